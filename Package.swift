@@ -1,0 +1,65 @@
+// swift-tools-version: 6.0
+// hls-origin: a fragmented-MP4 segmenter and live HLS origin.
+// Data flows one way: input (FFmpegBridge / TestPattern) -> Pipeline -> Segmenter (ISOBMFF) -> Origin (HLS, HTTP).
+import PackageDescription
+
+let package = Package(
+    name: "hls-origin",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "hls-origin", targets: ["hls-origin"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+    ],
+    targets: [
+        // C bridge: the only place FFmpeg headers are seen.
+        .systemLibrary(
+            name: "CFFmpeg",
+            path: "Modules/CFFmpeg",
+            pkgConfig: "libavformat libavcodec libavutil libswscale libswresample",
+            providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswscale-dev", "libswresample-dev"])]
+        ),
+        // Pure value types shared by every stage (no dependencies).
+        .target(name: "MediaCore"),
+        // Native ISO-BMFF box writer: init segments, fragments, codec configuration records.
+        .target(name: "ISOBMFF", dependencies: ["MediaCore"]),
+        // Playlist models, rendering, parsing, the segment window. Pure.
+        .target(name: "HLS", dependencies: ["MediaCore"]),
+        // FFmpeg behind a small Swift API: demux, decode, convert, encode.
+        .target(name: "FFmpegBridge", dependencies: ["MediaCore", "CFFmpeg"]),
+        // Generated test pattern: raw frames and tone, pure Swift.
+        .target(name: "TestPattern", dependencies: ["MediaCore"]),
+        // Samples -> segments of fMP4 fragments.
+        .target(name: "Segmenter", dependencies: ["MediaCore", "ISOBMFF"]),
+        // Embedded HTTP server over live snapshots.
+        .target(name: "Origin", dependencies: [
+            "MediaCore", "HLS",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        // Sources (file, pipe, pattern) -> samples, pacing, looping, transcoding decisions.
+        .target(name: "Pipeline", dependencies: [
+            "MediaCore", "ISOBMFF", "Segmenter", "FFmpegBridge", "TestPattern", "HLS",
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        .executableTarget(name: "hls-origin", dependencies: [
+            "Pipeline", "Origin", "HLS", "MediaCore",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+
+        .testTarget(name: "MediaCoreTests", dependencies: ["MediaCore"]),
+        .testTarget(name: "ISOBMFFTests", dependencies: ["ISOBMFF", "MediaCore"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "HLSTests", dependencies: ["HLS", "MediaCore"]),
+        .testTarget(name: "FFmpegBridgeTests", dependencies: ["FFmpegBridge", "MediaCore", "TestPattern"]),
+        .testTarget(name: "SegmenterTests", dependencies: ["Segmenter", "ISOBMFF", "MediaCore"]),
+        .testTarget(name: "OriginTests", dependencies: [
+            "Origin", "HLS", "MediaCore",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HummingbirdTesting", package: "hummingbird"),
+        ]),
+    ]
+)

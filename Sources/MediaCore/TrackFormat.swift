@@ -1,0 +1,68 @@
+/// What one output track carries, enough to write its sample entry and its `CODECS` string.
+public struct TrackFormat: Sendable, Hashable {
+    public enum Kind: String, Sendable, Hashable {
+        case video
+        case audio
+    }
+
+    public enum Codec: Sendable, Hashable {
+        /// H.264: `avcC` is the AVCDecoderConfigurationRecord (ISO/IEC 14496-15 §5.3.3.1), not Annex-B.
+        case h264(avcC: [UInt8])
+        /// AAC: the AudioSpecificConfig (ISO/IEC 14496-3 §1.6.2.1).
+        case aac(audioSpecificConfig: [UInt8])
+    }
+
+    /// `track_ID` in `tkhd`/`tfhd`/`trex`: 1-based.
+    public var trackID: UInt32
+    public var kind: Kind
+    /// Ticks per second of every timestamp and duration of this track (the stream time base).
+    public var timescale: Int32
+    public var codec: Codec
+    /// Video only: coded picture size in pixels (display size when `sampleAspectRatio` is square).
+    public var width: Int
+    public var height: Int
+    /// Video only: pixel aspect ratio (1:1 when unknown).
+    public var sampleAspectRatio: Rational
+    /// Audio only.
+    public var sampleRate: Int
+    public var channelCount: Int
+    /// ISO-639-2/T language code for `mdhd`.
+    public var language: String
+
+    public init(trackID: UInt32, kind: Kind, timescale: Int32, codec: Codec,
+                width: Int = 0, height: Int = 0, sampleAspectRatio: Rational = Rational(1, 1),
+                sampleRate: Int = 0, channelCount: Int = 0, language: String = "und") {
+        self.trackID = trackID
+        self.kind = kind
+        self.timescale = timescale
+        self.codec = codec
+        self.width = width
+        self.height = height
+        self.sampleAspectRatio = sampleAspectRatio
+        self.sampleRate = sampleRate
+        self.channelCount = channelCount
+        self.language = language
+    }
+
+    /// RFC 6381 codec string for the HLS `CODECS` attribute, derived from the configuration bytes:
+    /// `avc1.PPCCLL` from the `avcC` profile/compatibility/level bytes, `mp4a.40.N` from the AAC object type.
+    public var codecString: String {
+        switch codec {
+        case .h264(let avcC):
+            guard avcC.count >= 4 else { return "avc1" }
+            return "avc1." + avcC[1...3].map { hex2($0) }.joined()
+        case .aac(let asc):
+            guard let first = asc.first else { return "mp4a.40.2" }
+            var objectType = Int(first >> 3)
+            if objectType == 31, asc.count >= 2 {  // escape: 6 more bits
+                objectType = 32 + Int((first & 0x07) << 3 | asc[1] >> 5)
+            }
+            return "mp4a.40.\(objectType)"
+        }
+    }
+}
+
+@inline(__always) func hex2(_ b: UInt8) -> String {
+    let digits = Array("0123456789abcdef")
+    return String([digits[Int(b >> 4)], digits[Int(b & 0xF)]])
+}
