@@ -1,0 +1,322 @@
+import FFmpegBridge
+import ISOBMFF
+import MediaCore
+
+/// What to do with input codecs that an HLS fMP4 track cannot carry as they are.
+public enum TranscodeMode: String, Sendable, CaseIterable {
+    /// Copy H.264 and AAC untouched; encode anything else.
+    case auto
+    /// Always decode and encode.
+    case always
+    /// Never encode: fail when the input cannot be copied.
+    case never
+}
+
+public struct VideoSettings: Sendable {
+    public var preset = "veryfast"
+    public var tune: String? = "zerolatency"
+    public var crf: Int?
+    public var bitRate: Int?
+    /// Output size; nil keeps the input size.
+    public var width: Int?
+    public var height: Int?
+    public init() {}
+}
+
+public enum PipelineError: Error, CustomStringConvertible, Equatable {
+    case noMediaStreams(String)
+    case cannotCopy(kind: String, codec: String)
+    case missingCodecConfiguration(String)
+    case invalidOption(String)
+
+    public var description: String {
+        switch self {
+        case .noMediaStreams(let url): "'\(url)' has no video or audio stream"
+        case .cannotCopy(let kind, let codec):
+            "the input \(kind) is \(codec), which HLS fMP4 cannot carry as is, and --transcode never forbids encoding it (use --transcode auto)"
+        case .missingCodecConfiguration(let what): what
+        case .invalidOption(let what): what
+        }
+    }
+}
+
+/// Turns the packets of one input stream into samples of one output track.
+protocol TrackProcessor: AnyObject {
+    var kind: TrackFormat.Kind { get }
+    /// Known once the codec configuration has been seen (at once, or after the first keyframe for in-band SPS/PPS).
+    var format: TrackFormat? { get }
+    var timescale: Int32 { get }
+    func process(_ packet: Packet) throws -> [Sample]
+    func flush() throws -> [Sample]
+}
+
+// MARK: - Copy
+
+/// H.264 copied as it is: Annex-B becomes length-prefixed; `avcC` comes from extradata or in-band SPS/PPS.
+final class H264CopyProcessor: TrackProcessor {
+    let kind = TrackFormat.Kind.video
+    private(set) var format: TrackFormat?
+    let timescale: Int32
+    private let stream: StreamInfo
+    private let trackID: UInt32
+    private var lastDTS: Int64?
+    private let frameTicks: Int64
+
+    init(stream: StreamInfo, trackID: UInt32) throws {
+        self.stream = stream
+        self.trackID = trackID
+        timescale = outputTimescale(for: stream.timeBase, minimum: 10_000, fallback: 90_000)
+        let rate = stream.frameRate ?? Rational(30, 1)
+        frameTicks = max(1, MediaTime.rescale(Int64(rate.denominator), from: rate.numerator, to: timescale))
+        if !stream.extradata.isEmpty, let avcC = try? AVC.avcC(fromExtradata: stream.extradata) {
+            format = makeFormat(avcC: avcC)
+        }
+    }
+
+    private func makeFormat(avcC: [UInt8]) -> TrackFormat {
+        TrackFormat(trackID: trackID, kind: .video, timescale: timescale, codec: .h264(avcC: avcC),
+                    width: stream.width, height: stream.height,
+                    sampleAspectRatio: stream.sampleAspectRatio.isValid ? stream.sampleAspectRatio : Rational(1, 1))
+    }
+
+    func process(_ packet: Packet) throws -> [Sample] {
+        if let extra = packet.newExtradata, !extra.isEmpty, format == nil, let avcC = try? AVC.avcC(fromExtradata: extra) {
+            format = makeFormat(avcC: avcC)
+        }
+        let data = AVC.isAnnexB(packet.data) ? AVC.lengthPrefixed(fromAnnexB: packet.data) : packet.data
+        if format == nil {
+            let sets = AVC.parameterSets(in: data)
+            if !sets.sps.isEmpty, !sets.pps.isEmpty, let avcC = try? AVC.makeAVCC(sps: sets.sps, pps: sets.pps) {
+                format = makeFormat(avcC: avcC)
+            }
+        }
+        guard !data.isEmpty else { return [] }
+        let dts = packet.dts.map { rescale($0) } ?? (lastDTS.map { $0 + frameTicks } ?? 0)
+        let pts = packet.pts.map { rescale($0) } ?? dts
+        lastDTS = dts
+        let isSync = packet.isKeyframe || AVC.containsIDR(data)
+        let hint = packet.duration > 0 ? rescale(packet.duration) : frameTicks
+        return [Sample(data: data, dts: dts, pts: pts, isSync: isSync, durationHint: hint)]
+    }
+
+    private func rescale(_ t: Int64) -> Int64 {
+        MediaTime.rescale(t * Int64(stream.timeBase.numerator), from: stream.timeBase.denominator, to: timescale)
+    }
+
+    func flush() throws -> [Sample] { [] }
+}
+
+/// AAC copied as it is: ADTS headers are stripped (the AudioSpecificConfig is built from the first one),
+/// and timestamps are re-expressed in samples, smoothed to exact frame counts where the input's are close.
+final class AACCopyProcessor: TrackProcessor {
+    let kind = TrackFormat.Kind.audio
+    private(set) var format: TrackFormat?
+    let timescale: Int32
+    private let stream: StreamInfo
+    private let trackID: UInt32
+    private var nextDTS: Int64?
+    static let samplesPerFrame: Int64 = 1024
+
+    init(stream: StreamInfo, trackID: UInt32) throws {
+        self.stream = stream
+        self.trackID = trackID
+        timescale = Int32(clamping: stream.sampleRate > 0 ? stream.sampleRate : 48_000)
+        if stream.extradata.count >= 2 {
+            format = makeFormat(asc: stream.extradata)
+        }
+    }
+
+    private func makeFormat(asc: [UInt8]) -> TrackFormat {
+        TrackFormat(trackID: trackID, kind: .audio, timescale: timescale, codec: .aac(audioSpecificConfig: asc),
+                    sampleRate: Int(timescale), channelCount: max(1, stream.channelCount))
+    }
+
+    func process(_ packet: Packet) throws -> [Sample] {
+        var payloads: [[UInt8]]
+        if ADTS.isADTS(packet.data) {
+            let frames = try ADTS.frames(in: packet.data)
+            if format == nil, let first = frames.first {
+                format = makeFormat(asc: ADTS.audioSpecificConfig(for: first.header))
+            }
+            payloads = frames.map { Array($0.payload) }
+        } else {
+            payloads = [packet.data]
+        }
+        payloads.removeAll { $0.isEmpty }
+        guard !payloads.isEmpty else { return [] }
+        let tb = stream.timeBase
+        var dts: Int64
+        if let t = packet.dts ?? packet.pts {
+            dts = MediaTime.rescale(t * Int64(tb.numerator), from: tb.denominator, to: timescale)
+            // Keep the exact sample count while the input agrees within half a frame (ms time bases round).
+            if let expected = nextDTS, abs(dts - expected) <= Self.samplesPerFrame / 2 { dts = expected }
+        } else {
+            dts = nextDTS ?? 0
+        }
+        var out: [Sample] = []
+        for p in payloads {
+            out.append(Sample(data: p, dts: dts, pts: dts, isSync: true, durationHint: Self.samplesPerFrame))
+            dts += Self.samplesPerFrame
+        }
+        nextDTS = dts
+        return out
+    }
+
+    func flush() throws -> [Sample] { [] }
+}
+
+/// A time base's denominator when it is a fine enough tick (1/90000, 1/15360, 1/48000), else `fallback`.
+func outputTimescale(for tb: Rational, minimum: Int32, fallback: Int32) -> Int32 {
+    if tb.numerator == 1 && tb.denominator >= minimum { return tb.denominator }
+    return fallback
+}
+
+// MARK: - Transcode
+
+/// Forces a keyframe at each segment boundary, by timestamp, so encoded segments are exact.
+struct KeyframeSchedule {
+    let interval: Int64  // ticks
+    var next: Int64?
+    mutating func isBoundary(_ pts: Int64) -> Bool {
+        guard let n = next else {
+            next = pts + interval
+            return true
+        }
+        if pts >= n {
+            // Skip boundaries that fell in a gap.
+            var k = n
+            while pts >= k + interval { k += interval }
+            next = k + interval
+            return true
+        }
+        return false
+    }
+}
+
+/// Wraps the H.264 encoder: raw frames in, length-prefixed H.264 samples out (timescale 90 kHz).
+final class VideoEncodeStage {
+    static let timescale: Int32 = 90_000
+    let encoder: VideoEncoder
+    let format: TrackFormat
+    private var schedule: KeyframeSchedule
+    private var lastPTS: Int64?
+    private let frameTicks: Int64
+
+    init(width: Int, height: Int, frameRate: Rational, settings: VideoSettings, segmentDuration: MediaTime,
+         trackID: UInt32) throws {
+        let fr = frameRate.isValid ? frameRate : Rational(30, 1)
+        frameTicks = max(1, MediaTime.rescale(Int64(fr.denominator), from: fr.numerator, to: Self.timescale))
+        let gopFrames = max(1, Int(MediaTime.rescale(segmentDuration.value * Int64(fr.numerator),
+                                                     from: segmentDuration.timescale, to: fr.denominator, rounding: .up)))
+        var o = VideoEncoderOptions(width: width, height: height, timeBase: Rational(1, Self.timescale),
+                                    frameRate: fr, gopFrames: gopFrames)
+        o.preset = settings.preset
+        o.tune = settings.tune
+        o.crf = settings.crf
+        o.bitRate = settings.bitRate
+        encoder = try VideoEncoder(o)
+        let avcC = try AVC.avcC(fromExtradata: encoder.extradata)
+        format = TrackFormat(trackID: trackID, kind: .video, timescale: Self.timescale, codec: .h264(avcC: avcC),
+                             width: width, height: height)
+        schedule = KeyframeSchedule(interval: segmentDuration.converted(to: Self.timescale).value)
+    }
+
+    /// `frame.pts` must already be in 90 kHz ticks.
+    func encode(_ frame: RawVideoFrame) throws -> [Sample] {
+        var f = frame
+        if let last = lastPTS, f.pts <= last {
+            // Duplicate or backwards timestamp from the source: place it one frame later.
+            f.pts = last + frameTicks
+        }
+        lastPTS = f.pts
+        let force = schedule.isBoundary(f.pts)
+        return try encoder.encode(f, forceKeyframe: force).map(Self.sample)
+    }
+
+    func flush() throws -> [Sample] { try encoder.flush().map(Self.sample) }
+
+    static func sample(_ p: EncodedPacket) -> Sample {
+        let data = AVC.isAnnexB(p.data) ? AVC.lengthPrefixed(fromAnnexB: p.data) : p.data
+        return Sample(data: data, dts: p.dts, pts: p.pts, isSync: p.isKeyframe, durationHint: p.duration > 0 ? p.duration : nil)
+    }
+}
+
+/// Wraps the AAC encoder: raw audio in, AAC samples out (timescale = sample rate).
+final class AudioEncodeStage {
+    let encoder: AudioEncoder
+    let format: TrackFormat
+
+    init(sampleRate: Int, channelCount: Int, bitRate: Int, trackID: UInt32) throws {
+        encoder = try AudioEncoder(AudioEncoderOptions(sampleRate: sampleRate, channelCount: channelCount, bitRate: bitRate))
+        format = TrackFormat(trackID: trackID, kind: .audio, timescale: Int32(sampleRate),
+                             codec: .aac(audioSpecificConfig: encoder.extradata),
+                             sampleRate: sampleRate, channelCount: channelCount)
+    }
+
+    func encode(_ frame: RawAudioFrame) throws -> [Sample] { try encoder.encode(frame).map(Self.sample) }
+    func flush() throws -> [Sample] { try encoder.flush().map(Self.sample) }
+
+    static func sample(_ p: EncodedPacket) -> Sample {
+        Sample(data: p.data, dts: p.dts, pts: p.pts, isSync: true, durationHint: p.duration > 0 ? p.duration : nil)
+    }
+}
+
+/// Decode any video codec, convert/scale to yuv420p, encode H.264 with IDRs on segment boundaries.
+final class VideoTranscodeProcessor: TrackProcessor {
+    let kind = TrackFormat.Kind.video
+    var format: TrackFormat? { stage.format }
+    var timescale: Int32 { VideoEncodeStage.timescale }
+    private let decoder: VideoDecoder
+    private let stage: VideoEncodeStage
+    private let timeBase: Rational
+
+    init(demuxer: Demuxer, stream: StreamInfo, settings: VideoSettings, segmentDuration: MediaTime, trackID: UInt32) throws {
+        guard stream.width > 0, stream.height > 0 else {
+            throw PipelineError.missingCodecConfiguration("the video stream has no picture size (give --video-size for raw input)")
+        }
+        var width = settings.width ?? stream.width
+        var height = settings.height ?? stream.height
+        if settings.width != nil && settings.height == nil { height = stream.height * width / stream.width }
+        if settings.height != nil && settings.width == nil { width = stream.width * height / stream.height }
+        width = max(2, width & ~1)  // 4:2:0 wants even sizes
+        height = max(2, height & ~1)
+        decoder = try demuxer.makeVideoDecoder(stream: stream.index, output: VideoOutputFormat(width: width, height: height))
+        stage = try VideoEncodeStage(width: width, height: height, frameRate: stream.frameRate ?? Rational(30, 1),
+                                     settings: settings, segmentDuration: segmentDuration, trackID: trackID)
+        timeBase = stream.timeBase
+    }
+
+    func process(_ packet: Packet) throws -> [Sample] {
+        try decoder.decode(packet).flatMap(encode)
+    }
+
+    func flush() throws -> [Sample] {
+        try decoder.flush().flatMap(encode) + stage.flush()
+    }
+
+    private func encode(_ frame: RawVideoFrame) throws -> [Sample] {
+        var f = frame
+        f.pts = MediaTime.rescale(frame.pts * Int64(timeBase.numerator), from: timeBase.denominator, to: VideoEncodeStage.timescale)
+        return try stage.encode(f)
+    }
+}
+
+/// Decode any audio codec, resample to s16 (48 kHz or the input rate when AAC supports it), encode AAC-LC.
+final class AudioTranscodeProcessor: TrackProcessor {
+    let kind = TrackFormat.Kind.audio
+    var format: TrackFormat? { stage.format }
+    var timescale: Int32 { Int32(stage.format.sampleRate) }
+    private let decoder: AudioDecoder
+    private let stage: AudioEncodeStage
+    static let aacRates: Set<Int> = [8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000]
+
+    init(demuxer: Demuxer, stream: StreamInfo, bitRate: Int, trackID: UInt32) throws {
+        let rate = Self.aacRates.contains(stream.sampleRate) ? stream.sampleRate : 48_000
+        let channels = min(max(stream.channelCount, 1), 2)
+        decoder = try demuxer.makeAudioDecoder(stream: stream.index, output: AudioOutputFormat(sampleRate: rate, channelCount: channels))
+        stage = try AudioEncodeStage(sampleRate: rate, channelCount: channels, bitRate: bitRate, trackID: trackID)
+    }
+
+    func process(_ packet: Packet) throws -> [Sample] { try decoder.decode(packet).flatMap(stage.encode) }
+    func flush() throws -> [Sample] { try decoder.flush().flatMap(stage.encode) + stage.flush() }
+}

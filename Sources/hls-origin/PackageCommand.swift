@@ -1,0 +1,78 @@
+import ArgumentParser
+import Foundation
+import Logging
+import MediaCore
+import Pipeline
+
+struct PackageCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "package",
+        abstract: "Package a file as VOD HLS (fMP4) in a directory, at full speed.",
+        discussion: """
+            Writes OUTPUT/index.m3u8 (multivariant), OUTPUT/stream.m3u8 (EXT-X-PLAYLIST-TYPE:VOD), OUTPUT/init.mp4
+            and OUTPUT/seg<N>.m4s, ready for any static web server.
+            Example: hls-origin package movie.mp4 -o out/
+            """)
+
+    @Argument(help: ArgumentHelp("File, URL, or '-' for standard input.", valueName: "input"))
+    var input: String
+
+    @Option(name: [.short, .customLong("output")], help: ArgumentHelp("Output directory (created if missing).", valueName: "dir"))
+    var output: String
+
+    @OptionGroup var media: MediaOptions
+
+    @Flag(help: "No progress line.")
+    var quiet = false
+
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error, critical.")
+    var logLevel: Logger.Level = .notice
+
+    func run() async throws {
+        let logger = makeLogger(level: logLevel)
+        if !input.contains("://") && input != "-" && !input.hasPrefix("pipe:") && !FileManager.default.fileExists(atPath: input) {
+            fail("cannot open '\(input)': No such file or directory")
+        }
+        var options = try media.pipelineOptions(input: .url(input))
+        options.realtime = false
+        options.targetDurationUpFront = false
+        let writer: VODWriter
+        do {
+            writer = try VODWriter(directory: URL(fileURLWithPath: output))
+        } catch {
+            fail("cannot create '\(output)': \(error.localizedDescription)")
+        }
+        let pipeline = Pipeline(options: options, output: writer.output, logger: logger)
+        let status = StatusLine(enabled: !quiet && isatty(STDERR_FILENO) == 1)
+        let done = PipelineOutcome()
+        let statusThread = Thread {
+            while case .running = done.get() {
+                Thread.sleep(forTimeInterval: 0.5)
+                let s = pipeline.stats.snapshot()
+                status.show(String(format: "packaged %.1f s of media | speed %.0fx | segments %d", s.mediaSeconds, s.speed, s.segments))
+            }
+        }
+        statusThread.start()
+        do {
+            try pipeline.run()
+            done.set(.finished)
+        } catch {
+            done.set(.failed(describe(error)))
+            status.clear()
+            fail(describe(error))
+        }
+        status.clear()
+        let count: Int
+        do {
+            count = try writer.finish()
+        } catch {
+            fail("cannot write playlists in '\(output)': \(error.localizedDescription)")
+        }
+        if count == 0 { fail("'\(input)' produced no segments") }
+        if !quiet {
+            let s = pipeline.stats.snapshot()
+            FileHandle.standardError.write(Data(String(format: "hls-origin: wrote %d segments (%.1f s of media) to %@ in %.2f s\n",
+                                                       count, s.mediaSeconds, output, s.wallSeconds).utf8))
+        }
+    }
+}

@@ -1,0 +1,222 @@
+import ArgumentParser
+import Foundation
+import Logging
+import MediaCore
+import Origin
+import Pipeline
+
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Serve a file, a pipe or the test pattern as live HLS.",
+        discussion: """
+            INPUT is a file, a URL libavformat can open, or '-' for standard input. Without INPUT a test pattern
+            (moving bars, frame counter, clock, tone with a beep each second) is encoded and served.
+            Files are sent at real-time speed; pipes are taken as they come.
+            Examples:
+              hls-origin serve movie.mp4 --loop
+              ffmpeg -f v4l2 -i /dev/video0 -f nut - | hls-origin serve -
+              cat capture.ts | hls-origin serve -
+              ffmpeg -i in.mkv -f rawvideo -pix_fmt yuv420p - | hls-origin serve - --input-format rawvideo --video-size 1280x720 --framerate 30
+            """)
+
+    @Argument(help: ArgumentHelp("File, URL, or '-' for standard input. Omit for the test pattern.", valueName: "input"))
+    var input: String?
+
+    @Option(help: "Address to listen on.")
+    var host = "127.0.0.1"
+
+    @Option(help: "Port to listen on (0 picks a free port).")
+    var port = 8080
+
+    @Option(help: "Segments in the live playlist.")
+    var window = 6
+
+    @Flag(help: "Restart the file at its end, forever, with continuous timestamps.")
+    var loop = false
+
+    @Flag(name: .customLong("no-realtime"), help: "Read a file as fast as possible instead of at real-time speed.")
+    var noRealtime = false
+
+    @Option(name: .customLong("test-pattern-size"), help: ArgumentHelp("Size of the test pattern.", valueName: "WxH"))
+    var testPatternSize = "1280x720"
+
+    @Option(name: .customLong("hlsjs"), help: ArgumentHelp("Local hls.js ES module for the player page (default: .cache/hlsjs/hls.mjs next to the binary's checkout, or $HLS_ORIGIN_HLSJS).", valueName: "path"))
+    var hlsjs: String?
+
+    @OptionGroup var media: MediaOptions
+
+    @Flag(help: "No status line.")
+    var quiet = false
+
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error, critical.")
+    var logLevel: Logger.Level = .notice
+
+    func validate() throws {
+        guard (1...1000).contains(window) else { throw ValidationError("--window must be between 1 and 1000 segments") }
+        guard (0...65535).contains(port) else { throw ValidationError("--port must be 0-65535") }
+        if loop && input == "-" { throw ValidationError("--loop needs a file: standard input cannot be rewound") }
+    }
+
+    func run() async throws {
+        let logger = makeLogger(level: logLevel)
+        let spec: InputSpec
+        if let input {
+            if !input.contains("://") && input != "-" && !input.hasPrefix("pipe:") && !FileManager.default.fileExists(atPath: input) {
+                fail("cannot open '\(input)': No such file or directory")
+            }
+            spec = .url(input)
+        } else {
+            let (w, h) = try parseSize(testPatternSize, flag: "--test-pattern-size")
+            spec = .testPattern(width: (w ?? 1280) & ~1, height: (h ?? 720) & ~1, frameRate: try media.testPatternRate)
+        }
+        var options = try media.pipelineOptions(input: spec)
+        options.loop = loop
+        if noRealtime { options.realtime = false }
+
+        let stream = LiveStream(windowSize: window)
+        let pipeline = Pipeline(
+            options: options,
+            output: PipelineOutput(
+                start: { initSegment, tracks, targetDuration in
+                    stream.setInitSegment(initSegment, tracks: tracks, targetDuration: targetDuration)
+                },
+                segment: { segment in
+                    stream.publish(LiveSegment(bytes: segment.bytes, duration: segment.duration,
+                                               programDateTime: segment.programDateTime ?? .now,
+                                               discontinuity: false, videoFrames: segment.trackSampleCounts.first ?? 0))
+                }),
+            logger: logger)
+
+        var config = OriginConfiguration()
+        config.host = host
+        config.port = port
+        config.hlsJSPath = resolveHLSJS()
+        let server = OriginServer(stream: stream, configuration: config, logger: logger)
+
+        // The pipeline blocks on reads: it gets its own thread. Its end (or failure) ends the playlist.
+        let inputEnded = PipelineOutcome()
+        let thread = Thread {
+            do {
+                try pipeline.run()
+                inputEnded.set(.finished)
+            } catch {
+                inputEnded.set(.failed(describe(error)))
+            }
+            stream.finish()
+        }
+        thread.stackSize = 8 << 20
+        thread.name = "hls-origin pipeline"
+
+        let serverTask = Task {
+            try await server.run(onStarted: { boundPort in
+                let url = "http://\(host == "0.0.0.0" ? "127.0.0.1" : host):\(boundPort)/"
+                FileHandle.standardError.write(Data("hls-origin: serving \(url)  (playlist \(url)index.m3u8)\n".utf8))
+                thread.start()
+            })
+        }
+        let signals = SignalWatcher { serverTask.cancel() }
+
+        let status = StatusLine(enabled: !quiet && isatty(STDERR_FILENO) == 1)
+        let statusTask = Task {
+            var reported = false
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .milliseconds(500))
+                switch inputEnded.get() {
+                case .failed(let message) where !reported:
+                    reported = true
+                    status.clear()
+                    if stream.snapshot().segmentCount == 0 {
+                        // Nothing was ever served: this is a startup error. Exit with it.
+                        fail(message)
+                    }
+                    FileHandle.standardError.write(Data("hls-origin: error: input failed: \(message); the playlist is ended, still serving (Ctrl-C to stop)\n".utf8))
+                case .finished where !reported:
+                    reported = true
+                    status.clear()
+                    FileHandle.standardError.write(Data("hls-origin: end of input; the playlist is ended, still serving (Ctrl-C to stop)\n".utf8))
+                default:
+                    break
+                }
+                let s = pipeline.stats.snapshot()
+                let fps = s.wallSeconds > 0 ? Double(s.videoFrames) / s.wallSeconds : 0
+                status.show(String(format: "in %.1f fps | speed %.2fx | out %@ | segments %d | viewers %d",
+                                   fps, s.speed, formatRate(s.bitRate), s.segments, server.stats.activeViewers))
+            }
+        }
+
+        do {
+            try await serverTask.value
+        } catch is CancellationError {
+        } catch {
+            status.clear()
+            fail("cannot serve on \(host):\(port): \(describe(error))")
+        }
+        statusTask.cancel()
+        status.clear()
+        pipeline.stop()
+        _ = signals
+        FileHandle.standardError.write(Data("hls-origin: stopped\n".utf8))
+    }
+
+    private func resolveHLSJS() -> String? {
+        var candidates: [String] = []
+        if let hlsjs { candidates.append(hlsjs) }
+        if let env = ProcessInfo.processInfo.environment["HLS_ORIGIN_HLSJS"] { candidates.append(env) }
+        // The checkout that built this binary: .build/<config>/hls-origin -> .cache/hlsjs/hls.mjs
+        let exe = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        var dir = exe.deletingLastPathComponent()
+        for _ in 0..<5 {
+            candidates.append(dir.appendingPathComponent(".cache/hlsjs/hls.mjs").path)
+            dir = dir.deletingLastPathComponent()
+        }
+        candidates.append(FileManager.default.currentDirectoryPath + "/.cache/hlsjs/hls.mjs")
+        if let home = ProcessInfo.processInfo.environment["HOME"] { candidates.append(home + "/.cache/hls-origin/hls.mjs") }
+        return candidates.first { FileManager.default.isReadableFile(atPath: $0) }
+    }
+}
+
+func formatRate(_ bps: Double) -> String {
+    bps >= 1e6 ? String(format: "%.2f Mb/s", bps / 1e6) : String(format: "%.0f kb/s", bps / 1e3)
+}
+
+/// How the input ended, set once by the pipeline thread.
+final class PipelineOutcome: @unchecked Sendable {
+    enum State: Sendable { case running, finished, failed(String) }
+    private let lock = NSLock()
+    private var state = State.running
+    func set(_ s: State) { lock.withLock { state = s } }
+    func get() -> State { lock.withLock { state } }
+}
+
+/// SIGINT/SIGTERM -> a clean shutdown (the handler runs once; a second signal exits at once).
+final class SignalWatcher: @unchecked Sendable {
+    private var sources: [DispatchSourceSignal] = []
+    init(_ handler: @escaping @Sendable () -> Void) {
+        for sig in [SIGINT, SIGTERM] {
+            signal(sig, SIG_IGN)
+            let s = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            var fired = false
+            s.setEventHandler {
+                if fired { exit(130) }
+                fired = true
+                handler()
+            }
+            s.resume()
+            sources.append(s)
+        }
+    }
+}
+
+/// A status line redrawn in place on a terminal.
+struct StatusLine: Sendable {
+    let enabled: Bool
+    func show(_ text: String) {
+        guard enabled else { return }
+        FileHandle.standardError.write(Data("\r\u{1B}[K\(text)".utf8))
+    }
+    func clear() {
+        guard enabled else { return }
+        FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+    }
+}
