@@ -1,0 +1,362 @@
+import MediaCore
+
+/// H.264 / AVC bitstream helpers (ITU-T H.264 Annex B byte streams, ISO/IEC 14496-15 length-prefixed samples).
+///
+/// The scans run over `withUnsafeBufferPointer` and skip three bytes at a time where no start code can begin,
+/// so a whole-file segmenter can call them once per sample.
+public enum AVC {
+    /// NAL unit types used here (H.264 Table 7-1).
+    public enum NALType {
+        public static let nonIDRSlice: UInt8 = 1
+        public static let idrSlice: UInt8 = 5
+        public static let sei: UInt8 = 6
+        public static let sps: UInt8 = 7
+        public static let pps: UInt8 = 8
+        public static let accessUnitDelimiter: UInt8 = 9
+    }
+
+    /// True if data starts with a 3- or 4-byte Annex-B start code.
+    public static func isAnnexB(_ data: [UInt8]) -> Bool {
+        guard data.count >= 3, data[0] == 0, data[1] == 0 else { return false }
+        if data[2] == 1 { return true }
+        return data.count >= 4 && data[2] == 0 && data[3] == 1
+    }
+
+    /// Annex-B byte stream -> NAL units (without start codes). Handles 3- and 4-byte start codes and trailing
+    /// zero bytes (H.264 §B.2 `trailing_zero_8bits`); bytes before the first start code are ignored.
+    public static func nalUnits(annexB data: [UInt8]) -> [ArraySlice<UInt8>] {
+        var result: [ArraySlice<UInt8>] = []
+        data.withUnsafeBufferPointer { buf in
+            scanAnnexB(buf) { r in result.append(data[r]) }
+        }
+        return result
+    }
+
+    /// NAL units of a sample whose NAL units are each preceded by a 4-byte big-endian length
+    /// (ISO/IEC 14496-15 §5.3.2, lengthSizeMinusOne = 3). Tolerant: stops at a length that overruns the data.
+    public static func nalUnits(lengthPrefixed data: [UInt8]) -> [ArraySlice<UInt8>] {
+        var result: [ArraySlice<UInt8>] = []
+        data.withUnsafeBufferPointer { buf in
+            scanLengthPrefixed(buf) { r in result.append(data[r]) }
+        }
+        return result
+    }
+
+    /// Annex-B access unit -> 4-byte length-prefixed sample in one linear scan. Drops access unit delimiters
+    /// (type 9) and, when `dropParameterSets`, SPS/PPS (types 7/8), which then live in `avcC` only.
+    public static func lengthPrefixed(fromAnnexB data: [UInt8], dropParameterSets: Bool = false) -> [UInt8] {
+        // Every NAL unit of n bytes consumes at least n + 3 input bytes (start code) and produces n + 4,
+        // and needs at least 4 input bytes, so the output never exceeds count + count / 4 + 4.
+        let bound = data.count + data.count / 4 + 4
+        return data.withUnsafeBufferPointer { src in
+            [UInt8](unsafeUninitializedCapacity: bound) { out, written in
+                var o = 0
+                scanAnnexB(src) { r in
+                    let type = src[r.lowerBound] & 0x1F
+                    if type == NALType.accessUnitDelimiter { return }
+                    if dropParameterSets && (type == NALType.sps || type == NALType.pps) { return }
+                    let n = UInt32(truncatingIfNeeded: r.count)
+                    out[o] = UInt8(truncatingIfNeeded: n >> 24)
+                    out[o + 1] = UInt8(truncatingIfNeeded: n >> 16)
+                    out[o + 2] = UInt8(truncatingIfNeeded: n >> 8)
+                    out[o + 3] = UInt8(truncatingIfNeeded: n)
+                    o += 4
+                    // Both base addresses exist: `out` has capacity >= 4 and `r` is a non-empty range of `src`.
+                    (out.baseAddress! + o).update(from: src.baseAddress! + r.lowerBound, count: r.count)
+                    o += r.count
+                }
+                written = o
+            }
+        }
+    }
+
+    /// Builds an AVCDecoderConfigurationRecord (ISO/IEC 14496-15 §5.3.3.1) from SPS and PPS NAL units
+    /// (with their one-byte NAL header), lengthSizeMinusOne = 3. For High profiles (100, 110, 122, 144) the
+    /// chroma_format / bit_depth extension is filled from the first SPS.
+    public static func makeAVCC(sps: [[UInt8]], pps: [[UInt8]]) throws -> [UInt8] {
+        guard let first = sps.first else { throw MP4Error.invalidH264("no SPS") }
+        guard !pps.isEmpty else { throw MP4Error.invalidH264("no PPS") }
+        guard sps.count <= 31, pps.count <= 255 else { throw MP4Error.invalidH264("too many parameter sets") }
+        guard sps.allSatisfy({ $0.count >= 4 && $0.count <= 0xFFFF && $0[0] & 0x1F == NALType.sps }) else {
+            throw MP4Error.invalidH264("malformed SPS NAL unit")
+        }
+        guard pps.allSatisfy({ $0.count >= 2 && $0.count <= 0xFFFF && $0[0] & 0x1F == NALType.pps }) else {
+            throw MP4Error.invalidH264("malformed PPS NAL unit")
+        }
+        let info = try SPSInfo(nal: first)
+        var out: [UInt8] = []
+        out.reserveCapacity(11 + sps.reduce(0) { $0 + $1.count + 2 } + pps.reduce(0) { $0 + $1.count + 2 })
+        out.append(1)                                   // configurationVersion
+        out.append(first[1])                            // AVCProfileIndication
+        out.append(first[2])                            // profile_compatibility
+        out.append(first[3])                            // AVCLevelIndication
+        out.append(0xFC | 3)                            // reserved 6 bits + lengthSizeMinusOne = 3
+        out.append(0xE0 | UInt8(sps.count))             // reserved 3 bits + numOfSequenceParameterSets
+        for s in sps {
+            out.append(UInt8(s.count >> 8)); out.append(UInt8(s.count & 0xFF))
+            out.append(contentsOf: s)
+        }
+        out.append(UInt8(pps.count))                    // numOfPictureParameterSets
+        for p in pps {
+            out.append(UInt8(p.count >> 8)); out.append(UInt8(p.count & 0xFF))
+            out.append(contentsOf: p)
+        }
+        if [100, 110, 122, 144].contains(info.profileIdc) {
+            out.append(0xFC | info.chromaFormatIdc)             // reserved 6 bits + chroma_format
+            out.append(0xF8 | (info.bitDepthLuma - 8))          // reserved 5 bits + bit_depth_luma_minus8
+            out.append(0xF8 | (info.bitDepthChroma - 8))        // reserved 5 bits + bit_depth_chroma_minus8
+            out.append(0)                                       // numOfSequenceParameterSetExt
+        }
+        return out
+    }
+
+    /// `avcC` from codec extradata that is either already an AVCDecoderConfigurationRecord (first byte 1)
+    /// or Annex-B SPS/PPS (libx264, MPEG-TS).
+    public static func avcC(fromExtradata data: [UInt8]) throws -> [UInt8] {
+        if data.first == 1 {
+            guard data.count >= 7 else { throw MP4Error.invalidH264("avcC record of \(data.count) bytes") }
+            return data
+        }
+        guard isAnnexB(data) else { throw MP4Error.invalidH264("extradata is neither avcC nor Annex-B") }
+        let ps = parameterSets(in: data)
+        return try makeAVCC(sps: ps.sps, pps: ps.pps)
+    }
+
+    /// SPS and PPS NAL units carried in-band in an Annex-B or 4-byte length-prefixed access unit
+    /// (raw .h264 and MPEG-TS inputs without extradata). Duplicates are kept once.
+    public static func parameterSets(in data: [UInt8]) -> (sps: [[UInt8]], pps: [[UInt8]]) {
+        var sps: [[UInt8]] = [], pps: [[UInt8]] = []
+        forEachNAL(in: data) { nal in
+            guard let header = nal.first else { return true }
+            switch header & 0x1F {
+            case NALType.sps: let a = Array(nal); if !sps.contains(a) { sps.append(a) }
+            case NALType.pps: let a = Array(nal); if !pps.contains(a) { pps.append(a) }
+            default: break
+            }
+            return true
+        }
+        return (sps, pps)
+    }
+
+    /// Whether the access unit (Annex-B or length-prefixed) contains an IDR slice (NAL type 5).
+    public static func containsIDR(_ data: [UInt8]) -> Bool {
+        var found = false
+        forEachNAL(in: data) { nal in
+            if let h = nal.first, h & 0x1F == NALType.idrSlice { found = true; return false }
+            return true
+        }
+        return found
+    }
+
+    // MARK: - Scanners
+
+    /// Calls `body` for each NAL unit of an Annex-B or length-prefixed access unit; `body` returns false to stop.
+    static func forEachNAL(in data: [UInt8], _ body: (ArraySlice<UInt8>) -> Bool) {
+        var stop = false
+        data.withUnsafeBufferPointer { buf in
+            if isAnnexB(data) {
+                scanAnnexB(buf) { r in if !stop, !body(data[r]) { stop = true } }
+            } else {
+                scanLengthPrefixed(buf) { r in if !stop, !body(data[r]) { stop = true } }
+            }
+        }
+    }
+
+    /// Ranges (start code excluded, trailing zero bytes trimmed) of the NAL units of an Annex-B buffer.
+    @inline(__always)
+    static func scanAnnexB(_ buf: UnsafeBufferPointer<UInt8>, _ body: (Range<Int>) -> Void) {
+        let n = buf.count
+        var i = 0
+        var nalStart = -1
+        @inline(__always) func emit(_ end: Int) {
+            var e = end
+            while e > nalStart && buf[e - 1] == 0 { e -= 1 }
+            if e > nalStart { body(nalStart..<e) }
+        }
+        while i + 2 < n {
+            let b2 = buf[i + 2]
+            if b2 > 1 { i += 3; continue }      // no start code can begin at i, i+1 or i+2
+            if b2 == 1 && buf[i] == 0 && buf[i + 1] == 0 {
+                if nalStart >= 0 { emit(i) }    // the leading 0 of a 4-byte start code is trimmed as a trailing zero
+                nalStart = i + 3
+                i += 3
+                continue
+            }
+            i += 1
+        }
+        if nalStart >= 0 { emit(n) }
+    }
+
+    /// Ranges of the NAL units of a 4-byte length-prefixed buffer; stops at a length that overruns.
+    @inline(__always)
+    static func scanLengthPrefixed(_ buf: UnsafeBufferPointer<UInt8>, _ body: (Range<Int>) -> Void) {
+        var i = 0
+        let n = buf.count
+        while n - i >= 4 {
+            let len = Int(buf[i]) << 24 | Int(buf[i + 1]) << 16 | Int(buf[i + 2]) << 8 | Int(buf[i + 3])
+            i += 4
+            guard len <= n - i else { return }
+            if len > 0 { body(i..<(i + len)) }
+            i += len
+        }
+    }
+}
+
+/// Fields of an H.264 sequence parameter set (ITU-T H.264 §7.3.2.1.1) needed for `avcC` and the sample entry.
+public struct SPSInfo: Sendable, Equatable {
+    public var profileIdc: UInt8
+    /// constraint_set0..5 flags and reserved bits: the `profile_compatibility` byte.
+    public var constraintFlags: UInt8
+    public var levelIdc: UInt8
+    /// 0 monochrome, 1 4:2:0, 2 4:2:2, 3 4:4:4 (1 when the profile does not signal it).
+    public var chromaFormatIdc: UInt8
+    public var bitDepthLuma: UInt8
+    public var bitDepthChroma: UInt8
+    /// Picture size after the frame cropping rectangle (§7.4.2.1.1, equations 7-19 to 7-22).
+    public var width: Int
+    public var height: Int
+    /// Pixel aspect ratio from the VUI (Table E-1), nil when not signalled or unspecified.
+    public var sampleAspectRatio: Rational?
+
+    /// Parses an SPS NAL unit including its one-byte NAL header; emulation prevention bytes are removed first.
+    public init(nal: some Collection<UInt8>) throws {
+        let bytes = Array(nal)
+        guard let header = bytes.first, header & 0x1F == AVC.NALType.sps else {
+            throw MP4Error.invalidH264("not an SPS NAL unit")
+        }
+        var r = BitReader(SPSInfo.rbsp(bytes.dropFirst()))
+        profileIdc = try r.u8()
+        constraintFlags = try r.u8()
+        levelIdc = try r.u8()
+        _ = try r.ue()                                          // seq_parameter_set_id
+        chromaFormatIdc = 1
+        bitDepthLuma = 8
+        bitDepthChroma = 8
+        var separateColourPlane = false
+        if [100, 110, 122, 244, 44, 83, 86, 118, 128, 138, 139, 134, 135].contains(profileIdc) {
+            let chroma = try r.ue()
+            guard chroma <= 3 else { throw MP4Error.invalidH264("chroma_format_idc \(chroma)") }
+            chromaFormatIdc = UInt8(chroma)
+            if chroma == 3 { separateColourPlane = try r.flag() }
+            let lumaMinus8 = try r.ue(), chromaMinus8 = try r.ue()
+            guard lumaMinus8 <= 6, chromaMinus8 <= 6 else { throw MP4Error.invalidH264("bit depth") }
+            bitDepthLuma = UInt8(8 + lumaMinus8)
+            bitDepthChroma = UInt8(8 + chromaMinus8)
+            _ = try r.flag()                                    // qpprime_y_zero_transform_bypass_flag
+            if try r.flag() {                                   // seq_scaling_matrix_present_flag
+                for i in 0..<(chroma != 3 ? 8 : 12) {
+                    if try r.flag() { try r.skipScalingList(size: i < 6 ? 16 : 64) }   // seq_scaling_list_present_flag
+                }
+            }
+        }
+        _ = try r.ue()                                          // log2_max_frame_num_minus4
+        let pocType = try r.ue()
+        if pocType == 0 {
+            _ = try r.ue()                                      // log2_max_pic_order_cnt_lsb_minus4
+        } else if pocType == 1 {
+            _ = try r.flag()                                    // delta_pic_order_always_zero_flag
+            _ = try r.se()                                      // offset_for_non_ref_pic
+            _ = try r.se()                                      // offset_for_top_to_bottom_field
+            let cycle = try r.ue()
+            guard cycle <= 255 else { throw MP4Error.invalidH264("num_ref_frames_in_pic_order_cnt_cycle") }
+            for _ in 0..<cycle { _ = try r.se() }
+        }
+        _ = try r.ue()                                          // max_num_ref_frames
+        _ = try r.flag()                                        // gaps_in_frame_num_value_allowed_flag
+        let widthInMbs = Int(try r.ue()) + 1
+        let heightInMapUnits = Int(try r.ue()) + 1
+        let frameMbsOnly = try r.flag()
+        if !frameMbsOnly { _ = try r.flag() }                   // mb_adaptive_frame_field_flag
+        _ = try r.flag()                                        // direct_8x8_inference_flag
+        var crop = (left: 0, right: 0, top: 0, bottom: 0)
+        if try r.flag() {                                       // frame_cropping_flag
+            crop = (Int(try r.ue()), Int(try r.ue()), Int(try r.ue()), Int(try r.ue()))
+        }
+        let chromaArrayType = separateColourPlane ? 0 : Int(chromaFormatIdc)
+        let subWidthC = chromaArrayType == 3 ? 1 : 2, subHeightC = chromaArrayType == 1 ? 2 : 1
+        let frameFactor = frameMbsOnly ? 1 : 2
+        let cropUnitX = chromaArrayType == 0 ? 1 : subWidthC
+        let cropUnitY = chromaArrayType == 0 ? frameFactor : subHeightC * frameFactor
+        width = widthInMbs * 16 - cropUnitX * (crop.left + crop.right)
+        height = frameFactor * heightInMapUnits * 16 - cropUnitY * (crop.top + crop.bottom)
+        guard width > 0, height > 0 else { throw MP4Error.invalidH264("cropped size \(width)x\(height)") }
+        // VUI (Annex E.1.1): only the aspect ratio; a truncated VUI is not an error for what we need.
+        sampleAspectRatio = nil
+        if (try? r.flag()) == true, (try? r.flag()) == true, let idc = try? r.u8() {
+            if idc == 255 {
+                if let w = try? r.bits(16), let h = try? r.bits(16), w > 0, h > 0 {
+                    sampleAspectRatio = Rational(Int32(w), Int32(h))
+                }
+            } else if idc >= 1, Int(idc) <= SPSInfo.sarTable.count {
+                let s = SPSInfo.sarTable[Int(idc) - 1]
+                sampleAspectRatio = Rational(s.0, s.1)
+            }
+        }
+    }
+
+    /// Table E-1, aspect_ratio_idc 1...16.
+    static let sarTable: [(Int32, Int32)] = [(1, 1), (12, 11), (10, 11), (16, 11), (40, 33), (24, 11), (20, 11),
+        (32, 11), (80, 33), (18, 11), (15, 11), (64, 33), (160, 99), (4, 3), (3, 2), (2, 1)]
+
+    /// NAL payload -> RBSP: drops each emulation_prevention_three_byte (00 00 03 -> 00 00), H.264 §7.4.1.
+    static func rbsp(_ payload: some Collection<UInt8>) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(payload.count)
+        var zeros = 0
+        for b in payload {
+            if zeros >= 2 && b == 3 { zeros = 0; continue }
+            out.append(b)
+            zeros = b == 0 ? zeros + 1 : 0
+        }
+        return out
+    }
+}
+
+/// MSB-first bit reader with Exp-Golomb codes (H.264 §9.1).
+struct BitReader {
+    let bytes: [UInt8]
+    var bit = 0
+
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+    mutating func flag() throws -> Bool { try bits(1) == 1 }
+    mutating func u8() throws -> UInt8 { UInt8(try bits(8)) }
+
+    mutating func bits(_ n: Int) throws -> UInt32 {
+        precondition(n <= 32)
+        guard bit + n <= bytes.count * 8 else { throw MP4Error.invalidH264("SPS truncated") }
+        var v: UInt32 = 0
+        for _ in 0..<n {
+            v = v << 1 | UInt32(bytes[bit >> 3] >> (7 - UInt8(bit & 7)) & 1)
+            bit += 1
+        }
+        return v
+    }
+
+    /// ue(v): unsigned Exp-Golomb.
+    mutating func ue() throws -> UInt32 {
+        var zeros = 0
+        while try bits(1) == 0 {
+            zeros += 1
+            guard zeros < 32 else { throw MP4Error.invalidH264("Exp-Golomb code too long") }
+        }
+        if zeros == 0 { return 0 }
+        return (UInt32(1) << zeros) - 1 + (try bits(zeros))
+    }
+
+    /// se(v): signed Exp-Golomb, k -> (-1)^(k+1) * ceil(k / 2).
+    mutating func se() throws -> Int32 {
+        let k = try ue()
+        let m = Int32(bitPattern: (k + 1) / 2)
+        return k & 1 == 1 ? m : -m
+    }
+
+    /// scaling_list() of §7.3.2.1.1.1, values discarded.
+    mutating func skipScalingList(size: Int) throws {
+        var last: Int64 = 8, next: Int64 = 8
+        for _ in 0..<size {
+            if next != 0 { next = ((last + Int64(try se())) % 256 + 256) % 256 }
+            if next != 0 { last = next }
+        }
+    }
+}

@@ -1,0 +1,354 @@
+import MediaCore
+
+/// The CMAF header / HLS `EXT-X-MAP` resource: `ftyp` + `moov` with empty sample tables and an `mvex`.
+///
+/// ```
+/// |ftyp|
+/// |moov|
+///   |mvhd|
+///   |trak|                       one per track, in the order given
+///     |tkhd|
+///     |mdia|
+///       |mdhd|
+///       |hdlr|
+///       |minf|
+///         |vmhd| or |smhd|
+///         |dinf| |dref| |url |
+///         |stbl|
+///           |stsd| |avc1| |avcC| (|pasp|)   or   |mp4a| |esds|
+///           |stts| |stsc| |stsz| |stco|      (empty: samples live in fragments)
+///   |mvex|
+///     |trex|                     one per track
+/// ```
+public enum InitSegment {
+    /// Movie timescale of `mvhd`; every track keeps its own media timescale in `mdhd`.
+    public static let movieTimescale: UInt32 = 1000
+
+    /// `ftyp` + `moov` for the given tracks (1 video and/or 1 audio, any order; track IDs from `TrackFormat.trackID`).
+    public static func make(tracks: [TrackFormat]) throws -> [UInt8] {
+        try validate(tracks)
+        var w = BoxWriter(reservingCapacity: 1024)
+        try FileTypeBox.write(to: &w)
+        try w.box("moov") { w in
+            try MovieHeaderBox.write(to: &w, nextTrackID: (tracks.map(\.trackID).max() ?? 0) + 1)
+            for t in tracks { try writeTrack(t, to: &w) }
+            try w.box("mvex") { w in
+                for t in tracks { try TrackExtendsBox.write(to: &w, trackID: t.trackID) }
+            }
+        }
+        return w.bytes
+    }
+
+    static func validate(_ tracks: [TrackFormat]) throws {
+        guard !tracks.isEmpty else { throw MP4Error.invalidConfiguration("no tracks") }
+        guard tracks.filter({ $0.kind == .video }).count <= 1, tracks.filter({ $0.kind == .audio }).count <= 1 else {
+            throw MP4Error.invalidConfiguration("at most one video and one audio track")
+        }
+        guard Set(tracks.map(\.trackID)).count == tracks.count, !tracks.contains(where: { $0.trackID == 0 }) else {
+            throw MP4Error.invalidConfiguration("track IDs must be unique and non-zero")
+        }
+        for t in tracks {
+            guard t.timescale > 0 else { throw MP4Error.invalidConfiguration("track \(t.trackID): timescale \(t.timescale)") }
+            switch (t.kind, t.codec) {
+            case (.video, .h264(let avcC)):
+                guard (1...0xFFFF).contains(t.width), (1...0xFFFF).contains(t.height) else {
+                    throw MP4Error.invalidConfiguration("track \(t.trackID): video size \(t.width)x\(t.height)")
+                }
+                guard avcC.count >= 7, avcC[0] == 1 else {
+                    throw MP4Error.invalidConfiguration("track \(t.trackID): avcC is not an AVCDecoderConfigurationRecord")
+                }
+            case (.audio, .aac(let asc)):
+                guard (1...0xFFFF).contains(t.channelCount), t.sampleRate > 0 else {
+                    throw MP4Error.invalidConfiguration("track \(t.trackID): \(t.channelCount) channels at \(t.sampleRate) Hz")
+                }
+                guard asc.count >= 2, asc.count <= 127 else {
+                    throw MP4Error.invalidConfiguration("track \(t.trackID): AudioSpecificConfig of \(asc.count) bytes")
+                }
+            default:
+                throw MP4Error.invalidConfiguration("track \(t.trackID): \(t.kind) track with codec \(t.codec)")
+            }
+        }
+    }
+
+    static func writeTrack(_ t: TrackFormat, to w: inout BoxWriter) throws {
+        let isVideo = t.kind == .video
+        try w.box("trak") { w in
+            try TrackHeaderBox.write(to: &w, track: t)
+            try w.box("mdia") { w in
+                try MediaHeaderBox.write(to: &w, timescale: UInt32(t.timescale), language: t.language)
+                try HandlerBox.write(to: &w, handler: isVideo ? "vide" : "soun",
+                                     name: isVideo ? "VideoHandler" : "SoundHandler")
+                try w.box("minf") { w in
+                    if isVideo {
+                        // ISO/IEC 14496-12 §12.1.2: VideoMediaHeaderBox, flags = 1, graphicsmode copy, opcolor 0.
+                        try w.fullBox("vmhd", version: 0, flags: 1) { w in w.writeZeros(8) }
+                    } else {
+                        // ISO/IEC 14496-12 §12.2.2: SoundMediaHeaderBox, balance 0 (centre), reserved 0.
+                        try w.fullBox("smhd", version: 0, flags: 0) { w in w.writeZeros(4) }
+                    }
+                    // ISO/IEC 14496-12 §8.7.1/§8.7.2: one self-contained data reference (url  flag 1 = same file).
+                    try w.box("dinf") { w in
+                        try w.fullBox("dref", version: 0, flags: 0) { w in
+                            w.write(UInt32(1))
+                            try w.fullBox("url ", version: 0, flags: 1) { _ in }
+                        }
+                    }
+                    try w.box("stbl") { w in
+                        // ISO/IEC 14496-12 §8.5.2: SampleDescriptionBox with one entry.
+                        try w.fullBox("stsd", version: 0, flags: 0) { w in
+                            w.write(UInt32(1))
+                            switch t.codec {
+                            case .h264(let avcC): try AVCSampleEntry.write(to: &w, track: t, avcC: avcC)
+                            case .aac(let asc): try MP4AudioSampleEntry.write(to: &w, track: t, audioSpecificConfig: asc)
+                            }
+                        }
+                        // §8.6.1.2 stts, §8.7.4 stsc, §8.7.3 stsz, §8.7.5 stco: all empty in a fragmented file.
+                        try w.fullBox("stts", version: 0, flags: 0) { w in w.write(UInt32(0)) }
+                        try w.fullBox("stsc", version: 0, flags: 0) { w in w.write(UInt32(0)) }
+                        try w.fullBox("stsz", version: 0, flags: 0) { w in w.write(UInt32(0)); w.write(UInt32(0)) }
+                        try w.fullBox("stco", version: 0, flags: 0) { w in w.write(UInt32(0)) }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The identity transformation matrix of `mvhd`/`tkhd` (ISO/IEC 14496-12 §8.2.2.3): 16.16 and 2.30 fixed point.
+let unityMatrix: [UInt32] = [0x0001_0000, 0, 0, 0, 0x0001_0000, 0, 0, 0, 0x4000_0000]
+
+/// `ftyp`, ISO/IEC 14496-12 §4.3.
+///
+/// Major brand `iso6`: the file uses features of the 2012 edition (`tfdt`, `trun` version 1 with signed
+/// composition offsets, `styp`), which `iso6` covers. Compatible brands: `iso6`; `cmfc`, the CMAF track brand of
+/// ISO/IEC 23000-19 §7.2 (the header carries it so a CMAF reader accepts the track); `iso5` (the same features minus
+/// signed offsets, what FFmpeg's HLS muxer declares, so older readers that look for it stay happy); `mp41` for
+/// legacy MP4 readers.
+public enum FileTypeBox {
+    public static let type: FourCC = "ftyp"
+    public static let majorBrand: FourCC = "iso6"
+    public static let minorVersion: UInt32 = 0
+    public static let compatibleBrands: [FourCC] = ["iso6", "cmfc", "iso5", "mp41"]
+
+    public static func write(to w: inout BoxWriter) throws {
+        try w.box(type) { w in
+            w.write(majorBrand)
+            w.write(minorVersion)
+            for b in compatibleBrands { w.write(b) }
+        }
+    }
+}
+
+/// `mvhd`, ISO/IEC 14496-12 §8.2.2: version 0, times 0, timescale 1000, duration 0 (unknown: fragmented).
+public enum MovieHeaderBox {
+    public static let type: FourCC = "mvhd"
+
+    public static func write(to w: inout BoxWriter, nextTrackID: UInt32) throws {
+        try w.fullBox(type, version: 0, flags: 0) { w in
+            w.write(UInt32(0))                        // creation_time
+            w.write(UInt32(0))                        // modification_time
+            w.write(InitSegment.movieTimescale)       // timescale
+            w.write(UInt32(0))                        // duration
+            w.write(UInt32(0x0001_0000))              // rate 1.0 (16.16)
+            w.write(UInt16(0x0100))                   // volume 1.0 (8.8)
+            w.writeZeros(2 + 8)                       // reserved 16 + 2x32
+            for m in unityMatrix { w.write(m) }       // matrix
+            w.writeZeros(6 * 4)                       // pre_defined
+            w.write(nextTrackID)                      // next_track_ID
+        }
+    }
+}
+
+/// `tkhd`, ISO/IEC 14496-12 §8.3.2: version 0, flags track_enabled | track_in_movie | track_in_preview (3).
+///
+/// Width and height are the *display* size in 16.16: video width is stretched by the pixel aspect ratio
+/// (§8.3.2.3 "the visual presentation size"), audio writes 0x0. Volume is 1.0 for audio, 0 otherwise.
+public enum TrackHeaderBox {
+    public static let type: FourCC = "tkhd"
+
+    public static func write(to w: inout BoxWriter, track t: TrackFormat) throws {
+        let isAudio = t.kind == .audio
+        let (width, height) = isAudio ? (UInt32(0), UInt32(0)) : displaySize16_16(t)
+        try w.fullBox(type, version: 0, flags: 0x000003) { w in
+            w.write(UInt32(0))                        // creation_time
+            w.write(UInt32(0))                        // modification_time
+            w.write(t.trackID)                        // track_ID
+            w.write(UInt32(0))                        // reserved
+            w.write(UInt32(0))                        // duration
+            w.writeZeros(8)                           // reserved 2x32
+            w.write(Int16(0))                         // layer
+            w.write(Int16(0))                         // alternate_group
+            w.write(UInt16(isAudio ? 0x0100 : 0))     // volume (8.8)
+            w.write(UInt16(0))                        // reserved
+            for m in unityMatrix { w.write(m) }       // matrix
+            w.write(width)                            // width 16.16
+            w.write(height)                           // height 16.16
+        }
+    }
+
+    /// Display size in 16.16 fixed point: `width * sarNum / sarDen` (truncated to 1/65536), height unchanged.
+    static func displaySize16_16(_ t: TrackFormat) -> (UInt32, UInt32) {
+        let sar = t.sampleAspectRatio.isValid ? t.sampleAspectRatio : Rational(1, 1)
+        let w = (Int64(t.width) * Int64(sar.numerator) << 16) / Int64(sar.denominator)
+        return (UInt32(clamping: w), UInt32(clamping: Int64(t.height) << 16))
+    }
+}
+
+/// `mdhd`, ISO/IEC 14496-12 §8.4.2: version 0, media timescale, duration 0, packed ISO-639-2/T language.
+public enum MediaHeaderBox {
+    public static let type: FourCC = "mdhd"
+
+    public static func write(to w: inout BoxWriter, timescale: UInt32, language: String) throws {
+        try w.fullBox(type, version: 0, flags: 0) { w in
+            w.write(UInt32(0))                        // creation_time
+            w.write(UInt32(0))                        // modification_time
+            w.write(timescale)                        // timescale
+            w.write(UInt32(0))                        // duration
+            w.write(packedLanguage(language))         // pad(1) + language 3x5 bits
+            w.write(UInt16(0))                        // pre_defined
+        }
+    }
+
+    /// ISO-639-2/T code packed as three 5-bit values `char - 0x60` (§8.4.2.3). Anything that is not three
+    /// lowercase ASCII letters becomes `und`.
+    public static func packedLanguage(_ code: String) -> UInt16 {
+        var letters = Array(code.utf8)
+        if letters.count != 3 || !letters.allSatisfy({ (0x61...0x7A).contains($0) }) { letters = Array("und".utf8) }
+        return letters.reduce(UInt16(0)) { $0 << 5 | UInt16($1 - 0x60) }
+    }
+}
+
+/// `hdlr`, ISO/IEC 14496-12 §8.4.3: handler type (`vide`/`soun`) and a null-terminated UTF-8 name.
+public enum HandlerBox {
+    public static let type: FourCC = "hdlr"
+
+    public static func write(to w: inout BoxWriter, handler: FourCC, name: String) throws {
+        try w.fullBox(type, version: 0, flags: 0) { w in
+            w.write(UInt32(0))                        // pre_defined
+            w.write(handler)                          // handler_type
+            w.writeZeros(12)                          // reserved 3x32
+            w.write(bytes: name.utf8)                 // name
+            w.write(UInt8(0))                         // terminator
+        }
+    }
+}
+
+/// `trex`, ISO/IEC 14496-12 §8.8.3: defaults for the track's fragments (sample description 1, everything
+/// else carried per sample in `trun`).
+public enum TrackExtendsBox {
+    public static let type: FourCC = "trex"
+
+    public static func write(to w: inout BoxWriter, trackID: UInt32) throws {
+        try w.fullBox(type, version: 0, flags: 0) { w in
+            w.write(trackID)                          // track_ID
+            w.write(UInt32(1))                        // default_sample_description_index
+            w.write(UInt32(0))                        // default_sample_duration
+            w.write(UInt32(0))                        // default_sample_size
+            w.write(UInt32(0))                        // default_sample_flags
+        }
+    }
+}
+
+/// `avc1` VisualSampleEntry (ISO/IEC 14496-12 §12.1.3, ISO/IEC 14496-15 §5.4.2.1) with `avcC` and, for
+/// non-square pixels, `pasp` (§12.1.4).
+///
+/// ```
+/// |avc1| |avcC| (|pasp|)
+/// ```
+public enum AVCSampleEntry {
+    public static let type: FourCC = "avc1"
+    /// ISO/IEC 14496-15 §5.4.2.1 recommends this compressor name ("\012AVC Coding": length byte 10).
+    public static let compressorName = "AVC Coding"
+
+    public static func write(to w: inout BoxWriter, track t: TrackFormat, avcC: [UInt8]) throws {
+        try w.box(type) { w in
+            w.writeZeros(6)                           // SampleEntry reserved
+            w.write(UInt16(1))                        // data_reference_index
+            w.write(UInt16(0))                        // pre_defined
+            w.write(UInt16(0))                        // reserved
+            w.writeZeros(12)                          // pre_defined 3x32
+            w.write(UInt16(t.width))                  // width
+            w.write(UInt16(t.height))                 // height
+            w.write(UInt32(0x0048_0000))              // horizresolution 72 dpi
+            w.write(UInt32(0x0048_0000))              // vertresolution 72 dpi
+            w.write(UInt32(0))                        // reserved
+            w.write(UInt16(1))                        // frame_count
+            let name = Array(compressorName.utf8.prefix(31))
+            w.write(UInt8(name.count))                // compressorname: Pascal string in 32 bytes
+            w.write(bytes: name)
+            w.writeZeros(31 - name.count)
+            w.write(UInt16(0x0018))                   // depth: colour, no alpha
+            w.write(Int16(-1))                        // pre_defined
+            try w.box("avcC") { w in w.write(bytes: avcC) }
+            let sar = t.sampleAspectRatio
+            if sar.isValid && sar.numerator != sar.denominator {
+                try w.box("pasp") { w in
+                    w.write(UInt32(sar.numerator))    // hSpacing
+                    w.write(UInt32(sar.denominator))  // vSpacing
+                }
+            }
+        }
+    }
+}
+
+/// `mp4a` AudioSampleEntry (ISO/IEC 14496-12 §12.2.3, ISO/IEC 14496-14 §5.6) with its `esds`.
+public enum MP4AudioSampleEntry {
+    public static let type: FourCC = "mp4a"
+
+    public static func write(to w: inout BoxWriter, track t: TrackFormat, audioSpecificConfig asc: [UInt8]) throws {
+        try w.box(type) { w in
+            w.writeZeros(6)                           // SampleEntry reserved
+            w.write(UInt16(1))                        // data_reference_index
+            w.writeZeros(8)                           // reserved 2x32
+            w.write(UInt16(t.channelCount))           // channelcount
+            w.write(UInt16(16))                       // samplesize
+            w.write(UInt16(0))                        // pre_defined
+            w.write(UInt16(0))                        // reserved
+            // samplerate 16.16; rates above 65535 do not fit and are written as 0 (the ASC is authoritative).
+            w.write(t.sampleRate <= 0xFFFF ? UInt32(t.sampleRate) << 16 : 0)
+            try ElementaryStreamDescriptorBox.write(to: &w, audioSpecificConfig: asc,
+                                                    channelCount: t.channelCount, sampleRate: t.sampleRate)
+        }
+    }
+}
+
+/// `esds`, ISO/IEC 14496-14 §3.3.2: an ES_Descriptor (ISO/IEC 14496-1 §7.2.6.5) for AAC.
+///
+/// ```
+/// |esds| ES_Descriptor(0x03)
+///          DecoderConfigDescriptor(0x04)   objectTypeIndication 0x40 (Audio ISO/IEC 14496-3), streamType 5
+///            DecoderSpecificInfo(0x05)     the AudioSpecificConfig
+///          SLConfigDescriptor(0x06)        predefined 2 (reserved for MP4 files)
+/// ```
+/// Descriptor lengths use the one-byte form (every length here is < 128). `bufferSizeDB` is the AAC decoder input
+/// buffer (6144 bits per channel, ISO/IEC 14496-3 §4.5.3.1), `maxBitrate` the rate that buffer allows at one
+/// frame per 1024 samples, `avgBitrate` 0 = variable bitrate (ISO/IEC 14496-1 §7.2.6.6.2).
+public enum ElementaryStreamDescriptorBox {
+    public static let type: FourCC = "esds"
+
+    public static func write(to w: inout BoxWriter, audioSpecificConfig asc: [UInt8],
+                             channelCount: Int, sampleRate: Int) throws {
+        precondition(asc.count < 128, "AudioSpecificConfig longer than a one-byte descriptor length")
+        let bufferSize = UInt32(clamping: 6144 / 8 * max(channelCount, 1))
+        let maxBitrate = UInt32(clamping: Int64(6144) * Int64(max(channelCount, 1)) * Int64(sampleRate) / 1024)
+        let dsiLength = asc.count
+        let dcdLength = 13 + 2 + dsiLength
+        let esLength = 3 + 2 + dcdLength + 3
+        try w.fullBox(type, version: 0, flags: 0) { w in
+            w.write(UInt8(0x03)); w.write(UInt8(esLength))      // ES_DescrTag
+            w.write(UInt16(0))                                  // ES_ID (0 in MP4 files, 14496-14 §3.1.2)
+            w.write(UInt8(0))                                   // no dependence, URL or OCR; priority 0
+            w.write(UInt8(0x04)); w.write(UInt8(dcdLength))     // DecoderConfigDescrTag
+            w.write(UInt8(0x40))                                // objectTypeIndication: Audio ISO/IEC 14496-3
+            w.write(UInt8(0x05 << 2 | 0 << 1 | 1))              // streamType 5 (audio), upStream 0, reserved 1
+            w.write(UInt8(truncatingIfNeeded: bufferSize >> 16)) // bufferSizeDB (24 bits)
+            w.write(UInt16(truncatingIfNeeded: bufferSize))
+            w.write(maxBitrate)                                 // maxBitrate
+            w.write(UInt32(0))                                  // avgBitrate (0: variable)
+            w.write(UInt8(0x05)); w.write(UInt8(dsiLength))     // DecSpecificInfoTag
+            w.write(bytes: asc)                                 // AudioSpecificConfig
+            w.write(UInt8(0x06)); w.write(UInt8(1))             // SLConfigDescrTag
+            w.write(UInt8(0x02))                                // predefined = 2
+        }
+    }
+}

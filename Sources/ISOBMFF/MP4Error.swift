@@ -1,0 +1,19 @@
+import MediaCore
+
+/// Errors of the ISO-BMFF writer and of the H.264 / AAC bitstream helpers.
+///
+/// Data problems throw one of these; programmer errors (a FullBox flag wider than 24 bits) are preconditions.
+public enum MP4Error: Error, Equatable, Sendable {
+    /// A box (or the `mdat` payload) does not fit its 32-bit size field.
+    case boxTooLarge(FourCC)
+    /// A decode time below zero cannot be written to `tfdt` (ISO/IEC 14496-12 §8.8.12).
+    case negativeDecodeTime
+    /// A `trun` `data_offset` does not fit its signed 32-bit field (ISO/IEC 14496-12 §8.8.8).
+    case dataOffsetOutOfRange(trackID: UInt32)
+    /// Track list or track format that cannot be written (duplicate IDs, 0x0 video, bad language, ...).
+    case invalidConfiguration(String)
+    /// An H.264 parameter set or access unit that cannot be parsed.
+    case invalidH264(String)
+    /// An ADTS header that is not valid (ISO/IEC 14496-3 §1.A.2.2).
+    case invalidADTS(String)
+}
