@@ -1,1 +1,0 @@
-// TestPattern module
