@@ -1,0 +1,483 @@
+"""Headless Chromium + hls.js playback driven over the DevTools protocol (websocket-client).
+
+chromium_play(url, seconds) opens a page that creates `window.hls` (hls-origin's `/` page or the harness's own
+player.html), records every hls.js error event from the start, polls playback every 500 ms and takes two
+screenshots of the video. The result dict has everything the playback requirements need; playback_problems()
+turns it into a list of violated requirements.
+"""
+import base64
+import json
+import os
+import shutil
+import signal
+import struct
+import subprocess
+import tempfile
+import time
+import urllib.request
+import zlib
+
+from . import procs
+
+BAD_ERROR_DETAILS = {"bufferStalledError", "bufferAppendError", "fragParsingError"}
+
+# Installed before any page script runs: whoever assigns window.hls gets an error listener attached at once,
+# so errors raised while the manifest/first fragments load are not missed.
+HOOK_JS = r"""
+(() => {
+  window.__hlsErrors = [];
+  window.__events = [];
+  window.__firstPlaying = null;
+  window.__waiting = 0;
+  const hook = (h) => {
+    if (!h || h.__e2eHooked || typeof h.on !== 'function') return;
+    h.__e2eHooked = true;
+    h.on('hlsError', (ev, d) => {
+      try {
+        window.__hlsErrors.push({t: performance.now(), type: String(d.type), details: String(d.details),
+          fatal: !!d.fatal, reason: String(d.reason || (d.error && d.error.message) || (d.response && d.response.code) || ''),
+          url: String((d.frag && d.frag.url) || (d.context && d.context.url) || d.url || '')});
+      } catch (e) { window.__hlsErrors.push({details: 'hook-failure', fatal: false, reason: String(e)}); }
+    });
+  };
+  let current;
+  Object.defineProperty(window, 'hls', {configurable: true, enumerable: true,
+    get() { return current; }, set(v) { current = v; hook(v); }});
+  window.__e2eHook = hook;
+  document.addEventListener('playing', () => {
+    if (window.__firstPlaying === null) window.__firstPlaying = performance.now();
+    window.__events.push(['playing', performance.now()]);
+  }, true);
+  document.addEventListener('waiting', () => { window.__waiting++; window.__events.push(['waiting', performance.now()]); }, true);
+  document.addEventListener('error', (e) => {
+    if (e.target && e.target.tagName === 'VIDEO') window.__events.push(['video-error', performance.now(),
+      String(e.target.error && e.target.error.message)]);
+  }, true);
+})();
+"""
+
+POLL_JS = r"""
+(() => {
+  const v = document.querySelector('video');
+  const h = window.hls;
+  if (h && window.__e2eHook) window.__e2eHook(h);
+  const out = {hasVideo: !!v, hasHls: !!h, now: performance.now(), wall: Date.now(),
+               errors: window.__hlsErrors || [], firstPlaying: window.__firstPlaying, waiting: window.__waiting,
+               events: (window.__events || []).slice(-20)};
+  if (v) {
+    out.t = v.currentTime; out.paused = v.paused; out.readyState = v.readyState; out.ended = v.ended;
+    out.videoWidth = v.videoWidth; out.videoHeight = v.videoHeight;
+    out.mediaError = v.error ? (v.error.code + ': ' + v.error.message) : null;
+    out.buffered = [];
+    for (let i = 0; i < v.buffered.length; i++) out.buffered.push([v.buffered.start(i), v.buffered.end(i)]);
+    if (v.getVideoPlaybackQuality) {
+      const q = v.getVideoPlaybackQuality();
+      out.totalFrames = q.totalVideoFrames; out.droppedFrames = q.droppedVideoFrames;
+    }
+    const r = v.getBoundingClientRect();
+    out.rect = {x: r.x, y: r.y, width: r.width, height: r.height};
+  }
+  if (h) {
+    try { out.latency = h.latency; } catch (e) { out.latency = null; }
+    try { out.pdtLag = h.playingDate ? (Date.now() - h.playingDate.getTime()) / 1000 : null; } catch (e) { out.pdtLag = null; }
+    out.lowLatencyMode = h.config ? h.config.lowLatencyMode : null;
+    try { out.version = h.constructor.version; } catch (e) {}
+    try { out.liveSyncPosition = h.liveSyncPosition; } catch (e) {}
+    try { out.levels = (h.levels || []).map(l => ({codecs: l.codecSet || ((l.videoCodec||'') + ',' + (l.audioCodec||'')), w: l.width, h: l.height})); } catch (e) {}
+  }
+  return out;
+})()
+"""
+
+
+class CDPError(RuntimeError):
+    pass
+
+
+def chromium_binary():
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        p = shutil.which(name)
+        if p:
+            return p
+    return None
+
+
+class Browser:
+    """One headless Chromium with a fresh profile; one page target driven over CDP."""
+
+    def __init__(self, extra_args=()):
+        self.profile = tempfile.mkdtemp(prefix="chromium-e2e-")
+        self.extra_args = list(extra_args)
+        self.proc = None
+        self.ws = None
+        self._id = 0
+        self.events = []
+
+    def start(self, timeout=20):
+        import websocket  # websocket-client
+        binary = chromium_binary()
+        if binary is None:
+            raise RuntimeError("chromium not installed")
+        args = [binary, "--headless=new", "--no-sandbox", "--autoplay-policy=no-user-gesture-required",
+                "--mute-audio", "--remote-debugging-port=0", f"--user-data-dir={self.profile}",
+                "--remote-allow-origins=*", "--no-first-run", "--no-default-browser-check",
+                "--disable-background-timer-throttling", "--disable-renderer-backgrounding",
+                "--disable-backgrounding-occluded-windows", "--disable-dev-shm-usage", "--window-size=1280,800",
+                "--disable-extensions", "--disable-component-update", "--disable-sync",
+                *self.extra_args, "about:blank"]
+        self.log_path = os.path.join(self.profile, "chromium.log")
+        self._log = open(self.log_path, "wb")
+        self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=self._log, stderr=self._log,
+                                     start_new_session=True)
+        port_file = os.path.join(self.profile, "DevToolsActivePort")
+        deadline = time.monotonic() + timeout
+        port = None
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"chromium exited {self.proc.returncode}: {self._read_log()[-2000:]}")
+            try:
+                with open(port_file) as f:
+                    port = int(f.readline().strip())
+                break
+            except (OSError, ValueError):
+                time.sleep(0.05)
+        if port is None:
+            raise RuntimeError("chromium did not write DevToolsActivePort")
+        ws_url = None
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=2) as r:
+                    targets = json.load(r)
+                pages = [t for t in targets if t.get("type") == "page"]
+                if pages:
+                    ws_url = pages[0]["webSocketDebuggerUrl"]
+                    break
+            except OSError:
+                pass
+            time.sleep(0.1)
+        if ws_url is None:
+            raise RuntimeError("no page target in chromium")
+        self.ws = websocket.create_connection(ws_url, timeout=30, suppress_origin=True)
+        for domain in ("Page.enable", "Runtime.enable", "Log.enable"):
+            self.call(domain)
+        return self
+
+    def _read_log(self):
+        try:
+            with open(self.log_path, "rb") as f:
+                return f.read().decode("utf-8", errors="replace")
+        except OSError:
+            return ""
+
+    def call(self, method, timeout=30, **params):
+        self._id += 1
+        mid = self._id
+        self.ws.send(json.dumps({"id": mid, "method": method, "params": params}))
+        deadline = time.monotonic() + timeout
+        while True:
+            self.ws.settimeout(max(0.1, deadline - time.monotonic()))
+            msg = json.loads(self.ws.recv())
+            if msg.get("id") == mid:
+                if "error" in msg:
+                    raise CDPError(f"{method}: {msg['error']}")
+                return msg.get("result", {})
+            if "method" in msg:
+                self._event(msg)
+            if time.monotonic() > deadline:
+                raise CDPError(f"{method}: no answer in {timeout}s")
+
+    def _event(self, msg):
+        m = msg["method"]
+        p = msg.get("params", {})
+        if m == "Runtime.exceptionThrown":
+            d = p.get("exceptionDetails", {})
+            self.events.append(("exception", (d.get("exception") or {}).get("description") or d.get("text")))
+        elif m == "Runtime.consoleAPICalled" and p.get("type") in ("error", "warning", "warn"):
+            self.events.append(("console." + p["type"], " ".join(str(a.get("value", a.get("description", "")))
+                                                               for a in p.get("args", []))))
+        elif m == "Log.entryAdded":
+            e = p.get("entry", {})
+            if e.get("level") in ("error", "warning"):
+                self.events.append(("log." + e.get("level"), f"{e.get('text')} {e.get('url', '')}".strip()))
+
+    def evaluate(self, expr, timeout=10):
+        r = self.call("Runtime.evaluate", timeout=timeout, expression=expr, returnByValue=True, awaitPromise=False)
+        if "exceptionDetails" in r:
+            raise CDPError(f"evaluate: {r['exceptionDetails']}")
+        return r.get("result", {}).get("value")
+
+    def screenshot(self, clip=None):
+        params = {"format": "png", "captureBeyondViewport": False}
+        if clip:
+            params["clip"] = {**clip, "scale": 1}
+        return base64.b64decode(self.call("Page.captureScreenshot", **params)["data"])
+
+    def close(self):
+        try:
+            if self.ws:
+                self.ws.close()
+        except Exception:  # noqa: BLE001
+            pass
+        if self.proc and self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(timeout=5)
+        if getattr(self, "_log", None):
+            self._log.close()
+        shutil.rmtree(self.profile, ignore_errors=True)
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+# --- PNG -> mean luma, without PIL ---------------------------------------------------------------------------
+
+def png_gray(png):
+    """Decode an 8-bit non-interlaced PNG (RGB/RGBA/gray) to (width, height, list of luma rows)."""
+    if png[:8] != b"\x89PNG\r\n\x1a\n":
+        raise ValueError("not a PNG")
+    pos = 8
+    idat = b""
+    w = h = depth = ctype = interlace = None
+    while pos < len(png):
+        length, typ = struct.unpack_from(">I4s", png, pos)
+        data = png[pos + 8:pos + 8 + length]
+        pos += 12 + length
+        if typ == b"IHDR":
+            w, h, depth, ctype, _, _, interlace = struct.unpack(">IIBBBBB", data)
+        elif typ == b"IDAT":
+            idat += data
+        elif typ == b"IEND":
+            break
+    if depth != 8 or interlace != 0:
+        raise ValueError(f"unsupported PNG depth={depth} interlace={interlace}")
+    bpp = {0: 1, 2: 3, 4: 2, 6: 4}[ctype]
+    raw = zlib.decompress(idat)
+    stride = w * bpp
+    prev = bytearray(stride)
+    rows = []
+    p = 0
+    for _ in range(h):
+        f = raw[p]
+        line = bytearray(raw[p + 1:p + 1 + stride])
+        p += 1 + stride
+        if f == 1:
+            for i in range(bpp, stride):
+                line[i] = (line[i] + line[i - bpp]) & 0xFF
+        elif f == 2:
+            for i in range(stride):
+                line[i] = (line[i] + prev[i]) & 0xFF
+        elif f == 3:
+            for i in range(stride):
+                left = line[i - bpp] if i >= bpp else 0
+                line[i] = (line[i] + ((left + prev[i]) >> 1)) & 0xFF
+        elif f == 4:
+            for i in range(stride):
+                a = line[i - bpp] if i >= bpp else 0
+                b = prev[i]
+                c = prev[i - bpp] if i >= bpp else 0
+                pa, pb, pc = abs(b - c), abs(a - c), abs(a + b - 2 * c)
+                pr = a if pa <= pb and pa <= pc else (b if pb <= pc else c)
+                line[i] = (line[i] + pr) & 0xFF
+        prev = line
+        if bpp >= 3:
+            rows.append([(299 * line[i] + 587 * line[i + 1] + 114 * line[i + 2]) // 1000
+                         for i in range(0, stride, bpp)])
+        else:
+            rows.append([line[i] for i in range(0, stride, bpp)])
+    return w, h, rows
+
+
+def mean_luma(png):
+    _, _, rows = png_gray(png)
+    n = sum(len(r) for r in rows)
+    return sum(sum(r) for r in rows) / max(1, n)
+
+
+def mean_abs_diff(png_a, png_b):
+    _, _, ra = png_gray(png_a)
+    _, _, rb = png_gray(png_b)
+    if len(ra) != len(rb) or (ra and len(ra[0]) != len(rb[0])):
+        return 255.0
+    tot = n = 0
+    for x, y in zip(ra, rb):
+        tot += sum(abs(a - b) for a, b in zip(x, y))
+        n += len(x)
+    return tot / max(1, n)
+
+
+# --- the playback run ------------------------------------------------------------------------------------------
+
+def chromium_play(url, seconds=30, poll=0.5, startup_timeout=10.0, screenshots=True, browser_args=()):
+    """Open url in headless Chromium and watch hls.js play for `seconds` after playback starts.
+
+    Returns a dict: started, startup_s, samples, advance_ratio, max_stall_s, errors (all hls.js error events),
+    fatal_errors, bad_errors, total_frames, dropped_frames, max_buffered_ranges, buffered_gaps, latency and
+    pdt_lag lists (+ medians), screenshots (PNG bytes) with mean_luma and diff, console/log events, version.
+    """
+    res = {"url": url, "started": False, "startup_s": None, "samples": [], "errors": [], "console": [],
+           "screenshots": [], "lumas": [], "screenshot_diff": None, "setup_error": None}
+    with Browser(browser_args) as b:
+        b.call("Page.addScriptToEvaluateOnNewDocument", source=HOOK_JS)
+        t_nav = time.monotonic()
+        b.call("Page.navigate", url=url)
+        t_start = None
+        t_first_sample = None
+        deadline_start = t_nav + startup_timeout
+        shot_times = []
+        end_at = None
+        last = None
+        while True:
+            now = time.monotonic()
+            try:
+                s = b.evaluate(POLL_JS)
+            except CDPError as e:
+                s = None
+                res["console"].append(("poll", str(e)))
+            if s:
+                s["mono"] = now
+                res["samples"].append(s)
+                last = s
+                if t_start is None and (s.get("t") or 0) > 0:
+                    t_start = now
+                    res["started"] = True
+                    res["startup_s"] = now - t_nav
+                    end_at = t_start + seconds
+                    shot_times = [t_start + seconds * 0.4, t_start + seconds * 0.9] if screenshots else []
+                    t_first_sample = s
+            if t_start is None and now > deadline_start:
+                break
+            if end_at is not None and now >= end_at:
+                break
+            if shot_times and now >= shot_times[0] and last and last.get("rect"):
+                shot_times.pop(0)
+                r = last["rect"]
+                clip = {"x": r["x"], "y": r["y"], "width": max(1, r["width"]), "height": max(1, r["height"])}
+                try:
+                    png = b.screenshot(clip)
+                    res["screenshots"].append(png)
+                except CDPError as e:
+                    res["console"].append(("screenshot", str(e)))
+            time.sleep(poll if t_start is not None else 0.1)
+        res["console"].extend(b.events)
+    samples = res["samples"]
+    res["wall_after_start"] = (samples[-1]["mono"] - t_start) if t_start is not None and samples else 0.0
+    res["errors"] = samples[-1]["errors"] if samples else []
+    res["fatal_errors"] = [e for e in res["errors"] if e.get("fatal")]
+    res["bad_errors"] = [e for e in res["errors"] if e.get("details") in BAD_ERROR_DETAILS]
+    if t_first_sample is not None:
+        played = samples[-1]["t"] - t_first_sample["t"]
+        wall = samples[-1]["mono"] - t_first_sample["mono"]
+        res["advance_ratio"] = played / wall if wall > 0 else 0.0
+        # longest wall interval without currentTime advancing
+        max_stall = 0.0
+        ref = t_first_sample
+        for s in samples[samples.index(t_first_sample) + 1:]:
+            if s.get("t") is not None and s["t"] > ref["t"] + 1e-3:
+                ref = s
+            else:
+                max_stall = max(max_stall, s["mono"] - ref["mono"])
+        res["max_stall_s"] = max_stall
+        after = samples[samples.index(t_first_sample):]
+        res["max_buffered_ranges"] = max(len(s.get("buffered") or []) for s in after)
+        res["buffered_gaps"] = [(round(s["mono"] - t_start, 1), s["buffered"]) for s in after
+                                if len(s.get("buffered") or []) > 1][:5]
+        lat = [s["latency"] for s in after if isinstance(s.get("latency"), (int, float)) and s["latency"] > 0]
+        pdt = [s["pdtLag"] for s in after if isinstance(s.get("pdtLag"), (int, float))]
+        res["latency"], res["pdt_lag"] = lat, pdt
+        res["latency_median"] = _median(lat)
+        res["pdt_lag_median"] = _median(pdt)
+    else:
+        res.update(advance_ratio=0.0, max_stall_s=None, max_buffered_ranges=None, buffered_gaps=[],
+                   latency=[], pdt_lag=[], latency_median=None, pdt_lag_median=None)
+    lastv = samples[-1] if samples else {}
+    res["total_frames"] = lastv.get("totalFrames")
+    res["dropped_frames"] = lastv.get("droppedFrames")
+    res["version"] = lastv.get("version")
+    res["low_latency_mode"] = lastv.get("lowLatencyMode")
+    res["has_hls"] = lastv.get("hasHls")
+    res["video_size"] = (lastv.get("videoWidth"), lastv.get("videoHeight"))
+    res["media_error"] = lastv.get("mediaError")
+    res["waiting_events"] = lastv.get("waiting")
+    if res["screenshots"]:
+        try:
+            res["lumas"] = [mean_luma(p) for p in res["screenshots"]]
+            if len(res["screenshots"]) >= 2:
+                res["screenshot_diff"] = mean_abs_diff(res["screenshots"][0], res["screenshots"][-1])
+        except (ValueError, zlib.error, KeyError) as e:
+            res["console"].append(("png", str(e)))
+    return res
+
+
+def _median(xs):
+    if not xs:
+        return None
+    s = sorted(xs)
+    n = len(s)
+    return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
+
+
+def playback_problems(res, max_startup=5.0, min_advance=0.9, max_dropped=0.01, min_luma=10.0, min_diff=0.5,
+                      require_screens=True):
+    """The issue's playback requirements; returns a list of violated ones (empty = pass)."""
+    p = []
+    if not res.get("has_hls"):
+        p.append("page never set window.hls")
+    if not res["started"]:
+        p.append(f"playback did not start (last sample: {_brief(res)})")
+        return p
+    if res["startup_s"] > max_startup:
+        p.append(f"startup {res['startup_s']:.2f}s > {max_startup}s")
+    if res["advance_ratio"] < min_advance:
+        p.append(f"currentTime advanced {res['advance_ratio']:.1%} of wall time (< {min_advance:.0%}), "
+                 f"longest stall {res['max_stall_s']:.1f}s")
+    if res["fatal_errors"]:
+        p.append(f"fatal hls.js errors: {res['fatal_errors'][:3]}")
+    if res["bad_errors"]:
+        p.append(f"hls.js errors {sorted({e['details'] for e in res['bad_errors']})}: {res['bad_errors'][:3]}")
+    tf, df = res.get("total_frames"), res.get("dropped_frames")
+    if tf is not None and tf > 0 and df is not None and df / tf >= max_dropped:
+        p.append(f"dropped {df}/{tf} frames (>= {max_dropped:.0%})")
+    if res.get("max_buffered_ranges") and res["max_buffered_ranges"] > 1:
+        p.append(f"buffered ranges have gaps: {res['buffered_gaps']}")
+    if res.get("media_error"):
+        p.append(f"video element error {res['media_error']}")
+    if require_screens:
+        if len(res["lumas"]) < 2:
+            p.append(f"expected 2 screenshots, got {len(res['lumas'])}")
+        else:
+            if min(res["lumas"]) < min_luma:
+                p.append(f"screenshot is black (mean luma {min(res['lumas']):.1f})")
+            if res["screenshot_diff"] is not None and res["screenshot_diff"] < min_diff:
+                p.append(f"picture frozen: screenshots differ by {res['screenshot_diff']:.2f} luma")
+    return p
+
+
+def _brief(res):
+    s = res["samples"][-1] if res["samples"] else {}
+    keep = {k: s.get(k) for k in ("hasVideo", "hasHls", "t", "paused", "readyState", "mediaError", "buffered")}
+    keep["errors"] = (s.get("errors") or [])[:3]
+    keep["console"] = res.get("console", [])[:5]
+    return keep
+
+
+def summary(res):
+    """One line for logs/reports (no PNG bytes)."""
+    keys = ("started", "startup_s", "advance_ratio", "max_stall_s", "total_frames", "dropped_frames",
+            "max_buffered_ranges", "latency_median", "pdt_lag_median", "lumas", "screenshot_diff", "version",
+            "low_latency_mode", "video_size", "waiting_events")
+    out = {k: (round(res[k], 3) if isinstance(res.get(k), float) else res.get(k)) for k in keys}
+    if isinstance(out.get("lumas"), list):
+        out["lumas"] = [round(x, 1) for x in out["lumas"]]
+    out["errors"] = [f"{e.get('details')}{'(fatal)' if e.get('fatal') else ''}" for e in res.get("errors", [])][:10]
+    out["console"] = res.get("console", [])[:5]
+    return json.dumps(out, default=str)
