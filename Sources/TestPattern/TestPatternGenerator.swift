@@ -28,7 +28,6 @@ public struct TestPatternLayout: Sendable, Hashable {
     var flashOuter: PixelRect
     var flashBorder: Int
     var cellCount: Int
-
 }
 
 /// The built-in test pattern that `hls-origin serve` streams without an input: raw yuv420p pictures and
