@@ -17,7 +17,6 @@ import time
 import urllib.request
 import zlib
 
-from . import procs
 
 BAD_ERROR_DETAILS = {"bufferStalledError", "bufferAppendError", "fragParsingError"}
 

@@ -53,24 +53,28 @@ def codec_matches(advertised, derived):
 
 
 class Errors:
-    """An error list that folds repeats of the same message."""
+    """An error list that folds repeats: messages that differ only in their numbers count as one."""
 
     def __init__(self):
-        self._items = {}
+        self._first = {}
+        self._count = {}
         self._order = []
         self.lock = threading.Lock()
 
     def add(self, msg):
+        key = re.sub(r"\d+(\.\d+)?", "#", msg)
         with self.lock:
-            if msg in self._items:
-                self._items[msg] += 1
+            if key in self._count:
+                self._count[key] += 1
             else:
-                self._items[msg] = 1
-                self._order.append(msg)
+                self._count[key] = 1
+                self._first[key] = msg
+                self._order.append(key)
 
     def list(self):
         with self.lock:
-            return [m if self._items[m] == 1 else f"{m} (x{self._items[m]})" for m in self._order]
+            return [self._first[k] if self._count[k] == 1 else f"{self._first[k]} (x{self._count[k]} similar)"
+                    for k in self._order]
 
     def __bool__(self):
         return bool(self._order)
@@ -538,3 +542,85 @@ def check_vod_dir(path):
     res.samples = dict(v.samples)
     res.errors = errors.list()
     return res
+
+
+@dataclass
+class StreamSnapshot:
+    errors: list
+    playlist: object = None
+    init: object = None
+    codecs: str = None
+    segments: int = 0
+    media_seconds: float = 0.0
+    samples: dict = field(default_factory=dict)
+
+
+def check_http_snapshot(base_url, live=False):
+    """Fetch /index.m3u8, /stream.m3u8, the init segment and every listed segment once and check them at box
+    level (used on a stream that has ended: EXT-X-ENDLIST, or for a one-off look at a live one)."""
+    errors = Errors()
+    snap = StreamSnapshot(errors=[])
+    media_url, codecs, resolution = fetch_multivariant(base_url, errors, live)
+    snap.codecs = codecs
+    if media_url is None:
+        snap.errors = errors.list()
+        return snap
+    r = http.get(media_url)
+    if r.status != 200:
+        errors.add(f"GET {media_url}: status {r.status} {r.error}")
+        snap.errors = errors.list()
+        return snap
+    check_common_headers(r, "media", errors, live)
+    try:
+        pl = m3u8.parse_media(r.text)
+    except m3u8.PlaylistError as e:
+        errors.add(f"media playlist: {e}")
+        snap.errors = errors.list()
+        return snap
+    snap.playlist = pl
+    for s in pl.segments:
+        if pl.target_duration is not None and m3u8.rfc8216_rounded(s.duration) > pl.target_duration:
+            errors.add(f"{s.uri}: EXTINF {s.duration} rounds above TARGETDURATION {pl.target_duration}")
+    v = SegmentValidator(errors)
+    if pl.segments:
+        if pl.segments[0].map_uri is None:
+            errors.add("no EXT-X-MAP")
+        else:
+            ir = http.get(http.join(media_url, pl.segments[0].map_uri))
+            if ir.status != 200:
+                errors.add(f"GET init {ir.url}: status {ir.status} {ir.error}")
+            else:
+                check_common_headers(ir, "init", errors, live)
+                v.set_init(ir.body, codecs, resolution)
+                snap.init = v.init
+    for s in pl.segments:
+        sr = http.get(http.join(media_url, s.uri))
+        if sr.status != 200:
+            errors.add(f"GET {s.uri}: status {sr.status} {sr.error}")
+            continue
+        check_common_headers(sr, "segment", errors, live)
+        v.add_segment(s.seq, s.duration, sr.body, s.uri)
+    snap.segments = len(pl.segments)
+    snap.media_seconds = v.media_seconds
+    snap.samples = dict(v.samples)
+    snap.errors = errors.list()
+    return snap
+
+
+def wait_for_endlist(base_url, timeout, proc=None, interval=0.25):
+    """Poll /stream.m3u8 until it carries EXT-X-ENDLIST. Returns the parsed playlist or None."""
+    deadline = time.monotonic() + timeout
+    url = http.join(base_url, "/stream.m3u8")
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            return None
+        r = http.get(url)
+        if r.status == 200:
+            try:
+                pl = m3u8.parse_media(r.text)
+                if pl.endlist:
+                    return pl
+            except m3u8.PlaylistError:
+                pass
+        time.sleep(interval)
+    return None
