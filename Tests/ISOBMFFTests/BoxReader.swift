@@ -1,0 +1,244 @@
+// Test-only ISO-BMFF reader. It deliberately shares no code with the writer in Sources/ISOBMFF:
+// its own big-endian decoding, its own box walker, its own trun/tfdt/tfhd parsing straight from
+// ISO/IEC 14496-12 (§4.2 boxes, §8.8.7 tfhd, §8.8.8 trun, §8.8.12 tfdt).
+
+struct ReadError: Error, CustomStringConvertible {
+    let description: String
+    init(_ d: String) { description = d }
+}
+
+/// Big-endian reads at absolute offsets, bounds-checked.
+struct Bytes {
+    let b: [UInt8]
+    init(_ b: [UInt8]) { self.b = b }
+
+    func u(_ at: Int, _ width: Int) throws -> UInt64 {
+        guard at >= 0, width > 0, at + width <= b.count else { throw ReadError("read \(width) bytes at \(at) past \(b.count)") }
+        var v: UInt64 = 0
+        for i in 0..<width { v = v * 256 + UInt64(b[at + i]) }
+        return v
+    }
+    func u8(_ at: Int) throws -> UInt8 { UInt8(try u(at, 1)) }
+    func u16(_ at: Int) throws -> UInt16 { UInt16(try u(at, 2)) }
+    func u32(_ at: Int) throws -> UInt32 { UInt32(try u(at, 4)) }
+    func i32(_ at: Int) throws -> Int32 { Int32(bitPattern: try u32(at)) }
+    func u64(_ at: Int) throws -> UInt64 { try u(at, 8) }
+    func type(_ at: Int) throws -> String {
+        guard at + 4 <= b.count else { throw ReadError("type at \(at) past end") }
+        return String(decoding: b[at..<at + 4], as: UTF8.self)
+    }
+}
+
+/// One box found in a buffer: where it starts, its total size, where its content starts, its children.
+struct ParsedBox {
+    var type: String
+    var offset: Int
+    var size: Int
+    var headerSize: Int
+    var children: [ParsedBox]
+    var contentStart: Int { offset + headerSize }
+    var end: Int { offset + size }
+
+    func child(_ t: String) -> ParsedBox? { children.first { $0.type == t } }
+    func all(_ t: String) -> [ParsedBox] { children.filter { $0.type == t } }
+    /// Depth-first search below this box.
+    func find(_ path: [String]) -> ParsedBox? {
+        guard let first = path.first else { return self }
+        for c in children where c.type == first {
+            if let r = c.find(Array(path.dropFirst())) { return r }
+        }
+        return nil
+    }
+    /// All box types in depth-first order, indented by depth (for structure assertions).
+    func outline(depth: Int = 0) -> [String] {
+        [String(repeating: " ", count: depth) + type] + children.flatMap { $0.outline(depth: depth + 1) }
+    }
+}
+
+enum BoxReader {
+    /// Boxes whose content is only child boxes.
+    static let pureContainers: Set<String> = ["moov", "trak", "mdia", "minf", "dinf", "stbl", "mvex", "moof", "traf", "edts"]
+    /// Boxes with a fixed-length prefix before child boxes: type -> bytes of prefix after the 8-byte header.
+    static let prefixedContainers: [String: Int] = [
+        "stsd": 8,   // FullBox header + entry_count
+        "dref": 8,   // FullBox header + entry_count
+        "avc1": 78,  // VisualSampleEntry fields
+        "mp4a": 28,  // AudioSampleEntry fields
+    ]
+
+    /// Walks `range` of `bytes` as a sequence of boxes; every size must fit and the boxes must tile the range exactly.
+    /// `mdat` payload beyond the buffer is allowed only when `allowTruncatedMdat` (header-only buffers).
+    static func walk(_ bytes: [UInt8], range: Range<Int>? = nil, allowTruncatedMdat: Bool = false) throws -> [ParsedBox] {
+        let r = range ?? 0..<bytes.count
+        let d = Bytes(bytes)
+        var boxes: [ParsedBox] = []
+        var at = r.lowerBound
+        while at < r.upperBound {
+            guard r.upperBound - at >= 8 else { throw ReadError("\(r.upperBound - at) stray bytes at \(at)") }
+            var size = Int(try d.u32(at))
+            let type = try d.type(at + 4)
+            var header = 8
+            if size == 1 {
+                size = Int(try d.u64(at + 8))
+                header = 16
+            } else if size == 0 {
+                size = r.upperBound - at
+            }
+            guard size >= header else { throw ReadError("\(type) at \(at): size \(size) < header") }
+            if at + size > r.upperBound {
+                guard allowTruncatedMdat, type == "mdat" else {
+                    throw ReadError("\(type) at \(at): size \(size) overruns parent end \(r.upperBound)")
+                }
+                boxes.append(ParsedBox(type: type, offset: at, size: size, headerSize: header, children: []))
+                return boxes
+            }
+            var children: [ParsedBox] = []
+            if pureContainers.contains(type) {
+                children = try walk(bytes, range: (at + header)..<(at + size))
+            } else if let prefix = prefixedContainers[type] {
+                guard header + prefix <= size else { throw ReadError("\(type) too small for its fields") }
+                children = try walk(bytes, range: (at + header + prefix)..<(at + size))
+            }
+            // Children tile the content exactly (walk throws otherwise): their sizes add up to the parent's.
+            if !children.isEmpty {
+                let sum = children.reduce(0) { $0 + $1.size }
+                let prefix = prefixedContainers[type] ?? 0
+                guard sum == size - header - prefix else { throw ReadError("\(type): children \(sum) != content") }
+            }
+            boxes.append(ParsedBox(type: type, offset: at, size: size, headerSize: header, children: children))
+            at += size
+        }
+        return boxes
+    }
+}
+
+/// One sample as read back from `trun`.
+struct ReadSample: Equatable {
+    var duration: UInt32
+    var size: UInt32
+    var flags: UInt32
+    var cts: Int32
+}
+
+struct ReadTrackFragment {
+    var trackID: UInt32
+    var tfhdFlags: UInt32
+    var baseMediaDecodeTime: UInt64
+    var trunVersion: UInt8
+    var dataOffset: Int32
+    var samples: [ReadSample]
+    /// Byte ranges of each sample in the segment buffer.
+    var sampleRanges: [Range<Int>]
+}
+
+struct ReadFragment {
+    var sequenceNumber: UInt32
+    var tracks: [ReadTrackFragment]
+    var mdatPayload: Range<Int>
+    var topLevel: [ParsedBox]
+}
+
+enum FragmentReader {
+    /// Parses `styp? moof mdat` in `bytes` (a complete media segment including payload) and checks every
+    /// trun data_offset lands inside the mdat payload and that the payload is exactly the samples.
+    static func read(_ bytes: [UInt8]) throws -> ReadFragment {
+        let top = try BoxReader.walk(bytes)
+        let d = Bytes(bytes)
+        guard let moof = top.first(where: { $0.type == "moof" }) else { throw ReadError("no moof") }
+        guard let mdat = top.first(where: { $0.type == "mdat" }) else { throw ReadError("no mdat") }
+        guard mdat.offset == moof.end else { throw ReadError("mdat does not follow moof") }
+        let payload = mdat.contentStart..<mdat.end
+        guard let mfhd = moof.child("mfhd") else { throw ReadError("no mfhd") }
+        let seq = try d.u32(mfhd.contentStart + 4)
+        var tracks: [ReadTrackFragment] = []
+        var total = 0
+        var covered: [Range<Int>] = []
+        for traf in moof.all("traf") {
+            guard let tfhd = traf.child("tfhd"), let tfdt = traf.child("tfdt"), let trun = traf.child("trun") else {
+                throw ReadError("traf lacks tfhd/tfdt/trun")
+            }
+            let tfhdFlags = try d.u32(tfhd.contentStart) & 0xFF_FFFF
+            let trackID = try d.u32(tfhd.contentStart + 4)
+            guard tfhdFlags & 0x020000 != 0, tfhdFlags & 0x000001 == 0 else {
+                throw ReadError("tfhd is not default-base-is-moof")
+            }
+            let tfdtVersion = try d.u8(tfdt.contentStart)
+            let bmdt = tfdtVersion == 1 ? try d.u64(tfdt.contentStart + 4) : UInt64(try d.u32(tfdt.contentStart + 4))
+            guard tfdt.size == (tfdtVersion == 1 ? 20 : 16) else { throw ReadError("tfdt size") }
+
+            let trunVersion = try d.u8(trun.contentStart)
+            let trFlags = try d.u32(trun.contentStart) & 0xFF_FFFF
+            var p = trun.contentStart + 4
+            let count = Int(try d.u32(p)); p += 4
+            guard trFlags & 0x1 != 0 else { throw ReadError("trun without data_offset") }
+            let dataOffset = try d.i32(p); p += 4
+            var firstFlags: UInt32?
+            if trFlags & 0x4 != 0 { firstFlags = try d.u32(p); p += 4 }
+            var samples: [ReadSample] = []
+            var ranges: [Range<Int>] = []
+            var cursor = moof.offset + Int(dataOffset)
+            guard (payload.lowerBound...payload.upperBound).contains(cursor) else {
+                throw ReadError("track \(trackID) data_offset \(dataOffset) outside mdat payload \(payload)")
+            }
+            for i in 0..<count {
+                var s = ReadSample(duration: 0, size: 0, flags: 0, cts: 0)
+                if trFlags & 0x100 != 0 { s.duration = try d.u32(p); p += 4 }
+                if trFlags & 0x200 != 0 { s.size = try d.u32(p); p += 4 }
+                if trFlags & 0x400 != 0 { s.flags = try d.u32(p); p += 4 } else if i == 0, let f = firstFlags { s.flags = f }
+                if trFlags & 0x800 != 0 {
+                    s.cts = trunVersion == 1 ? try d.i32(p) : Int32(clamping: Int64(try d.u32(p))); p += 4
+                }
+                let r = cursor..<(cursor + Int(s.size))
+                guard r.lowerBound >= payload.lowerBound, r.upperBound <= payload.upperBound else {
+                    throw ReadError("track \(trackID) sample \(i) \(r) outside mdat payload \(payload)")
+                }
+                samples.append(s)
+                ranges.append(r)
+                covered.append(r)
+                cursor = r.upperBound
+                total += Int(s.size)
+            }
+            guard p == trun.end else { throw ReadError("trun has \(trun.end - p) bytes left over") }
+            tracks.append(ReadTrackFragment(trackID: trackID, tfhdFlags: tfhdFlags, baseMediaDecodeTime: bmdt,
+                                            trunVersion: trunVersion, dataOffset: dataOffset,
+                                            samples: samples, sampleRanges: ranges))
+        }
+        guard total == payload.count else { throw ReadError("mdat payload \(payload.count) != sum of sample sizes \(total)") }
+        // No two samples share bytes.
+        let sorted = covered.filter { !$0.isEmpty }.sorted { $0.lowerBound < $1.lowerBound }
+        for (a, b) in zip(sorted, sorted.dropFirst()) where a.upperBound > b.lowerBound {
+            throw ReadError("samples overlap at \(b.lowerBound)")
+        }
+        return ReadFragment(sequenceNumber: seq, tracks: tracks, mdatPayload: payload, topLevel: top)
+    }
+}
+
+/// "0a 0b ..." or "0a0b" -> bytes; whitespace and `|` separators are ignored.
+func hex(_ s: String) -> [UInt8] {
+    let digits = s.unicodeScalars.filter { !$0.properties.isWhitespace && $0 != "|" }
+    precondition(digits.count % 2 == 0, "odd hex literal")
+    var out: [UInt8] = []
+    var it = digits.makeIterator()
+    while let hi = it.next(), let lo = it.next() {
+        guard let v = UInt8(String(hi) + String(lo), radix: 16) else { preconditionFailure("bad hex \(hi)\(lo)") }
+        out.append(v)
+    }
+    return out
+}
+
+func hexString(_ b: some Sequence<UInt8>) -> String {
+    b.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+}
+
+/// SplitMix64 (Steele, Lea, Flood 2014): small seeded generator for reproducible property tests.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
