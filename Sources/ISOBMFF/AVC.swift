@@ -173,7 +173,14 @@ public enum AVC {
             while e > nalStart && buf[e - 1] == 0 { e -= 1 }
             if e > nalStart { body(nalStart..<e) }
         }
+        guard let base = UnsafeRawPointer(buf.baseAddress) else { return }
         while i + 2 < n {
+            // Eight bytes without a zero byte cannot hold the start of a start code (it needs two zeros at
+            // p, p+1): skip them (SWAR zero-byte test, "Bit Twiddling Hacks", haszero).
+            if i + 8 <= n {
+                let w = base.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+                if (w &- 0x0101_0101_0101_0101) & ~w & 0x8080_8080_8080_8080 == 0 { i += 8; continue }
+            }
             let b2 = buf[i + 2]
             if b2 > 1 { i += 3; continue }      // no start code can begin at i, i+1 or i+2
             if b2 == 1 && buf[i] == 0 && buf[i + 1] == 0 {
