@@ -10,6 +10,8 @@
 #     h264_aac_asc.bin       the AudioSpecificConfig of the audio stream
 #     h264_aac_streams.txt   one line per stream: index=..|codec_name=..|time_base=.. (ffprobe compact)
 #     sine_44100_mono.adts   0.1 s of AAC-LC in ADTS framing
+#     init_h264_aac.mp4      OUR init segment for the sample set above   (written by the Swift test, see below)
+#     seg_h264_aac.m4s       OUR media segment (styp+moof+mdat) for it
 #
 # src = 1 s of testsrc 160x90 @30 fps, SAR 4:3, x264 with B-frames (GOP 30), plus a 48 kHz stereo sine in AAC-LC.
 set -euo pipefail
@@ -46,5 +48,11 @@ extradata a > "$out/h264_aac_asc.bin"
 
 ff -f lavfi -i sine=frequency=1000:sample_rate=44100 -t 0.1 -ac 1 -c:a aac -fflags +bitexact -f adts \
    "$out/sine_44100_mono.adts"
+
+# Our own output for the new inputs: the ffprobe fixture test rewrites the two goldens when asked to.
+if [[ "${SKIP_GOLDEN:-0}" != 1 ]]; then
+    swift build --build-tests >/dev/null
+    ISOBMFF_UPDATE_GOLDEN=1 swift test --skip-build --filter 'ISOBMFFTests.FFprobeFixtureTests' >/dev/null
+fi
 
 ls -l "$out"

@@ -36,6 +36,13 @@ public struct TrackFragment: Sendable {
         self.isVideo = isVideo
     }
 
+    /// A fragment whose first decode time comes as signed ticks (a `Sample.dts`); `tfdt` cannot hold a negative
+    /// time (ISO/IEC 14496-12 §8.8.12), so a DTS below zero throws `MP4Error.negativeDecodeTime`.
+    public init(trackID: UInt32, decodeTime: Int64, samples: [FragmentSample], isVideo: Bool) throws {
+        guard decodeTime >= 0 else { throw MP4Error.negativeDecodeTime }
+        self.init(trackID: trackID, baseMediaDecodeTime: UInt64(decodeTime), samples: samples, isVideo: isVideo)
+    }
+
     /// Sum of the sample sizes: the bytes this track contributes to `mdat`.
     public var payloadSize: Int { samples.reduce(0) { $0 + Int($1.size) } }
 }

@@ -62,6 +62,19 @@ struct FFprobeFixtureTests {
         return (TrackFragment(trackID: trackID, baseMediaDecodeTime: 0, samples: samples, isVideo: isVideo), payloads)
     }
 
+    static func checkGolden(_ name: String, _ bytes: [UInt8]) throws {
+        if ProcessInfo.processInfo.environment["ISOBMFF_UPDATE_GOLDEN"] != nil {
+            let src = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/\(name)")
+            try Data(bytes).write(to: src)
+            return
+        }
+        let golden = try Fixture.bytes(name)
+        #expect(golden.count == bytes.count, "\(name): \(bytes.count) bytes, golden \(golden.count)")
+        if let i = zip(golden, bytes).enumerated().first(where: { $0.element.0 != $0.element.1 })?.offset {
+            Issue.record("\(name) differs from the golden file at byte \(i)")
+        }
+    }
+
     static func run(_ executable: String, _ args: [String]) throws -> (status: Int32, out: String, err: String) {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: executable)
@@ -96,6 +109,11 @@ struct FFprobeFixtureTests {
         var segment = MediaSegmentBoxes.styp()
         segment += try MediaSegmentBoxes.fragmentHeader(sequenceNumber: 1, tracks: [vFrag, aFrag])
         for p in vPayloads + aPayloads { segment += p }
+
+        // Whole-file goldens: any byte change in the writer shows up as a reviewed fixture diff.
+        // ISOBMFF_UPDATE_GOLDEN=1 rewrites them in the source tree (scripts/regen-fixtures.sh does).
+        try Self.checkGolden("init_h264_aac.mp4", initSegment)
+        try Self.checkGolden("seg_h264_aac.m4s", segment)
 
         // Independent parse first: payload bytes at each trun offset equal the source samples.
         let read = try FragmentReader.read(segment)

@@ -116,6 +116,13 @@ struct FragmentTests {
         }
     }
 
+    @Test func negativeDecodeTimeThrows() throws {
+        #expect(throws: MP4Error.negativeDecodeTime) {
+            try TrackFragment(trackID: 1, decodeTime: -1, samples: [], isVideo: true)
+        }
+        #expect(try TrackFragment(trackID: 1, decodeTime: 5, samples: [], isVideo: true).baseMediaDecodeTime == 5)
+    }
+
     /// The reader really rejects broken fragments (so the round trips above can fail).
     @Test func readerCatchesCorruption() throws {
         let v = TrackInput(fragment: TrackFragment(trackID: 1, baseMediaDecodeTime: 0, samples: [
