@@ -80,6 +80,7 @@ POLL_JS = r"""
     try { out.latency = h.latency; } catch (e) { out.latency = null; }
     try { out.pdtLag = h.playingDate ? (Date.now() - h.playingDate.getTime()) / 1000 : null; } catch (e) { out.pdtLag = null; }
     out.lowLatencyMode = h.config ? h.config.lowLatencyMode : null;
+    try { out.hlsUrl = h.url; } catch (e) {}
     try { out.version = h.constructor.version; } catch (e) {}
     try { out.liveSyncPosition = h.liveSyncPosition; } catch (e) {}
     try { out.levels = (h.levels || []).map(l => ({codecs: l.codecSet || ((l.videoCodec||'') + ',' + (l.audioCodec||'')), w: l.width, h: l.height})); } catch (e) {}

@@ -187,12 +187,12 @@ PLAYER_HTML = """<!doctype html>
 <video id="video" muted autoplay playsinline style="display:block;width:640px;height:360px"></video>
 <script type="module">
 const p = new URLSearchParams(location.search);
-const { default: Hls } = await import(p.get('hlsjs'));
+const { default: Hls } = await import(p.get('hlsjs') || '/hls.mjs');
 const video = document.getElementById('video');
 if (!Hls.isSupported()) throw new Error('hls.js not supported');
 const hls = new Hls({ lowLatencyMode: p.get('lowLatency') === '1' });
 window.hls = hls;
-hls.loadSource(p.get('src'));
+hls.loadSource(p.get('src') || '/index.m3u8');
 hls.attachMedia(video);
 hls.on(Hls.Events.MANIFEST_PARSED, () => video.play().catch(e => console.warn('play()', e.message)));
 </script></body></html>
