@@ -165,6 +165,29 @@ struct AVCTests {
         }
     }
 
+    /// Property on arbitrary bytes (zero-heavy, so start codes and trailing zeros are common): converting to
+    /// length-prefixed and splitting again gives exactly the Annex-B NAL units minus AUDs; nothing traps.
+    @Test func arbitraryBytesNeverTrapAndConvertConsistently() throws {
+        var rng = SplitMix64(seed: 99)
+        for _ in 0..<500 {
+            let data = (0..<Int.random(in: 0...200, using: &rng)).map { _ -> UInt8 in
+                switch UInt8.random(in: 0...9, using: &rng) {
+                case 0...4: 0
+                case 5...6: 1
+                case 7: 9
+                default: UInt8.random(in: 0...255, using: &rng)
+                }
+            }
+            let nals = AVC.nalUnits(annexB: data).map(Array.init).filter { $0[0] & 0x1F != 9 }
+            let lp = AVC.lengthPrefixed(fromAnnexB: data)
+            #expect(AVC.nalUnits(lengthPrefixed: lp).map(Array.init) == nals)
+            #expect(lp.count == nals.reduce(0) { $0 + 4 + $1.count })
+            _ = AVC.containsIDR(data)
+            _ = AVC.parameterSets(in: data)
+            _ = try? ADTS.frames(in: [0xFF, 0xF1] + data)
+        }
+    }
+
     /// Splits an avcC record into its SPS and PPS (test-side parser, ISO/IEC 14496-15 §5.3.3.1).
     static func parameterSets(ofAVCC a: [UInt8]) throws -> (sps: [[UInt8]], pps: [[UInt8]]) {
         var p = 5
