@@ -1,0 +1,147 @@
+/// The player page served at `/`: hls.js first (`Hls.isSupported()`), native HLS only as a fallback.
+///
+/// Query parameters: `src=URL` overrides the playlist (default `/index.m3u8`); `lowLatency=1` turns on
+/// hls.js `lowLatencyMode` (default off: this origin serves plain 1 s segments, no LL-HLS parts, so the
+/// default live edge of 3 target durations is the stable choice). `window.hls` and `window.player`
+/// are exposed for tests.
+enum PlayerPage {
+    static func html(hlsJSURL: String, fallbackURL: String?) -> String {
+        let primary = jsString(hlsJSURL)
+        let fallback = fallbackURL.map(jsString) ?? "null"
+        return """
+        <!doctype html>
+        <html lang="en">
+        <head>
+        <meta charset="utf-8">
+        <meta name="viewport" content="width=device-width, initial-scale=1">
+        <title>hls-origin live</title>
+        <style>
+          :root { color-scheme: dark; --bg: #0f1115; --panel: #171a21; --text: #e6e8ee; --muted: #8b93a7; --accent: #5ab0ff; }
+          * { box-sizing: border-box; }
+          body { margin: 0; background: var(--bg); color: var(--text);
+                 font: 14px/1.4 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }
+          main { max-width: 1100px; margin: 0 auto; padding: 16px; }
+          header { display: flex; align-items: baseline; gap: 12px; margin-bottom: 12px; }
+          h1 { font-size: 18px; margin: 0; font-weight: 600; }
+          .live { color: #ff5a5a; font-weight: 700; font-size: 12px; letter-spacing: .08em; }
+          .engine { color: var(--muted); margin-left: auto; font-size: 12px; }
+          video { width: 100%; aspect-ratio: 16 / 9; background: #000; border-radius: 8px; display: block; }
+          #stats { display: grid; grid-template-columns: repeat(auto-fit, minmax(150px, 1fr)); gap: 8px; margin-top: 12px; }
+          .stat { background: var(--panel); border-radius: 8px; padding: 10px 12px; }
+          .stat span { display: block; color: var(--muted); font-size: 11px; text-transform: uppercase; letter-spacing: .06em; }
+          .stat b { font: 600 18px/1.3 ui-monospace, SFMono-Regular, Menlo, monospace; color: var(--accent); }
+          #message { color: #ffb35a; margin-top: 10px; min-height: 1.4em; font-size: 13px; }
+          code { color: var(--muted); }
+        </style>
+        </head>
+        <body>
+        <main>
+          <header><h1>hls-origin</h1><span class="live">● LIVE</span><span class="engine" id="engine">loading…</span></header>
+          <video id="video" muted autoplay playsinline controls></video>
+          <section id="stats">
+            <div class="stat"><span>Latency</span><b id="latency">–</b></div>
+            <div class="stat"><span>Buffer ahead</span><b id="buffer">–</b></div>
+            <div class="stat"><span>Bitrate</span><b id="bitrate">–</b></div>
+            <div class="stat"><span>Dropped frames</span><b id="dropped">–</b></div>
+          </section>
+          <div id="message"></div>
+          <p><code id="source"></code></p>
+        </main>
+        <script type="module">
+        const HLS_JS_URL = \(primary);
+        const HLS_JS_FALLBACK = \(fallback);
+        const params = new URLSearchParams(location.search);
+        const src = params.get('src') || '/index.m3u8';
+        const lowLatency = params.get('lowLatency') === '1';
+        const video = document.getElementById('video');
+        const $ = (id) => document.getElementById(id);
+        const message = (text) => { $('message').textContent = text; };
+        $('source').textContent = src + (lowLatency ? '  (lowLatencyMode)' : '');
+        video.muted = true;
+
+        async function loadHls() {
+          for (const url of [HLS_JS_URL, HLS_JS_FALLBACK]) {
+            if (!url) continue;
+            try {
+              const mod = await import(url);
+              const Hls = mod.default || mod.Hls;
+              if (Hls) return Hls;
+            } catch (e) { console.warn('hls.js failed to load from', url, e); }
+          }
+          return null;
+        }
+
+        const Hls = await loadHls();
+        window.player = { engine: 'none', src, lowLatency, errors: [] };
+        if (Hls && Hls.isSupported()) {
+          const hls = new Hls({ lowLatencyMode: lowLatency, backBufferLength: 30 });
+          window.hls = hls;
+          window.Hls = Hls;
+          window.player.engine = 'hls.js ' + Hls.version;
+          hls.on(Hls.Events.ERROR, (_event, data) => {
+            window.player.errors.push(data.type + ':' + data.details);
+            if (!data.fatal) return;
+            message('Playback error: ' + data.details + ' — recovering…');
+            if (data.type === Hls.ErrorTypes.NETWORK_ERROR) setTimeout(() => hls.startLoad(), 1000);
+            else if (data.type === Hls.ErrorTypes.MEDIA_ERROR) hls.recoverMediaError();
+            else { hls.destroy(); message('Fatal error: ' + data.details); }
+          });
+          hls.on(Hls.Events.FRAG_BUFFERED, () => message(''));
+          hls.loadSource(src);
+          hls.attachMedia(video);
+        } else if (video.canPlayType('application/vnd.apple.mpegurl')) {
+          window.player.engine = 'native';
+          video.src = src;
+        } else {
+          message('This browser cannot play HLS (hls.js unavailable, no native support).');
+        }
+        $('engine').textContent = window.player.engine;
+        video.play().catch(() => {});
+
+        function bufferAhead() {
+          const t = video.currentTime, b = video.buffered;
+          for (let i = 0; i < b.length; i++) if (b.start(i) <= t + 0.1 && t <= b.end(i)) return b.end(i) - t;
+          return 0;
+        }
+        function update() {
+          const hls = window.hls;
+          const latency = hls && Number.isFinite(hls.latency) ? hls.latency : NaN;
+          $('latency').textContent = Number.isFinite(latency) ? latency.toFixed(2) + ' s' : '–';
+          $('buffer').textContent = bufferAhead().toFixed(2) + ' s';
+          let bps = NaN;
+          if (hls && hls.levels && hls.levels.length) {
+            const level = hls.levels[hls.currentLevel >= 0 ? hls.currentLevel : 0];
+            if (level) bps = level.bitrate;
+          }
+          $('bitrate').textContent = Number.isFinite(bps) && bps > 0 ? (bps / 1e6).toFixed(2) + ' Mb/s' : '–';
+          const q = video.getVideoPlaybackQuality ? video.getVideoPlaybackQuality() : null;
+          $('dropped').textContent = q ? q.droppedVideoFrames + ' / ' + q.totalVideoFrames : '–';
+        }
+        setInterval(update, 500);
+        update();
+        </script>
+        </body>
+        </html>
+
+        """
+    }
+
+    /// A JavaScript string literal safe inside an HTML `<script>`.
+    static func jsString(_ s: String) -> String {
+        var out = "\""
+        for u in s.unicodeScalars {
+            switch u {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "<": out += "\\u003c"
+            case ">": out += "\\u003e"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\u{2028}": out += "\\u2028"
+            case "\u{2029}": out += "\\u2029"
+            default: out.unicodeScalars.append(u)
+            }
+        }
+        return out + "\""
+    }
+}

@@ -1,0 +1,61 @@
+import Hummingbird
+
+/// Prebuilt header sets. Segment and playlist headers (with `Content-Length`) are built once per publish,
+/// so a request only copies a value and never formats a header.
+enum ResponseHeaders {
+    static let allowMethods = "GET, HEAD, OPTIONS"
+    static let exposeHeaders = "Content-Length, Content-Type, Date, Age, Cache-Control, Retry-After"
+    static let defaultAllowHeaders = "Range, Accept, Accept-Encoding, Content-Type, Cache-Control, If-None-Match, If-Modified-Since"
+    static let playlistType = "application/vnd.apple.mpegurl"
+    static let immutable = "public, max-age=31536000, immutable"
+
+    /// `Access-Control-*` fields every response carries.
+    static let cors: HTTPFields = [
+        .accessControlAllowOrigin: "*",
+        .accessControlExposeHeaders: exposeHeaders,
+    ]
+
+    static func make(contentType: String, cacheControl: String, contentLength: Int) -> HTTPFields {
+        var h = HTTPFields()
+        h.reserveCapacity(7)
+        h[.contentType] = contentType
+        h[.contentLength] = String(contentLength)
+        h[.cacheControl] = cacheControl
+        h.append(contentsOf: cors)
+        return h
+    }
+
+    static func playlist(contentLength: Int) -> HTTPFields {
+        make(contentType: playlistType, cacheControl: "no-cache", contentLength: contentLength)
+    }
+
+    static func segment(contentLength: Int) -> HTTPFields {
+        make(contentType: "video/iso.segment", cacheControl: immutable, contentLength: contentLength)
+    }
+
+    static func initSegment(contentLength: Int) -> HTTPFields {
+        make(contentType: "video/mp4", cacheControl: immutable, contentLength: contentLength)
+    }
+}
+
+/// A response body prepared once: bytes plus complete headers.
+struct PreparedResponse: Sendable {
+    let status: HTTPResponse.Status
+    let headers: HTTPFields
+    let body: ByteBuffer
+
+    init(status: HTTPResponse.Status = .ok, headers: HTTPFields, body: ByteBuffer) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    /// A plain-text (error) response, `no-store`.
+    static func text(_ status: HTTPResponse.Status, _ text: String, extra: HTTPFields = [:]) -> PreparedResponse {
+        let body = ByteBuffer(string: text)
+        var h = ResponseHeaders.make(contentType: "text/plain; charset=utf-8", cacheControl: "no-store",
+                                     contentLength: body.readableBytes)
+        h.append(contentsOf: extra)
+        return PreparedResponse(status: status, headers: h, body: body)
+    }
+}
