@@ -19,7 +19,37 @@ import threading
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from hlsharness import procs  # noqa: E402
+from hlsharness import mp4, procs  # noqa: E402
+
+
+def write_multivariant(d):
+    """index.m3u8 with CODECS/RESOLUTION taken from init.mp4 (FFmpeg writes no variant for video-only)."""
+    with open(os.path.join(d, "init.mp4"), "rb") as f:
+        init = mp4.parse_init(f.read())
+    attrs = f'BANDWIDTH=2000000,CODECS="{",".join(init.codecs)}"'
+    v = next((t for t in init.tracks if t.handler == "vide"), None)
+    if v:
+        attrs += f",RESOLUTION={v.width}x{v.height}"
+    tmp = os.path.join(d, ".index.tmp")
+    with open(tmp, "w") as f:
+        f.write(f"#EXTM3U\n#EXT-X-VERSION:7\n#EXT-X-INDEPENDENT-SEGMENTS\n#EXT-X-STREAM-INF:{attrs}\nstream.m3u8\n")
+    os.replace(tmp, os.path.join(d, "index.m3u8"))
+
+
+def probe_stdin_prefix(a, limit=2 << 20):
+    """Read the start of stdin, probe it; return (prefix bytes, codecs)."""
+    prefix = b""
+    while len(prefix) < limit:
+        chunk = sys.stdin.buffer.read1(65536)
+        if not chunk:
+            break
+        prefix += chunk
+    p = subprocess.run(["ffprobe", "-v", "error", *input_args(a), "-show_entries", "stream=codec_name",
+                        "-of", "csv=p=0", "-i", "pipe:0"], input=prefix, capture_output=True)
+    if p.returncode != 0 or not p.stdout.strip():
+        err = p.stderr.decode(errors="replace").strip().splitlines()
+        die(f"cannot read input from stdin: {err[-1] if err else 'no streams'}")
+    return prefix, [c.strip().strip(",") for c in p.stdout.decode().split()]
 
 
 def die(msg):
@@ -96,6 +126,11 @@ class Handler(http.server.SimpleHTTPRequestHandler):
 
 def serve(a):
     codecs = check_input(a)
+    prefix = None
+    if a.input == "-":
+        prefix, codecs = probe_stdin_prefix(a)
+        if a.transcode == "never" and any(c not in ("h264", "aac") for c in codecs):
+            die(f"input codecs {','.join(codecs)} need transcoding but --transcode never was given")
     d = tempfile.mkdtemp(prefix="refo-")
     procs.write_player_page(d)
     if a.hlsjs and os.path.exists(a.hlsjs):
@@ -110,7 +145,7 @@ def serve(a):
     if a.input is None:
         enc = ["-map", "0:v", "-map", "1:a"]
     if a.transcode == "never" and codecs is not None:
-        enc += ["-c", "copy"]
+        enc += ["-c", "copy", "-bsf:a", "aac_adtstoasc"]
     else:
         enc += ["-c:v", "libx264", "-preset", "veryfast", "-tune", "zerolatency", "-pix_fmt", "yuv420p",
                 "-force_key_frames", f"expr:gte(t,n_forced*{a.segment_duration})", "-sc_threshold", "0",
@@ -119,9 +154,26 @@ def serve(a):
            "-f", "hls", "-hls_time", str(a.segment_duration), "-hls_list_size", str(a.window),
            "-hls_segment_type", "fmp4", "-hls_flags", "delete_segments+program_date_time+temp_file",
            "-hls_fmp4_init_filename", "init.mp4", "-hls_segment_filename", os.path.join(d, "seg%d.m4s"),
-           "-master_pl_name", "index.m3u8", os.path.join(d, "stream.m3u8")]
-    ff = subprocess.Popen(cmd, stdin=sys.stdin.buffer if a.input == "-" else subprocess.DEVNULL,
+           os.path.join(d, "stream.m3u8")]
+    ff = subprocess.Popen(cmd, stdin=subprocess.PIPE if a.input == "-" else subprocess.DEVNULL,
                           stderr=subprocess.PIPE)
+    if a.input == "-":
+        def pump():
+            try:
+                ff.stdin.write(prefix)
+                while True:
+                    chunk = sys.stdin.buffer.read1(65536)
+                    if not chunk:
+                        break
+                    ff.stdin.write(chunk)
+            except (BrokenPipeError, OSError):
+                pass
+            finally:
+                try:
+                    ff.stdin.close()
+                except OSError:
+                    pass
+        threading.Thread(target=pump, daemon=True).start()
     httpd = http.server.ThreadingHTTPServer((a.host, a.port), functools.partial(Handler, directory=d))
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     if not a.quiet:
@@ -130,7 +182,11 @@ def serve(a):
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     ff_done = False
+    index_written = False
     while not stop.is_set():
+        if not index_written and os.path.exists(os.path.join(d, "stream.m3u8")):
+            write_multivariant(d)
+            index_written = True
         if not ff_done and ff.poll() is not None:
             ff_done = True
             err = ff.stderr.read().decode(errors="replace").strip()
@@ -154,15 +210,16 @@ def package(a):
     if a.transcode == "always" or (a.transcode == "auto" and any(c not in ("h264", "aac") for c in codecs)):
         enc += ["-c:v", "libx264", "-preset", "veryfast", "-pix_fmt", "yuv420p", "-c:a", "aac"]
     else:
-        enc += ["-c", "copy"]
+        enc += ["-c", "copy", "-bsf:a", "aac_adtstoasc"]
     cmd = ["ffmpeg", "-hide_banner", "-nostdin", "-loglevel", "error", "-y", *input_args(a), "-i", a.input, *enc,
            "-f", "hls", "-hls_time", str(a.segment_duration), "-hls_segment_type", "fmp4",
            "-hls_playlist_type", "vod", "-hls_fmp4_init_filename", "init.mp4",
-           "-hls_segment_filename", os.path.join(a.output, "seg%d.m4s"), "-master_pl_name", "index.m3u8",
-           os.path.join(a.output, "stream.m3u8")]
+           "-hls_segment_filename", os.path.join(a.output, "seg%d.m4s"), os.path.join(a.output, "stream.m3u8")]
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
         die(f"packaging failed: {p.stderr.strip().splitlines()[-1] if p.stderr.strip() else p.returncode}")
+    write_multivariant(a.output)
+    os.remove(os.path.join(a.output, ".index.tmp")) if os.path.exists(os.path.join(a.output, ".index.tmp")) else None
     return 0
 
 

@@ -1,0 +1,39 @@
+"""`hls-origin serve clip.mp4 --loop`: a 4-second file looped into an endless live stream."""
+import concurrent.futures
+
+from hlsharness import chromium, clients, livecheck
+from hlsharness.testenv import need, need_chromium
+
+CLIP_SECONDS = 4
+
+
+def test_looped_file_plays_three_loops_without_stall(start_origin, media):
+    need_chromium()
+    need("ffmpeg")
+    s = start_origin(media["clip.mp4"], "--loop")
+    play_for = 3 * CLIP_SECONDS + 4
+    with concurrent.futures.ThreadPoolExecutor(3) as ex:
+        pl = ex.submit(livecheck.check_live_playlist, s.base_url, play_for)
+        ff = ex.submit(clients.ffmpeg_read, s.url("/index.m3u8"), 10)
+        res = chromium.chromium_play(s.url("/"), play_for)
+        pl, ff = pl.result(), ff.result()
+    print(chromium.summary(res))
+    print(pl.summary())
+    assert chromium.playback_problems(res) == []
+    played = res["samples"][-1]["t"] - next(x["t"] for x in res["samples"] if (x.get("t") or 0) > 0)
+    assert played >= 3 * CLIP_SECONDS, f"played only {played:.1f}s (< 3 loops of {CLIP_SECONDS}s)"
+    assert res["max_stall_s"] < 1.0, f"stalled {res['max_stall_s']:.1f}s at a loop boundary?"
+    assert pl.errors == []
+    assert not pl.endlist
+    assert ff.ok, str(ff)
+
+
+def test_file_without_loop_ends_and_keeps_serving(start_origin, media):
+    """Without --loop the stream ends after the file: EXT-X-ENDLIST, and the server keeps serving it."""
+    s = start_origin(media["clip.mp4"])
+    pl = livecheck.wait_for_endlist(s.base_url, CLIP_SECONDS + 15, proc=s.proc)
+    assert pl is not None, f"no EXT-X-ENDLIST within {CLIP_SECONDS + 15}s; exit={s.proc.poll()}"
+    assert s.proc.poll() is None, "server exited instead of serving the ended stream"
+    snap = livecheck.check_http_snapshot(s.base_url)
+    assert snap.errors == []
+    assert abs(snap.media_seconds - CLIP_SECONDS) <= 0.1, snap.media_seconds
