@@ -3,6 +3,7 @@ import HLS
 import Hummingbird
 import Logging
 import NIOCore
+import ServiceLifecycle
 
 /// Where and how the origin listens.
 public struct OriginConfiguration: Sendable {
@@ -92,13 +93,18 @@ public struct OriginServer: Sendable {
     }
 
     /// Serves until the surrounding task is cancelled, then shuts down gracefully and returns.
+    ///
+    /// Cancellation triggers a graceful shutdown of the service group (stop accepting, let in-flight
+    /// responses finish, close idle keep-alive connections) instead of tearing the channels down.
     public func run(onStarted: @Sendable @escaping (_ boundPort: Int) -> Void = { _ in }) async throws {
-        let app = makeApplication(onStarted: onStarted)
-        do {
-            try await app.run()
-        } catch {
-            if Task.isCancelled || error is CancellationError { return }
-            throw error
+        let group = ServiceGroup(configuration: .init(services: [makeApplication(onStarted: onStarted)],
+                                                      gracefulShutdownSignals: [], logger: logger))
+        // The group runs in its own (uncancelled) task so that our cancellation becomes a graceful shutdown.
+        let running = Task { try await group.run() }
+        try await withTaskCancellationHandler {
+            try await running.value
+        } onCancel: {
+            Task { await group.triggerGracefulShutdown() }
         }
     }
 }
