@@ -11,12 +11,17 @@ public struct LiveSegment: Sendable {
     public var programDateTime: WallClock
     /// `EXT-X-DISCONTINUITY` before this segment (timestamps or encoding parameters changed).
     public var discontinuity: Bool
+    /// Video samples in the segment, when the producer knows them; otherwise the origin counts them from
+    /// the `trun` boxes of the video track. Used to measure `FRAME-RATE`.
+    public var videoFrames: Int?
 
-    public init(bytes: [UInt8], duration: MediaTime, programDateTime: WallClock, discontinuity: Bool = false) {
+    public init(bytes: [UInt8], duration: MediaTime, programDateTime: WallClock, discontinuity: Bool = false,
+                videoFrames: Int? = nil) {
         self.bytes = bytes
         self.duration = duration
         self.programDateTime = programDateTime
         self.discontinuity = discontinuity
+        self.videoFrames = videoFrames
     }
 }
 
@@ -102,6 +107,9 @@ public final class LiveSnapshot: Sendable {
         }
     }
 
+    /// Segments published so far (the next sequence number).
+    public var segmentCount: Int { Int(clamping: nextSequence) }
+
     /// Segment sequence numbers that can be downloaded now (window + retention).
     public var availableSequences: Range<UInt64> {
         (retained.first?.sequence ?? mediaSequence)..<nextSequence
@@ -149,7 +157,6 @@ public final class LiveSnapshot: Sendable {
 ///   start, `.vod` only once `finish()` was called (no `EXT-X-PLAYLIST-TYPE` while live).
 public final class LiveStream: Sendable {
     public let windowSize: Int
-    public let targetDuration: Int
     public let playlistType: MediaPlaylist.PlaylistType?
 
     private struct Waiter {
@@ -168,30 +175,37 @@ public final class LiveStream: Sendable {
         var lastInitIndexPublished: Int?
         var waiters: [Int: Waiter] = [:]
         var nextWaiterID = 0
+        var targetDuration: Int
     }
 
-    private let state = Mutex(State())
+    private let state: Mutex<State>
+
+    /// The `EXT-X-TARGETDURATION` floor (seconds).
+    public var targetDuration: Int { state.withLock { $0.targetDuration } }
 
     /// - Parameters:
     ///   - windowSize: segments listed in the live playlist (at least 1).
     ///   - targetDuration: `EXT-X-TARGETDURATION` floor; the rendered value is the larger of this and the rule
     ///     applied to the segments in the window (so a playlist never lies about a long segment).
-    public init(windowSize: Int = 6, targetDuration: Int, playlistType: MediaPlaylist.PlaylistType? = nil) {
+    ///     `setInitSegment(_:tracks:targetDuration:)` can raise or lower it later.
+    public init(windowSize: Int = 6, targetDuration: Int = 1, playlistType: MediaPlaylist.PlaylistType? = nil) {
         precondition(windowSize >= 1, "windowSize must be at least 1")
         self.windowSize = windowSize
-        self.targetDuration = max(1, targetDuration)
         self.playlistType = playlistType
+        self.state = Mutex(State(targetDuration: max(1, targetDuration)))
     }
 
     /// Sets (or replaces, on a format change) the init segment. A different init gets a new URI
     /// (`init.mp4`, `init1.mp4`, …); the next segment then carries `EXT-X-DISCONTINUITY` + `EXT-X-MAP`.
     /// Identical bytes are ignored. `frameRate` is a declared rate used only until a rate can be
-    /// measured from the segments (video `trun` sample count / duration).
-    public func setInitSegment(_ bytes: [UInt8], tracks: [TrackFormat], frameRate: Double? = nil) {
+    /// measured from the segments (video `trun` sample count / duration). `targetDuration`, when given,
+    /// replaces the `EXT-X-TARGETDURATION` floor.
+    public func setInitSegment(_ bytes: [UInt8], tracks: [TrackFormat], targetDuration: Int? = nil,
+                               frameRate: Double? = nil) {
         let waiters: [CheckedContinuation<Bool, Never>] = state.withLock { s in
+            if let targetDuration { s.targetDuration = max(1, targetDuration) }
             let buffer = ByteBuffer(bytes: bytes)
             if let last = s.inits.last, last.bytes == buffer {
-                if last.tracks == tracks && last.declaredFrameRate == frameRate { return [] }
                 s.inits[s.inits.count - 1] = StoredInit(index: last.index, uri: last.uri, bytes: last.bytes,
                                                         headers: last.headers, tracks: tracks,
                                                         declaredFrameRate: frameRate)
@@ -213,7 +227,7 @@ public final class LiveStream: Sendable {
     /// Appends a segment (sequence numbers start at 0), evicts beyond the window, expires retention,
     /// and renders both playlists once.
     public func publish(_ segment: LiveSegment) {
-        let counts = FragmentInspector.sampleCounts(in: segment.bytes)
+        let counts = segment.videoFrames == nil ? FragmentInspector.sampleCounts(in: segment.bytes) : [:]
         let body = ByteBuffer(bytes: segment.bytes)  // the one copy
         let headers = ResponseHeaders.segment(contentLength: body.readableBytes)
         let waiters: [CheckedContinuation<Bool, Never>] = state.withLock { s in
@@ -226,7 +240,7 @@ public final class LiveStream: Sendable {
             let stored = StoredSegment(
                 sequence: old.nextSequence, bytes: body, headers: headers, duration: segment.duration,
                 programDateTime: segment.programDateTime, discontinuity: !isFirst && (segment.discontinuity || initChanged),
-                initIndex: initIndex, videoSamples: videoTrack.flatMap { counts[$0.trackID] })
+                initIndex: initIndex, videoSamples: videoTrack == nil ? nil : segment.videoFrames ?? videoTrack.flatMap { counts[$0.trackID] })
 
             let clock = s.clockTimescale ?? segment.duration.timescale
             s.clockTimescale = clock
@@ -387,7 +401,7 @@ public final class LiveStream: Sendable {
             case nil: nil
             }
             playlist = MediaPlaylist(
-                targetDuration: max(targetDuration, MediaPlaylist.targetDuration(for: window.map(\.duration))),
+                targetDuration: max(s.targetDuration, MediaPlaylist.targetDuration(for: window.map(\.duration))),
                 mediaSequence: mediaSequence, discontinuitySequence: discontinuitySequence,
                 mapURI: StoredInit.uri(for: first.initIndex), playlistType: type, segments: segments,
                 endList: finished)

@@ -78,9 +78,8 @@ public struct OriginServer: Sendable {
             headers: ResponseHeaders.make(contentType: "text/html; charset=utf-8", cacheControl: "no-cache",
                                           contentLength: pageBody.readableBytes),
             body: pageBody)
-        let wait = configuration.firstSegmentWait ?? .seconds(2 * stream.targetDuration)
-        self.responder = OriginResponder(stream: stream, stats: stats, page: page, hlsJS: hlsJS, firstSegmentWait: wait,
-                                         retryAfter: String(max(1, stream.targetDuration)))
+        self.responder = OriginResponder(stream: stream, stats: stats, page: page, hlsJS: hlsJS,
+                                         firstSegmentWait: configuration.firstSegmentWait)
     }
 
     /// The Hummingbird application (also used by tests with `app.test(.router)`).
@@ -143,8 +142,8 @@ struct OriginResponder: HTTPResponder {
     let stats: OriginStats
     let page: PreparedResponse
     let hlsJS: PreparedResponse?
-    let firstSegmentWait: Duration
-    let retryAfter: String
+    /// `nil`: two target durations of the stream.
+    let firstSegmentWait: Duration?
     let cors = CORSHeadersMiddleware<OriginRequestContext>()
 
     static let maxPathLength = 256
@@ -196,7 +195,7 @@ struct OriginResponder: HTTPResponder {
             let multivariant = path == "/index.m3u8"
             var snapshot = stream.snapshot()
             if (multivariant ? snapshot.multivariantBody : snapshot.mediaPlaylistBody) == nil {
-                _ = await stream.waitForFirstSegment(timeout: firstSegmentWait)
+                _ = await stream.waitForFirstSegment(timeout: firstSegmentWait ?? .seconds(2 * stream.targetDuration))
                 snapshot = stream.snapshot()
             }
             if multivariant, let body = snapshot.multivariantBody {
@@ -205,7 +204,7 @@ struct OriginResponder: HTTPResponder {
                 return send(.ok, snapshot.mediaPlaylistHeaders, body, request)
             }
             let r = PreparedResponse.text(.serviceUnavailable, "No segment yet, retry shortly\n",
-                                          extra: [.retryAfter: retryAfter])
+                                          extra: [.retryAfter: String(stream.targetDuration)])
             return send(r, request)
         case "/", "/index.html":
             return send(page, request)

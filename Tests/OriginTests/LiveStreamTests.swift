@@ -144,6 +144,19 @@ import MediaCore
         #expect(stream.snapshot().multivariant?.variants.first?.frameRate == 25)
     }
 
+    @Test func producerSuppliedFrameCountAndTargetDuration() throws {
+        let stream = LiveStream(windowSize: 3)
+        stream.setInitSegment(Fixture.initBytes, tracks: Fixture.tracks, targetDuration: 4)
+        var seg = Fixture.liveSegment(seconds: 2)   // trun says 60 samples
+        seg.videoFrames = 50                         // the producer knows better: 25 fps
+        stream.publish(seg)
+        let snap = stream.snapshot()
+        #expect(snap.multivariant?.variants.first?.frameRate == 25)
+        #expect(snap.playlist?.targetDuration == 4)
+        #expect(stream.targetDuration == 4)
+        #expect(snap.segmentCount == 1)
+    }
+
     @Test func fragmentInspectorIsDefensive() {
         #expect(FragmentInspector.sampleCounts(in: Fixture.segment(videoSamples: 31, audioSamples: 48)) == [1: 31, 2: 48])
         #expect(FragmentInspector.sampleCounts(in: []) == [:])
