@@ -373,7 +373,15 @@ def chromium_play(url, seconds=30, poll=0.5, startup_timeout=10.0, screenshots=T
     res["wall_after_start"] = (samples[-1]["mono"] - t_start) if t_start is not None and samples else 0.0
     res["errors"] = samples[-1]["errors"] if samples else []
     res["fatal_errors"] = [e for e in res["errors"] if e.get("fatal")]
-    res["bad_errors"] = [e for e in res["errors"] if e.get("details") in BAD_ERROR_DETAILS]
+    # A bufferStalledError raised before the first 'playing' event (decoder not started yet on a loaded machine,
+    # buffer already covering currentTime) is not a playback stall; it is kept apart in startup_stalls.
+    first_playing = samples[-1].get("firstPlaying") if samples else None
+
+    def before_start(e):
+        return (e.get("details") == "bufferStalledError" and e.get("t") is not None
+                and (first_playing is None or e["t"] < first_playing))
+    res["startup_stalls"] = [e for e in res["errors"] if before_start(e)]
+    res["bad_errors"] = [e for e in res["errors"] if e.get("details") in BAD_ERROR_DETAILS and not before_start(e)]
     if t_first_sample is not None:
         played = samples[-1]["t"] - t_first_sample["t"]
         wall = samples[-1]["mono"] - t_first_sample["mono"]
@@ -475,6 +483,8 @@ def summary(res):
     keys = ("started", "startup_s", "advance_ratio", "max_stall_s", "total_frames", "dropped_frames",
             "max_buffered_ranges", "latency_median", "pdt_lag_median", "lumas", "screenshot_diff", "version",
             "low_latency_mode", "video_size", "waiting_events")
+    if res.get("startup_stalls"):
+        keys = keys + ("startup_stalls",)
     out = {k: (round(res[k], 3) if isinstance(res.get(k), float) else res.get(k)) for k in keys}
     if isinstance(out.get("lumas"), list):
         out["lumas"] = [round(x, 1) for x in out["lumas"]]
