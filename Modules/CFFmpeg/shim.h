@@ -11,7 +11,9 @@
 #include <libavutil/time.h>
 #include <libswscale/swscale.h>
 #include <libswresample/swresample.h>
-#include <fcntl.h>
+#include <errno.h>
+#include <poll.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 /* Macros Swift cannot import, as functions returning the real values.
@@ -27,6 +29,7 @@ static inline int cff_averror_decoder_not_found(void) { return AVERROR_DECODER_N
 static inline int cff_averror_encoder_not_found(void) { return AVERROR_ENCODER_NOT_FOUND; }
 static inline int64_t cff_nopts_value(void) { return AV_NOPTS_VALUE; }
 static inline int cff_time_base(void) { return AV_TIME_BASE; }
+static inline int cff_averror_etimedout(void) { return AVERROR(ETIMEDOUT); }
 
 /* av_err2str is a macro over a compound literal: write into the caller's buffer instead.
  * Always NUL-terminates; returns av_strerror's result (< 0 if the code is unknown, with a generic text). */
@@ -50,16 +53,46 @@ static inline int cff_swr_convert_to_packed(struct SwrContext *s, uint8_t *out, 
     return swr_convert(s, outs, out_count, (const uint8_t **)in->extended_data, in->nb_samples);
 }
 
-/* For `pipe:N` inputs: if fd N is a pipe or socket, make it non-blocking so FFmpeg's I/O loop polls it
- * (sleeping 1 ms on EAGAIN) and checks the interrupt callback and rw_timeout between tries.
- * Returns the previous file status flags to restore later, or -1 if nothing was changed. */
-static inline int cff_make_pipe_nonblocking(int fd) {
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !(S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))) return -1;
-    int flags = fcntl(fd, F_GETFL);
-    if (flags < 0 || (flags & O_NONBLOCK)) return -1;
-    if (fcntl(fd, F_SETFL, flags | O_NONBLOCK) != 0) return -1;
-    return flags;
+/* Reading a pipe (`-` / `pipe:N`) through our own AVIO read callback: poll() with a short timeout, so a
+ * blocked read still notices the interrupt callback (and an optional stall timeout) without putting the
+ * descriptor in non-blocking mode (FFmpeg's retry loop then sleeps 1 ms per empty read, which costs
+ * throughput on raw video pipes). The descriptor is not closed here: it belongs to the process. */
+typedef struct CFFPipeReader {
+    int fd;
+    AVIOInterruptCB interrupt;
+    int64_t stall_timeout_us;   /* 0 = wait forever */
+} CFFPipeReader;
+
+static inline int cff_pipe_read(void *opaque, uint8_t *buf, int size) {
+    CFFPipeReader *r = (CFFPipeReader *)opaque;
+    int64_t waiting_since = av_gettime_relative();
+    for (;;) {
+        if (r->interrupt.callback && r->interrupt.callback(r->interrupt.opaque)) return AVERROR_EXIT;
+        struct pollfd p = { .fd = r->fd, .events = POLLIN, .revents = 0 };
+        int n = poll(&p, 1, 50);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return AVERROR(errno);
+        }
+        if (n == 0) {
+            if (r->stall_timeout_us > 0 && av_gettime_relative() - waiting_since > r->stall_timeout_us)
+                return AVERROR(ETIMEDOUT);
+            continue;
+        }
+        ssize_t got = read(r->fd, buf, (size_t)size);
+        if (got < 0) {
+            if (errno == EINTR || errno == EAGAIN) continue;
+            return AVERROR(errno);
+        }
+        if (got == 0) return AVERROR_EOF;
+        return (int)got;
+    }
 }
-static inline void cff_restore_fd_flags(int fd, int flags) { if (flags >= 0) fcntl(fd, F_SETFL, flags); }
+
+/* What kind of descriptor `fd` is: 1 regular file, 2 pipe/socket/terminal/other stream, -errno if invalid. */
+static inline int cff_fd_kind(int fd) {
+    struct stat st;
+    if (fstat(fd, &st) != 0) return -errno;
+    return S_ISREG(st.st_mode) ? 1 : 2;
+}
 #endif

@@ -65,20 +65,27 @@ final class DecoderCore {
             if r == AV.eof { return }
             try check(r, "avcodec_send_packet", context)
         } else {
+            // Drain, then reset, so the decoder takes new input afterwards (e.g. after a loop) even if draining failed.
+            defer { avcodec_flush_buffers(ctx) }
             let r = avcodec_send_packet(ctx, nil)
             if r < 0 && r != AV.eof { try check(r, "avcodec_send_packet", context) }
+            _ = try receiveAll(ctx, frame, body, draining: true)
+            return
         }
         _ = try receiveAll(ctx, frame, body, producedBefore: produced)
-        if input == nil { avcodec_flush_buffers(ctx) }  // ready for new input (e.g. after a loop)
     }
 
     private func receiveAll(_ ctx: UnsafeMutablePointer<AVCodecContext>, _ frame: UnsafeMutablePointer<AVFrame>,
-                            _ body: (UnsafeMutablePointer<AVFrame>) throws -> Void, producedBefore: Int = 0) throws -> Int {
+                            _ body: (UnsafeMutablePointer<AVFrame>) throws -> Void,
+                            producedBefore: Int = 0, draining: Bool = false) throws -> Int {
         var produced = producedBefore
+        var errors = 0
         while true {
             let r = avcodec_receive_frame(ctx, frame)
             if r == AV.eagain || r == AV.eof { return produced }
             if r < 0 {
+                // While draining, a bad frame must not strand the good ones behind it.
+                if draining && errors < 64 { errors += 1; skippedErrors += 1; continue }
                 if produced > 0 { skippedErrors += 1; return produced }
                 try check(r, "avcodec_receive_frame", context)
             }

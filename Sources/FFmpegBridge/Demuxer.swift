@@ -23,10 +23,8 @@ public final class Demuxer {
     private let options: InputOptions
     private var ctx: UnsafeMutablePointer<AVFormatContext>?
     /// Our own AVIO context when we opened the input ourselves (pipes and local files); closed after `ctx`.
-    private var customIO: UnsafeMutablePointer<AVIOContext>?
+    private var io: InputIO?
     private var packet: UnsafeMutablePointer<AVPacket>?
-    /// `pipe:N` whose descriptor we made non-blocking (so reads can be interrupted): its original flags.
-    private var pipeFlags: (fd: Int32, flags: Int32)?
 
     /// Opens `url` and finds its streams. `"-"` means standard input (`pipe:0`).
     public init(url: String, options: InputOptions = .init(), interruptFlag: InterruptFlag = InterruptFlag()) throws {
@@ -36,9 +34,8 @@ public final class Demuxer {
         self.interruptFlag = interruptFlag
         let opened = try Self.open(url: self.url, displayName: url, options: options, flag: interruptFlag)
         ctx = opened.ctx
-        customIO = opened.io
+        io = opened.io
         isSeekable = opened.seekable
-        pipeFlags = opened.pipeFlags
         streams = Self.describeStreams(opened.ctx)
         packet = av_packet_alloc()
     }
@@ -103,9 +100,8 @@ public final class Demuxer {
         close()
         let opened = try Self.open(url: url, displayName: displayName, options: options, flag: interruptFlag)
         ctx = opened.ctx
-        customIO = opened.io
+        io = opened.io
         isSeekable = opened.seekable
-        pipeFlags = opened.pipeFlags
         let again = Self.describeStreams(opened.ctx)
         guard again.count == streams.count, zip(again, streams).allSatisfy({ $0.codecName == $1.codecName }) else {
             throw FFmpegError.invalid("cannot restart '\(displayName)'", "the input changed its streams when reopened")
@@ -139,9 +135,8 @@ public final class Demuxer {
 
     private func close() {
         avformat_close_input(&ctx)
-        if customIO != nil { avio_closep(&customIO) }
-        if let pipeFlags { cff_restore_fd_flags(pipeFlags.fd, pipeFlags.flags) }
-        pipeFlags = nil
+        io?.close()
+        io = nil
     }
 
     private static func pause() -> Bool {
@@ -151,9 +146,8 @@ public final class Demuxer {
 
     private struct Opened {
         var ctx: UnsafeMutablePointer<AVFormatContext>
-        var io: UnsafeMutablePointer<AVIOContext>?
+        var io: InputIO?
         var seekable: Bool
-        var pipeFlags: (fd: Int32, flags: Int32)?
     }
 
     /// avformat_open_input + avformat_find_stream_info, with pipe-friendly probing and clear errors.
@@ -175,38 +169,31 @@ public final class Demuxer {
 
         // Pipes and local files: open the byte stream ourselves, so we know whether it can seek
         // (probe small and fast when it cannot) and which format it is even if opening fails.
-        var io: UnsafeMutablePointer<AVIOContext>?
+        var io: InputIO?
         var seekable = !isLiveURL(url)
         var detected: String?
         let usesFile = forced.map { $0.pointee.flags & AVFMT_NOFILE == 0 } ?? true
-        var pipeFlags: (fd: Int32, flags: Int32)?
-        if usesFile, url.hasPrefix("pipe:"), let fd = Int32(url.dropFirst(5).isEmpty ? "0" : url.dropFirst(5)) {
-            let flags = cff_make_pipe_nonblocking(fd)
-            if flags >= 0 { pipeFlags = (fd, flags) }
-        }
-        func restorePipe() { if let pipeFlags { cff_restore_fd_flags(pipeFlags.fd, pipeFlags.flags) } }
         if usesFile && isLocalOrPipe(url) {
-            let r = avio_open2(&io, url, AVIO_FLAG_READ, &ctx.pointee.interrupt_callback, &dict)
-            if r < 0 {
-                restorePipe()
+            do {
+                io = try InputIO(url: url, interrupt: ctx.pointee.interrupt_callback, options: &dict, context: context)
+            } catch {
                 avformat_free_context(ctx)
-                throw FFmpegError(code: r, call: "avio_open2", context: context)
+                throw error
             }
-            seekable = (io!.pointee.seekable & AVIO_SEEKABLE_NORMAL) != 0
+            seekable = io!.isSeekable
             if forced == nil {
                 var probed: UnsafePointer<AVInputFormat>?
-                let p = av_probe_input_buffer2(io, &probed, url, ctx, 0, 0)
+                let p = av_probe_input_buffer2(io!.pb, &probed, url, ctx, 0, 0)
                 if p < 0 {
-                    restorePipe()
                     avformat_free_context(ctx)
-                    avio_closep(&io)
+                    io!.close()
                     throw FFmpegError(code: p, call: "av_probe_input_buffer2", context: context,
                                       explanation: p == AV.invalidData ? emptyOrUnknown(p, seekable: seekable) : nil)
                 }
                 forced = probed
             }
             detected = forced.map { String(cString: $0.pointee.name) }
-            ctx.pointee.pb = io
+            ctx.pointee.pb = io!.pb
         }
         ctx.pointee.probesize = Int64(options.probeSize ?? (seekable ? 5_000_000 : 1 << 20))
         ctx.pointee.max_analyze_duration = Int64(options.analyzeDuration ?? (seekable ? 0 : 1_000_000))
@@ -214,8 +201,7 @@ public final class Demuxer {
         var maybeCtx: UnsafeMutablePointer<AVFormatContext>? = ctx
         let r = avformat_open_input(&maybeCtx, url, forced, &dict)
         if r < 0 {  // avformat_open_input freed the context; the AVIO context is ours
-            if io != nil { avio_closep(&io) }
-            restorePipe()
+            io?.close()
             var explanation: String?
             if r == AV.invalidData, let detected, isMOV(detected) {
                 explanation = seekable
@@ -245,11 +231,10 @@ public final class Demuxer {
         if let failure {
             var c: UnsafeMutablePointer<AVFormatContext>? = ctx
             avformat_close_input(&c)
-            if io != nil { avio_closep(&io) }
-            restorePipe()
+            io?.close()
             throw failure
         }
-        return Opened(ctx: ctx, io: io, seekable: seekable, pipeFlags: pipeFlags)
+        return Opened(ctx: ctx, io: io, seekable: seekable)
     }
 
     private static let moovAtEndExplanation =
@@ -349,4 +334,66 @@ func copyBytes(_ source: UnsafePointer<UInt8>?, count: Int) -> [UInt8] {
 @inline(__always)
 func copyBytes(_ source: UnsafeMutablePointer<UInt8>?, count: Int) -> [UInt8] {
     copyBytes(UnsafePointer(source), count: count)
+}
+
+/// The byte stream under a demuxer when we open it ourselves: `avio_open2` for files (and `file:`),
+/// a poll()-based reader for pipes (`pipe:N`, `-`), so blocked reads stay interruptible.
+/// A regular file given as a descriptor (`< movie.mp4`) is reopened through `/dev/fd/N`, so it can seek.
+final class InputIO {
+    private(set) var pb: UnsafeMutablePointer<AVIOContext>?
+    private var reader: UnsafeMutablePointer<CFFPipeReader>?
+    let isSeekable: Bool
+
+    init(url: String, interrupt: AVIOInterruptCB, options: inout OpaquePointer?, context: String) throws {
+        var url = url
+        if url.hasPrefix("pipe:") {
+            let fdText = url.dropFirst(5)
+            guard let fd = Int32(fdText.isEmpty ? "0" : fdText), fd >= 0 else {
+                throw FFmpegError.invalid(context, "'\(url)' is not a file descriptor", call: "avio_open2")
+            }
+            let kind = cff_fd_kind(fd)
+            if kind < 0 { throw FFmpegError(code: kind, call: "fstat", context: context) }
+            if kind == 1 {
+                url = "file:/dev/fd/\(fd)"
+            } else {
+                // Stall timeout for pipes: FFmpeg's protocol option name, in microseconds.
+                var stall: Int64 = 0
+                if let entry = av_dict_get(options, "rw_timeout", nil, 0) {
+                    stall = Int64(String(cString: entry.pointee.value)) ?? 0
+                    av_dict_set(&options, "rw_timeout", nil, 0)
+                }
+                let reader = UnsafeMutablePointer<CFFPipeReader>.allocate(capacity: 1)
+                reader.initialize(to: CFFPipeReader(fd: fd, interrupt: interrupt, stall_timeout_us: stall))
+                let size: Int32 = 1 << 18
+                guard let buffer = av_malloc(Int(size)),
+                      let pb = avio_alloc_context(buffer.assumingMemoryBound(to: UInt8.self), size, 0, reader,
+                                                  cff_pipe_read, nil, nil) else {
+                    reader.deallocate()
+                    throw FFmpegError(code: AV.enomem, call: "avio_alloc_context", context: context)
+                }
+                self.pb = pb
+                self.reader = reader
+                isSeekable = false
+                return
+            }
+        }
+        var interrupt = interrupt
+        var pb: UnsafeMutablePointer<AVIOContext>?
+        try check(avio_open2(&pb, url, AVIO_FLAG_READ, &interrupt, &options), "avio_open2", context)
+        self.pb = pb
+        isSeekable = (pb!.pointee.seekable & AVIO_SEEKABLE_NORMAL) != 0
+    }
+
+    func close() {
+        if let reader {
+            if let pb { av_freep(&pb.pointee.buffer) }
+            avio_context_free(&pb)
+            reader.deallocate()
+            self.reader = nil
+        } else if pb != nil {
+            avio_closep(&pb)
+        }
+    }
+
+    deinit { close() }
 }

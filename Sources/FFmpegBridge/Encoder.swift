@@ -213,8 +213,16 @@ public final class AudioEncoder {
 
     deinit { av_frame_free(&frame) }
 
-    /// AudioSpecificConfig (2 bytes for AAC-LC: `11 90` = 48 kHz stereo).
-    public var extradata: [UInt8] { core.extradata }
+    /// AudioSpecificConfig: 2 bytes for AAC-LC (`11 90` = 48 kHz stereo).
+    ///
+    /// FFmpeg's encoder appends `56 E5 00`: a sync extension (0x2B7) saying explicitly "SBR: no"
+    /// (ISO/IEC 14496-3 §1.6.5.2). It changes nothing for AAC-LC, so it is dropped: the short form is
+    /// what every packager writes and every player expects.
+    public var extradata: [UInt8] {
+        let e = core.extradata
+        if e.count == 5, e[2] == 0x56, e[3] == 0xE5, e[4] & 0x80 == 0, e[0] >> 3 == 2 { return Array(e.prefix(2)) }
+        return e
+    }
 
     public func encode(_ raw: RawAudioFrame) throws -> [EncodedPacket] {
         guard raw.sampleRate == options.sampleRate, raw.channelCount == options.channelCount else {

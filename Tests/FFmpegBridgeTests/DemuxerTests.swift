@@ -181,21 +181,54 @@ struct DemuxerTests {
         let flag = InterruptFlag()
         var count = 0
         var start = ContinuousClock.now
-        try withExtendedLifetime(try Demuxer(url: "pipe:\(pipe.fileHandleForReading.fileDescriptor)", interruptFlag: flag)) { d in
-            // Not a Task: the cooperative pool may be busy with other (blocking) tests.
-            Thread.detachNewThread { Thread.sleep(forTimeInterval: 0.7); flag.interrupt() }
-            start = ContinuousClock.now
-            let error = #expect(throws: FFmpegError.self) {
-                while try d.read() != nil { count += 1 }
-            }
-            #expect(error?.isInterrupted == true)
-            #expect(error?.description == "cannot read '\(d.displayName)': Immediate exit requested")
+        let d = try Demuxer(url: "pipe:\(pipe.fileHandleForReading.fileDescriptor)", interruptFlag: flag)
+        // Not a Task: the cooperative pool may be busy with other (blocking) tests.
+        Thread.detachNewThread { Thread.sleep(forTimeInterval: 0.7); flag.interrupt() }
+        start = ContinuousClock.now
+        let error = #expect(throws: FFmpegError.self) {
+            while try d.read() != nil { count += 1 }
         }
+        #expect(error?.isInterrupted == true)
+        #expect(error?.description == "cannot read '\(d.displayName)': Immediate exit requested")
+        withExtendedLifetime(d) {}
         #expect(count > 100)
         #expect(ContinuousClock.now - start < .seconds(5))
         written.wait()
         try writer.close()
         try pipe.fileHandleForReading.close()
+    }
+
+    @Test func stalledPipeTimesOutWithRWTimeout() throws {
+        let f = try Fixtures.get()
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: f.ts))
+        let pipe = Pipe()
+        let writer = pipe.fileHandleForWriting
+        let written = DispatchSemaphore(value: 0)
+        Thread.detachNewThread { writer.write(bytes); written.signal() }
+        let d = try Demuxer(url: "pipe:\(pipe.fileHandleForReading.fileDescriptor)",
+                            options: .init(options: ["rw_timeout": "300000"]))
+        let start = ContinuousClock.now
+        let error = #expect(throws: FFmpegError.self) { while try d.read() != nil {} }
+        #expect(error?.code == -110)  // ETIMEDOUT
+        #expect(error?.description == "cannot read '\(d.displayName)': Connection timed out")
+        #expect(ContinuousClock.now - start < .seconds(3))
+        withExtendedLifetime(d) {}
+        written.wait()
+        try writer.close()
+        try pipe.fileHandleForReading.close()
+    }
+
+    /// `hls-origin serve - < movie.mp4`: standard input is a regular file, which can seek, so even an
+    /// MP4 with its index at the end works.
+    @Test func fileDescriptorOfARegularFileCanSeek() throws {
+        let f = try Fixtures.get()
+        let handle = try #require(FileHandle(forReadingAtPath: f.mp4))
+        defer { try? handle.close() }
+        try withExtendedLifetime(try Demuxer(url: "pipe:\(handle.fileDescriptor)")) { d in
+            #expect(d.isSeekable)
+            let packets = try readAll(d)
+            #expect(probeView(packets) == (try ffprobePackets(f.mp4)))
+        }
     }
 
     // MARK: errors

@@ -1,0 +1,242 @@
+import Foundation
+import MediaCore
+import Testing
+@testable import FFmpegBridge
+
+/// Decodes every frame of the first video stream.
+func decodeAllVideo(_ path: String, output: VideoOutputFormat = .init()) throws -> [RawVideoFrame] {
+    let d = try Demuxer(url: path)
+    let index = try #require(d.streams.first { $0.kind == .video }?.index)
+    let decoder = try d.makeVideoDecoder(stream: index, output: output)
+    var frames: [RawVideoFrame] = []
+    while let p = try d.read() {
+        if p.streamIndex == index { frames += try decoder.decode(p) }
+    }
+    frames += try decoder.flush()
+    return frames
+}
+
+func planes(_ f: RawVideoFrame) -> [UInt8] { f.y + f.cb + f.cr }
+
+/// 7-byte ADTS header for one raw AAC-LC frame (ISO/IEC 13818-7 §6.2), so ffmpeg can read our packets.
+func adts(_ payload: [UInt8], sampleRateIndex: UInt8, channels: UInt8) -> [UInt8] {
+    let length = payload.count + 7
+    return [0xFF, 0xF1,
+            (1 << 6) | (sampleRateIndex << 2) | (channels >> 2),
+            ((channels & 3) << 6) | UInt8((length >> 11) & 0x3),
+            UInt8((length >> 3) & 0xFF),
+            UInt8((length & 7) << 5) | 0x1F,
+            0xFC] + payload
+}
+
+@Suite("Decode and encode", .timeLimit(.minutes(3)))
+struct CodecTests {
+    @Test func mpeg4DecodesBitExactToFFmpeg() throws {
+        let f = try Fixtures.get()
+        let frames = try decodeAllVideo(f.mpeg4)
+        #expect(frames.count == 60)
+        #expect(frames.map(\.pts) == (0..<60).map { Int64($0) })  // AVI time base 1/30
+        #expect(frames.allSatisfy { $0.width == 320 && $0.height == 240 && $0.y.count == 76_800 && $0.cb.count == 19_200 })
+        let reference = f.temp("mpeg4.yuv")
+        try run("ffmpeg", ["-hide_banner", "-nostdin", "-v", "error", "-y", "-i", f.mpeg4,
+                           "-f", "rawvideo", "-pix_fmt", "yuv420p", reference])
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: reference))
+        #expect(bytes.count == 60 * 115_200)
+        #expect(Data(frames.flatMap(planes)) == bytes)
+    }
+
+    @Test func h264WithBFramesDecodesInPresentationOrder() throws {
+        let f = try Fixtures.get()
+        let frames = try decodeAllVideo(f.mp4)
+        #expect(frames.count == 60)
+        #expect(frames.map(\.pts) == (0..<60).map { Int64($0) * 512 })
+    }
+
+    @Test func decoderScalesAndKeepsAspect() throws {
+        let f = try Fixtures.get()
+        let small = try decodeAllVideo(f.mpeg4, output: .init(width: 160, height: 120))
+        #expect(small.count == 60)
+        #expect(small.allSatisfy { $0.width == 160 && $0.height == 120 && $0.y.count == 19_200 && $0.cr.count == 4_800 })
+        let byWidth = try decodeAllVideo(f.mpeg4, output: .init(width: 200))
+        #expect(byWidth.first?.width == 200 && byWidth.first?.height == 150)
+        // Same picture, smaller: the mean luma stays within a few levels.
+        let full = try decodeAllVideo(f.mpeg4)
+        func mean(_ p: [UInt8]) -> Double { Double(p.reduce(0) { $0 + Int($1) }) / Double(p.count) }
+        #expect(abs(mean(small[10].y) - mean(full[10].y)) < 3)
+    }
+
+    @Test func audioDecodesAndResamples() throws {
+        let f = try Fixtures.get()
+        for (rate, channels) in [(48_000, 2), (44_100, 1)] {
+            let d = try Demuxer(url: f.mp4)
+            let decoder = try d.makeAudioDecoder(stream: 1, output: .init(sampleRate: rate, channelCount: channels))
+            var frames: [RawAudioFrame] = []
+            while let p = try d.read() { if p.streamIndex == 1 { frames += try decoder.decode(p) } }
+            frames += try decoder.flush()
+            #expect(frames.allSatisfy { $0.sampleRate == rate && $0.channelCount == channels })
+            let total = frames.reduce(0) { $0 + $1.frameCount }
+            #expect(abs(total - 2 * rate) <= 2 * 1024 * rate / 48_000, "\(total) samples at \(rate)")
+            // Contiguous timestamps in output-rate ticks.
+            for (a, b) in zip(frames, frames.dropFirst()) { #expect(b.pts == a.pts + Int64(a.frameCount)) }
+            #expect(frames[0].pts <= 0 && frames[0].pts >= -1024)
+            // A 440 Hz sine at FFmpeg's default amplitude (1/8 = 4096), upmixed to stereo at -3 dB
+            // by the fixture (`-ac 2`): RMS about 4096 / sqrt(2) / sqrt(2) = 2048.
+            let tail = frames[10].samples
+            let rms = (tail.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(tail.count)).squareRoot()
+            #expect(rms > 1_850 && rms < 2_250, "rms \(rms)")
+        }
+    }
+
+    @Test func corruptPacketsThrowOrSkipButNeverCrash() throws {
+        let f = try Fixtures.get()
+        let d = try Demuxer(url: f.mp4)
+        let decoder = try d.makeVideoDecoder(stream: 0)
+        var rng = SplitMix64(seed: 7)
+        var errors = 0, frames = 0, packets = 0
+        while let p = try d.read() {
+            guard p.streamIndex == 0 else { continue }
+            packets += 1
+            var bad = p
+            switch packets % 4 {
+            case 1: bad.data = Array(p.data.prefix(p.data.count / 2))                 // truncated
+            case 2: bad.data = (0..<p.data.count).map { _ in UInt8(truncatingIfNeeded: rng.next()) }  // garbage
+            case 3: bad.data = p.data.enumerated().map { $0.offset % 7 == 3 ? ~$0.element : $0.element }  // bit flips
+            default: break
+            }
+            do { frames += try decoder.decode(bad).count } catch let e as FFmpegError {
+                errors += 1
+                #expect(e.description.hasPrefix("cannot decode video stream 0 (h264): "))
+            }
+        }
+        do { frames += try decoder.flush().count } catch is FFmpegError { errors += 1 }
+        #expect(packets == 60)
+        #expect(errors + frames > 0, "\(errors) errors, \(frames) frames")
+        // The decoder is still usable: a clean pass decodes every frame again.
+        try d.seekToStart()
+        var clean = 0
+        while let p = try d.read() { if p.streamIndex == 0 { clean += try decoder.decode(p).count } }
+        clean += try decoder.flush().count
+        #expect(clean == 60)
+        // Empty and pure-garbage packets to a fresh AAC decoder.
+        let audio = try d.makeAudioDecoder(stream: 1, output: .init())
+        for size in [0, 1, 7, 300] {
+            let junk = Packet(streamIndex: 1, data: (0..<size).map { _ in UInt8(truncatingIfNeeded: rng.next()) }, pts: 0, dts: 0)
+            _ = try? audio.decode(junk)
+        }
+    }
+
+    @Test(arguments: [("zerolatency", false), ("none", true)])
+    func forcedKeyframesLandExactly(tune: String, bFrames: Bool) throws {
+        let f = try Fixtures.get()
+        let frames = try decodeAllVideo(f.mpeg4)
+        var o = VideoEncoderOptions(width: 320, height: 240, timeBase: Rational(1, 90_000), frameRate: Rational(30, 1),
+                                    tune: tune == "none" ? nil : tune, gopFrames: 300)
+        o.crf = 28
+        let encoder = try VideoEncoder(o)
+        #expect(Array(encoder.extradata.prefix(5)) == [0, 0, 0, 1, 0x67])
+        var packets: [EncodedPacket] = []
+        for (i, var frame) in frames.enumerated() {
+            frame.pts = Int64(i) * 3000
+            packets += try encoder.encode(frame, forceKeyframe: i % 30 == 0 || i == 47)
+        }
+        packets += try encoder.flush()
+        #expect(packets.count == 60)
+        let keyframePTS: [Int64] = packets.filter(\.isKeyframe).map(\.pts)
+        let expectedKeyframes: [Int64] = [0, 90_000, 141_000]  // frames 0, 30, 47
+        #expect(keyframePTS == expectedKeyframes)
+        #expect(packets.allSatisfy { $0.duration == 3000 })
+        #expect(Set(packets.map(\.pts)) == Set((0..<60).map { Int64($0) * 3000 }))
+        let dts = packets.map(\.dts)
+        #expect(dts == dts.sorted() && Set(dts).count == 60)
+        if bFrames {
+            #expect(packets.contains { $0.pts != $0.dts })
+            #expect(dts[0] < 0)
+        } else {
+            #expect(packets.allSatisfy { $0.pts == $0.dts })
+        }
+        // An independent decoder agrees: IDR frames exactly at 0, 30, 47.
+        let path = f.temp("forced-\(tune).h264")
+        try Data(encoder.extradata + packets.flatMap(\.data)).write(to: URL(fileURLWithPath: path))
+        let text = try run("ffprobe", ["-v", "error", "-show_entries", "frame=key_frame,pict_type", "-of", "csv=p=0", path])
+        let rows = text.split(separator: "\n").map { $0.split(separator: ",") }
+        #expect(rows.count == 60)
+        #expect(rows.indices.filter { rows[$0].first == "1" } == [0, 30, 47])
+        let nalTypes = packets.filter(\.isKeyframe).map { p in p.data.indices.dropLast(4).first { i in
+            p.data[i] == 0 && p.data[i + 1] == 0 && p.data[i + 2] == 1 && (p.data[i + 3] & 0x1F) == 5 } != nil }
+        #expect(nalTypes == [true, true, true])  // every keyframe carries an IDR slice (type 5)
+    }
+
+    @Test func videoEncoderRejectsWrongFrames() throws {
+        let encoder = try VideoEncoder(VideoEncoderOptions(width: 64, height: 48, timeBase: Rational(1, 90_000),
+                                                           frameRate: Rational(25, 1), gopFrames: 25))
+        let wrong = RawVideoFrame(width: 32, height: 48, y: [UInt8](repeating: 0, count: 32 * 48),
+                                  cb: [UInt8](repeating: 0, count: 16 * 24), cr: [UInt8](repeating: 0, count: 16 * 24), pts: 0)
+        #expect(throws: FFmpegError.self) { try encoder.encode(wrong, forceKeyframe: false) }
+        #expect(throws: FFmpegError.self) {
+            try VideoEncoder(VideoEncoderOptions(width: 0, height: 48, timeBase: Rational(1, 90_000), frameRate: Rational(25, 1), gopFrames: 25))
+        }
+    }
+
+    @Test func aacEncoderOnOneSecondOfTone() throws {
+        let f = try Fixtures.get()
+        let encoder = try AudioEncoder(AudioEncoderOptions(sampleRate: 48_000, channelCount: 2))
+        #expect(encoder.extradata == [0x11, 0x90])
+        #expect(encoder.frameSize == 1024)
+        #expect(encoder.primingSamples == 1024)
+        // 1 s of a 1 kHz tone at half scale, in chunks that are not multiples of 1024.
+        let tone = (0..<48_000).flatMap { i -> [Int16] in
+            let v = Int16(16_384 * sin(2 * Double.pi * 1_000 * Double(i) / 48_000))
+            return [v, v]
+        }
+        var packets: [EncodedPacket] = []
+        var start = 0
+        while start < 48_000 {
+            let n = min(700, 48_000 - start)
+            packets += try encoder.encode(RawAudioFrame(sampleRate: 48_000, channelCount: 2,
+                                                        samples: Array(tone[(start * 2)..<((start + n) * 2)]), pts: Int64(start)))
+            start += n
+        }
+        packets += try encoder.flush()
+        // 1024 priming + 48 000 samples = 47.9 frames of 1024.
+        #expect(packets.count == 48)
+        #expect(packets.map(\.pts) == (0..<48).map { Int64($0 - 1) * 1024 })
+        #expect(packets.allSatisfy { $0.dts == $0.pts && $0.isKeyframe && !$0.data.isEmpty })
+        #expect(packets.dropLast().allSatisfy { $0.duration == 1024 })
+        // FFmpeg decodes our packets (wrapped in ADTS) back to the tone.
+        let path = f.temp("tone.aac")
+        try Data(packets.flatMap { adts($0.data, sampleRateIndex: 3, channels: 2) }).write(to: URL(fileURLWithPath: path))
+        let counts = try ffprobeCounts(path)
+        #expect(counts == [48])
+        let pcmPath = f.temp("tone.s16")
+        try run("ffmpeg", ["-hide_banner", "-nostdin", "-v", "error", "-y", "-i", path, "-f", "s16le", pcmPath])
+        let pcm = try Data(contentsOf: URL(fileURLWithPath: pcmPath))
+        let samples = pcm.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
+        let middle = samples[(20_000 * 2)..<(30_000 * 2)]
+        let rms = (middle.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(middle.count)).squareRoot()
+        #expect(abs(rms - 16_384 / 2.0.squareRoot()) < 600, "rms \(rms)")
+    }
+
+    @Test func aacEncoderMono44k() throws {
+        let encoder = try AudioEncoder(AudioEncoderOptions(sampleRate: 44_100, channelCount: 1, bitRate: 64_000))
+        #expect(encoder.extradata == [0x12, 0x08])  // AAC-LC, index 4 (44.1 kHz), 1 channel
+        let packets = try encoder.encode(RawAudioFrame(sampleRate: 44_100, channelCount: 1,
+                                                       samples: [Int16](repeating: 0, count: 4096), pts: 1000))
+        #expect(packets.first?.pts == 1000 - 1024)
+        #expect(throws: FFmpegError.self) {
+            try encoder.encode(RawAudioFrame(sampleRate: 48_000, channelCount: 1, samples: [0, 0], pts: 0))
+        }
+    }
+}
+
+/// Deterministic test randomness.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
