@@ -88,7 +88,7 @@ public struct OriginServer: Sendable {
             responder: responder,
             configuration: .init(address: .hostname(configuration.host, port: configuration.port)),
             onServerRunning: { channel in onStarted(channel.localAddress?.port ?? 0) },
-            logger: logger)
+            logger: RequestLogHandler.wrap(logger))
     }
 
     /// Serves until the surrounding task is cancelled, then shuts down gracefully and returns.
