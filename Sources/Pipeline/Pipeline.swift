@@ -139,9 +139,11 @@ public final class Pipeline: @unchecked Sendable {
             o.probeSize = 2_000_000
             o.analyzeDuration = 2_000_000
         }
-        let d = try Demuxer(url: url, options: o)
-        interrupt.withLock { $0 = d.interruptFlag }
-        return d
+        // The flag exists before the (possibly blocking) open, so stop() also ends a probe that waits on a pipe.
+        let flag = InterruptFlag()
+        interrupt.withLock { $0 = flag }
+        if stopped { flag.interrupt() }
+        return try Demuxer(url: url, options: o, interruptFlag: flag)
     }
 
     private func isLive(_ url: String) -> Bool {

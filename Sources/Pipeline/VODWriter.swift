@@ -90,6 +90,6 @@ public struct VariantSummary: Sendable {
         let fps = video != nil && totalDuration.value > 0 ? Double(videoFrames) / totalDuration.seconds : nil
         return VariantStream(bandwidth: max(peak, 1), averageBandwidth: max(bps(totalBytes, totalDuration), 1),
                              codecs: tracks.map(\.codecString).joined(separator: ","),
-                             resolution: video.map { ($0.width, $0.height) }, frameRate: fps, uri: uri)
+                             resolution: video.map { .init(width: $0.width, height: $0.height) }, frameRate: fps, uri: uri)
     }
 }

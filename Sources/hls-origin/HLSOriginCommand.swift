@@ -175,6 +175,5 @@ extension Logger.Level: @retroactive ExpressibleByArgument {}
 
 /// A human description of an error: FFmpeg and pipeline errors already read as one line.
 func describe(_ error: Error) -> String {
-    if let e = error as? CustomStringConvertible { return e.description }
-    return "\(error)"
+    String(describing: error)
 }

@@ -84,7 +84,7 @@ struct ServeCommand: AsyncParsableCommand {
                 segment: { segment in
                     stream.publish(LiveSegment(bytes: segment.bytes, duration: segment.duration,
                                                programDateTime: segment.programDateTime ?? .now,
-                                               discontinuity: false, videoFrames: segment.trackSampleCounts.first ?? 0))
+                                               discontinuity: false))
                 }),
             logger: logger)
 
@@ -96,7 +96,7 @@ struct ServeCommand: AsyncParsableCommand {
 
         // The pipeline blocks on reads: it gets its own thread. Its end (or failure) ends the playlist.
         let inputEnded = PipelineOutcome()
-        let thread = Thread {
+        let thread = StartOnce(Thread {
             do {
                 try pipeline.run()
                 inputEnded.set(.finished)
@@ -104,9 +104,7 @@ struct ServeCommand: AsyncParsableCommand {
                 inputEnded.set(.failed(describe(error)))
             }
             stream.finish()
-        }
-        thread.stackSize = 8 << 20
-        thread.name = "hls-origin pipeline"
+        })
 
         let serverTask = Task {
             try await server.run(onStarted: { boundPort in
@@ -178,6 +176,18 @@ struct ServeCommand: AsyncParsableCommand {
 
 func formatRate(_ bps: Double) -> String {
     bps >= 1e6 ? String(format: "%.2f Mb/s", bps / 1e6) : String(format: "%.0f kb/s", bps / 1e3)
+}
+
+/// Starts the pipeline thread once, from whichever task learns first that the server is listening.
+final class StartOnce: @unchecked Sendable {
+    private let lock = NSLock()
+    private var thread: Thread?
+    init(_ thread: Thread) {
+        thread.stackSize = 8 << 20
+        thread.name = "hls-origin pipeline"
+        self.thread = thread
+    }
+    func start() { lock.withLock { thread.take() }?.start() }
 }
 
 /// How the input ended, set once by the pipeline thread.

@@ -142,7 +142,7 @@ func run(_ seg: inout Segmenter, _ stream: [(track: Int, sample: Sample)]) throw
         var seg = try Segmenter(tracks: [videoTrack, audioTrack], segmentDuration: .seconds(1))
         let segments = try run(&seg, stream)
         #expect(segments.first?.startsWithSyncSample == true)
-        #expect(segments.allSatisfy(\.startsWithSyncSample))
+        #expect(segments.allSatisfy { $0.startsWithSyncSample })
         #expect(seg.droppedLeadingSamples > 0)
     }
 
