@@ -125,7 +125,7 @@ func run(_ seg: inout Segmenter, _ stream: [(track: Int, sample: Sample)]) throw
         #expect(aSegs.count >= 4)
         for s in aSegs.dropLast() {
             #expect(s.duration >= .seconds(1))
-            #expect(s.duration < MediaTime.seconds(1) + MediaTime(value: 1024, timescale: 48000))
+            #expect(s.duration < MediaTime.seconds(1, timescale: 48000) + MediaTime(value: 1024, timescale: 48000))
         }
         var v = try Segmenter(tracks: [videoTrack], segmentDuration: .seconds(2))
         let vSegs = try run(&v, makeStream(seconds: 6, audio: false, rng: &rng))
