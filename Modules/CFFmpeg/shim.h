@@ -61,6 +61,7 @@ typedef struct CFFPipeReader {
     int fd;
     AVIOInterruptCB interrupt;
     int64_t stall_timeout_us;   /* 0 = wait forever */
+    int64_t bytes_read;         /* total so far */
 } CFFPipeReader;
 
 static inline int cff_pipe_read(void *opaque, uint8_t *buf, int size) {
@@ -85,6 +86,7 @@ static inline int cff_pipe_read(void *opaque, uint8_t *buf, int size) {
             return AVERROR(errno);
         }
         if (got == 0) return AVERROR_EOF;
+        r->bytes_read += got;
         return (int)got;
     }
 }

@@ -66,6 +66,7 @@ public final class Demuxer {
             r = av_read_frame(ctx, packet)
         } while r == AV.eagain && !interruptFlag.isInterrupted && Self.pause()
         if r == AV.eof { return nil }
+        if r == AV.eagain { r = AV.exit }  // stopped waiting because of the interrupt flag
         try check(r, "av_read_frame", "cannot read '\(displayName)'")
         defer { av_packet_unref(packet) }
         let p = packet.pointee
@@ -185,10 +186,11 @@ public final class Demuxer {
                 var probed: UnsafePointer<AVInputFormat>?
                 let p = av_probe_input_buffer2(io!.pb, &probed, url, ctx, 0, 0)
                 if p < 0 {
+                    let explanation = p == AV.eof || io!.isEmpty ? "the input is empty (end of file before any data)"
+                        : p == AV.invalidData ? emptyOrUnknown(p, seekable: seekable) : nil
                     avformat_free_context(ctx)
                     io!.close()
-                    throw FFmpegError(code: p, call: "av_probe_input_buffer2", context: context,
-                                      explanation: p == AV.invalidData ? emptyOrUnknown(p, seekable: seekable) : nil)
+                    throw FFmpegError(code: p, call: "av_probe_input_buffer2", context: context, explanation: explanation)
                 }
                 forced = probed
             }
@@ -363,7 +365,7 @@ final class InputIO {
                     av_dict_set(&options, "rw_timeout", nil, 0)
                 }
                 let reader = UnsafeMutablePointer<CFFPipeReader>.allocate(capacity: 1)
-                reader.initialize(to: CFFPipeReader(fd: fd, interrupt: interrupt, stall_timeout_us: stall))
+                reader.initialize(to: CFFPipeReader(fd: fd, interrupt: interrupt, stall_timeout_us: stall, bytes_read: 0))
                 let size: Int32 = 1 << 18
                 guard let buffer = av_malloc(Int(size)),
                       let pb = avio_alloc_context(buffer.assumingMemoryBound(to: UInt8.self), size, 0, reader,
@@ -382,6 +384,13 @@ final class InputIO {
         try check(avio_open2(&pb, url, AVIO_FLAG_READ, &interrupt, &options), "avio_open2", context)
         self.pb = pb
         isSeekable = (pb!.pointee.seekable & AVIO_SEEKABLE_NORMAL) != 0
+    }
+
+    /// Nothing could be read at all (an empty file or a pipe closed before any data).
+    var isEmpty: Bool {
+        if let reader { return reader.pointee.bytes_read == 0 }
+        guard let pb else { return false }
+        return avio_size(pb) == 0
     }
 
     func close() {

@@ -259,6 +259,18 @@ struct DemuxerTests {
         #expect(piped?.description.hasPrefix("cannot open '\(feed.url)': Invalid data found when processing input") == true)
     }
 
+    @Test func emptyInput() throws {
+        let f = try Fixtures.get()
+        let path = f.temp("empty.ts")
+        try Data().write(to: URL(fileURLWithPath: path))
+        let error = #expect(throws: FFmpegError.self) { try Demuxer(url: path) }
+        #expect(error?.description == "cannot open '\(path)': the input is empty (end of file before any data)")
+        let handle = try #require(FileHandle(forReadingAtPath: "/dev/null"))  // `serve - < /dev/null`
+        defer { try? handle.close() }
+        let piped = #expect(throws: FFmpegError.self) { try Demuxer(url: "pipe:\(handle.fileDescriptor)") }
+        #expect(piped?.description == "cannot open 'pipe:\(handle.fileDescriptor)': the input is empty (end of file before any data)")
+    }
+
     @Test func truncatedMP4WithoutIndex() throws {
         let f = try Fixtures.get()
         let whole = try Data(contentsOf: URL(fileURLWithPath: f.mp4))  // moov at the end
