@@ -45,10 +45,14 @@ public struct PipelineOutput: Sendable {
     /// Called once, before the first segment, with the init segment and `EXT-X-TARGETDURATION`.
     public var start: @Sendable (_ initSegment: [UInt8], _ tracks: [TrackFormat], _ targetDuration: Int) throws -> Void
     public var segment: @Sendable (Segment) throws -> Void
+    /// Low-latency parts (only with `partDuration`), each before the segment it belongs to.
+    public var part: @Sendable (Part) throws -> Void
     public init(start: @escaping @Sendable ([UInt8], [TrackFormat], Int) throws -> Void,
-                segment: @escaping @Sendable (Segment) throws -> Void) {
+                segment: @escaping @Sendable (Segment) throws -> Void,
+                part: @escaping @Sendable (Part) throws -> Void = { _ in }) {
         self.start = start
         self.segment = segment
+        self.part = part
     }
 }
 
@@ -445,7 +449,7 @@ struct SegmentingSink {
             try start(formats: formats.compactMap { $0 })
             return
         }
-        for s in samples { try emit(try segmenter!.append(s, track: track, wallClock: wallClock)) }
+        for s in samples { try emit(try segmenter!.appendEvents(s, track: track, wallClock: wallClock)) }
     }
 
     /// For copied live video: the first two keyframes tell the GOP length (or 10 s pass without a second one).
@@ -472,8 +476,8 @@ struct SegmentingSink {
         started = true
         let pending = held
         held = []
-        var out: [Segment] = []
-        for h in pending { out += try seg.append(h.sample, track: h.track, wallClock: h.wallClock) }
+        var out: [SegmenterEvent] = []
+        for h in pending { out += try seg.appendEvents(h.sample, track: h.track, wallClock: h.wallClock) }
         segmenter = seg
         try emit(out)
     }
@@ -488,11 +492,19 @@ struct SegmentingSink {
             guard known.count == formats.count, !held.isEmpty else { return }
             try start(formats: known)
         }
-        try emit(try segmenter!.finish())
+        try emit(try segmenter!.finishEvents())
     }
 
-    private mutating func emit(_ segments: [Segment]) throws {
-        for s in segments {
+    private mutating func emit(_ events: [SegmenterEvent]) throws {
+        for e in events {
+            let s: Segment
+            switch e {
+            case .part(let p):
+                try output.part(p)
+                continue
+            case .segment(let seg):
+                s = seg
+            }
             let rounded = MediaPlaylist.targetDuration(for: [s.duration])
             if rounded > targetDuration && !warnedLongSegment {
                 warnedLongSegment = true

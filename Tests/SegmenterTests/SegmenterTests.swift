@@ -157,6 +157,36 @@ func run(_ seg: inout Segmenter, _ stream: [(track: Int, sample: Sample)]) throw
         }
     }
 
+    @Test func partsArePublishedBeforeTheirSegmentAndMakeItUp() throws {
+        var rng = SplitMix64(state: 9)
+        var seg = try Segmenter(tracks: [videoTrack, audioTrack], segmentDuration: .seconds(1),
+                                fragmentDuration: .milliseconds(334, timescale: 90000))
+        var events: [SegmenterEvent] = []
+        for item in makeStream(seconds: 4, rng: &rng) { events += try seg.appendEvents(item.sample, track: item.track) }
+        events += try seg.finishEvents()
+        var partsOfCurrent: [Part] = []
+        var segments = 0
+        for e in events {
+            switch e {
+            case .part(let p):
+                #expect(p.segmentSequence == UInt64(segments))
+                #expect(p.index == partsOfCurrent.count)
+                #expect(p.independent == (p.index == 0))
+                partsOfCurrent.append(p)
+            case .segment(let s):
+                #expect(s.sequence == UInt64(segments))
+                let styp = MediaSegmentBoxes.styp()
+                #expect(Array(s.bytes[..<styp.count]) == styp)
+                #expect(Array(s.bytes[styp.count...]) == partsOfCurrent.flatMap(\.bytes))
+                #expect(s.duration == partsOfCurrent.reduce(MediaTime.zero(90000)) { $0 + $1.duration })
+                partsOfCurrent = []
+                segments += 1
+            }
+        }
+        #expect(segments == 4)
+        #expect(partsOfCurrent.isEmpty)
+    }
+
     @Test func nonIncreasingTimestampsAreNudged() throws {
         var seg = try Segmenter(tracks: [audioTrack], segmentDuration: .seconds(1))
         var out: [Segment] = []
