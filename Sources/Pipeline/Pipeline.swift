@@ -92,6 +92,18 @@ public final class PipelineStats: Sendable {
     }
 }
 
+extension Pipeline {
+    /// FFmpeg's own log lines go to stderr only when asked for (`--log-level debug` or `trace`): our errors
+    /// already say what went wrong, in one line.
+    public static func configureLibraryLogging(_ level: Logger.Level) {
+        switch level {
+        case .trace: FFmpegLibrary.setLogLevel(.debug)
+        case .debug: FFmpegLibrary.setLogLevel(.warning)
+        default: FFmpegLibrary.setLogLevel(.quiet)
+        }
+    }
+}
+
 /// Input -> samples -> segments. Runs on the calling thread (blocking reads), so run it on a dedicated thread;
 /// `stop()` may be called from anywhere.
 public final class Pipeline: @unchecked Sendable {

@@ -272,7 +272,8 @@ final class VideoTranscodeProcessor: TrackProcessor {
 
     init(demuxer: Demuxer, stream: StreamInfo, settings: VideoSettings, segmentDuration: MediaTime, trackID: UInt32) throws {
         guard stream.width > 0, stream.height > 0 else {
-            throw PipelineError.missingCodecConfiguration("the video stream has no picture size (give --video-size for raw input)")
+            throw PipelineError.missingCodecConfiguration(
+                "the input's video stream (\(stream.codecName)) has no picture size: the data is not a valid stream (raw video needs --video-size)")
         }
         var width = settings.width ?? stream.width
         var height = settings.height ?? stream.height

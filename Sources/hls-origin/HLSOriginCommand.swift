@@ -163,6 +163,7 @@ func fail(_ message: String, code: Int32 = 1) -> Never {
 }
 
 func makeLogger(level: Logger.Level) -> Logger {
+    Pipeline.configureLibraryLogging(level)
     LoggingSystem.bootstrap { label in
         var h = StreamLogHandler.standardError(label: label)
         h.logLevel = level
