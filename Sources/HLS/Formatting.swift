@@ -9,6 +9,11 @@ enum HLSFormat {
         MediaTime.rescale(t.value, from: t.timescale, to: 1_000_000, rounding: .down)
     }
 
+    /// A duration as whole microseconds, rounded up (for `PART-TARGET`, which must not be below any part).
+    static func microsUp(_ t: MediaTime) -> Int64 {
+        MediaTime.rescale(t.value, from: t.timescale, to: 1_000_000, rounding: .up)
+    }
+
     /// `EXTINF` text: exact decimal seconds truncated to microseconds, trailing zeros trimmed
     /// (at least one fractional digit): `1.0`, `1.001`, `0.966666`.
     static func decimalSeconds(_ t: MediaTime) -> String {

@@ -1,5 +1,45 @@
 import MediaCore
 
+/// One partial segment (`EXT-X-PART`, RFC 8216bis §4.4.4.9).
+public struct PlaylistPart: Sendable, Equatable {
+    public var uri: String
+    /// Exact duration; rendered truncated to microseconds (never above the real value).
+    public var duration: MediaTime
+    /// `INDEPENDENT=YES`: the part starts with an independent frame (keyframe).
+    public var independent: Bool
+
+    public init(uri: String, duration: MediaTime, independent: Bool = false) {
+        self.uri = uri
+        self.duration = duration
+        self.independent = independent
+    }
+}
+
+/// `EXT-X-SERVER-CONTROL` (RFC 8216bis §4.4.3.8). `CAN-SKIP-UNTIL` is not modelled (no delta updates).
+public struct ServerControl: Sendable, Equatable {
+    public var canBlockReload: Bool
+    public var holdBack: MediaTime?
+    public var partHoldBack: MediaTime?
+
+    public init(canBlockReload: Bool, holdBack: MediaTime? = nil, partHoldBack: MediaTime? = nil) {
+        self.canBlockReload = canBlockReload
+        self.holdBack = holdBack
+        self.partHoldBack = partHoldBack
+    }
+}
+
+/// `EXT-X-PRELOAD-HINT` (RFC 8216bis §4.4.5.3).
+public struct PreloadHint: Sendable, Equatable {
+    public enum HintType: String, Sendable { case part = "PART", map = "MAP" }
+    public var type: HintType
+    public var uri: String
+
+    public init(type: HintType = .part, uri: String) {
+        self.type = type
+        self.uri = uri
+    }
+}
+
 /// One media segment as it appears in a media playlist.
 public struct PlaylistSegment: Sendable, Equatable {
     /// Media sequence number of this segment.
@@ -13,9 +53,12 @@ public struct PlaylistSegment: Sendable, Equatable {
     /// `EXT-X-MAP` to emit before this segment. Rendered only when it differs from the map in force
     /// (the playlist's `mapURI`, or the last segment-level map); parsing sets it only where a tag appears.
     public var mapURI: String?
+    /// `EXT-X-PART` lines rendered before this segment's `EXTINF` (LL-HLS; usually only near the live edge).
+    public var parts: [PlaylistPart]
 
     public init(sequence: UInt64, uri: String, duration: MediaTime, programDateTime: WallClock? = nil,
-                discontinuity: Bool = false, mapURI: String? = nil) {
+                discontinuity: Bool = false, mapURI: String? = nil, parts: [PlaylistPart] = []) {
+        self.parts = parts
         self.sequence = sequence
         self.uri = uri
         self.duration = duration
@@ -43,6 +86,13 @@ public struct PlaylistSegment: Sendable, Equatable {
 /// seg10.m4s
 /// #EXT-X-ENDLIST
 /// ```
+///
+/// Low-Latency HLS (when `partTarget` is set): `EXT-X-SERVER-CONTROL` and `EXT-X-PART-INF` follow
+/// `EXT-X-TARGETDURATION`; `EXT-X-PART` lines precede each segment's `EXTINF`; the parts of the segment in
+/// progress (`trailingParts`) and `EXT-X-PRELOAD-HINT` close the playlist. None of these needs a higher
+/// `EXT-X-VERSION`: RFC 8216bis §8 (and Apple's "About the EXT-X-VERSION tag") ties version 9 only to
+/// `EXT-X-SKIP` (delta updates, not offered here) and 10 to `RECENTLY-REMOVED-DATERANGES`; `EXT-X-MAP`
+/// without I-frames-only needs 6. The playlist keeps the version it always had (7).
 public struct MediaPlaylist: Sendable, Equatable {
     public enum PlaylistType: String, Sendable { case vod = "VOD", event = "EVENT" }
 
@@ -55,10 +105,22 @@ public struct MediaPlaylist: Sendable, Equatable {
     public var playlistType: PlaylistType?
     public var segments: [PlaylistSegment]
     public var endList: Bool
+    /// `EXT-X-SERVER-CONTROL`.
+    public var serverControl: ServerControl?
+    /// `EXT-X-PART-INF:PART-TARGET`, rendered rounded UP to microseconds (so no part exceeds it).
+    public var partTarget: MediaTime?
+    /// Parts of the segment in progress, after the last complete segment.
+    public var trailingParts: [PlaylistPart]
+    public var preloadHint: PreloadHint?
 
     public init(version: Int = 7, targetDuration: Int, mediaSequence: UInt64 = 0, discontinuitySequence: UInt64 = 0,
                 independentSegments: Bool = true, mapURI: String, playlistType: PlaylistType? = nil,
-                segments: [PlaylistSegment], endList: Bool = false) {
+                segments: [PlaylistSegment], endList: Bool = false, serverControl: ServerControl? = nil,
+                partTarget: MediaTime? = nil, trailingParts: [PlaylistPart] = [], preloadHint: PreloadHint? = nil) {
+        self.serverControl = serverControl
+        self.partTarget = partTarget
+        self.trailingParts = trailingParts
+        self.preloadHint = preloadHint
         self.version = version
         self.targetDuration = targetDuration
         self.mediaSequence = mediaSequence
@@ -97,6 +159,16 @@ public struct MediaPlaylist: Sendable, Equatable {
         var out = ""
         out.reserveCapacity(200 + segments.count * 110)
         out += "#EXTM3U\n#EXT-X-VERSION:\(version)\n#EXT-X-TARGETDURATION:\(targetDuration)\n"
+        if let c = serverControl {
+            var attrs: [String] = []
+            if c.canBlockReload { attrs.append("CAN-BLOCK-RELOAD=YES") }
+            if let p = c.partHoldBack { attrs.append("PART-HOLD-BACK=" + HLSFormat.decimalSeconds(p)) }
+            if let h = c.holdBack { attrs.append("HOLD-BACK=" + HLSFormat.decimalSeconds(h)) }
+            out += "#EXT-X-SERVER-CONTROL:" + attrs.joined(separator: ",") + "\n"
+        }
+        if let partTarget {
+            out += "#EXT-X-PART-INF:PART-TARGET=" + HLSFormat.decimal(micros: HLSFormat.microsUp(partTarget)) + "\n"
+        }
         out += "#EXT-X-MEDIA-SEQUENCE:\(mediaSequence)\n"
         if discontinuitySequence != 0 { out += "#EXT-X-DISCONTINUITY-SEQUENCE:\(discontinuitySequence)\n" }
         if let playlistType { out += "#EXT-X-PLAYLIST-TYPE:\(playlistType.rawValue)\n" }
@@ -110,10 +182,18 @@ public struct MediaPlaylist: Sendable, Equatable {
                 currentMap = m
             }
             if let pdt = s.programDateTime { out += "#EXT-X-PROGRAM-DATE-TIME:" + HLSFormat.programDateTime(pdt) + "\n" }
+            for p in s.parts { Self.renderPart(p, into: &out) }
             out += "#EXTINF:" + HLSFormat.decimalSeconds(s.duration) + ",\n" + s.uri + "\n"
         }
+        for p in trailingParts { Self.renderPart(p, into: &out) }
+        if let h = preloadHint { out += "#EXT-X-PRELOAD-HINT:TYPE=\(h.type.rawValue),URI=\"\(h.uri)\"\n" }
         if endList { out += "#EXT-X-ENDLIST\n" }
         return out
+    }
+
+    private static func renderPart(_ p: PlaylistPart, into out: inout String) {
+        out += "#EXT-X-PART:DURATION=" + HLSFormat.decimalSeconds(p.duration) + ",URI=\"" + p.uri + "\""
+        out += p.independent ? ",INDEPENDENT=YES\n" : "\n"
     }
 
     /// Parses a media playlist. Durations come back in a 1/1 000 000 timescale (what `EXTINF` can express).
@@ -135,6 +215,14 @@ public struct MediaPlaylist: Sendable, Equatable {
         var pendingDiscontinuity = false
         var pendingMap: String?
         var pendingPDT: WallClock?
+        var pendingParts: [PlaylistPart] = []
+        var serverControl: ServerControl?
+        var partTarget: MediaTime?
+        var preloadHint: PreloadHint?
+        func micros(_ v: Substring, _ n: Int, _ name: String) throws -> MediaTime {
+            guard let m = HLSFormat.parseMicros(v) else { throw HLSError.invalidAttribute(line: n, name: name) }
+            return MediaTime(value: m, timescale: 1_000_000)
+        }
 
         func tagValue(_ line: Substring, _ tag: String) -> Substring? {
             guard line.hasPrefix(tag) else { return nil }
@@ -150,8 +238,10 @@ public struct MediaPlaylist: Sendable, Equatable {
                 guard let duration = pendingDuration else { throw HLSError.unexpectedURI(line: n) }
                 segments.append(PlaylistSegment(
                     sequence: mediaSequence + UInt64(segments.count), uri: String(line), duration: duration,
-                    programDateTime: pendingPDT, discontinuity: pendingDiscontinuity, mapURI: pendingMap))
+                    programDateTime: pendingPDT, discontinuity: pendingDiscontinuity, mapURI: pendingMap,
+                    parts: pendingParts))
                 pendingDuration = nil; pendingDiscontinuity = false; pendingMap = nil; pendingPDT = nil
+                pendingParts = []
                 continue
             }
             if !line.hasPrefix("#EXT") { continue }  // comment
@@ -197,6 +287,51 @@ public struct MediaPlaylist: Sendable, Equatable {
                 pendingDuration = MediaTime(value: micros, timescale: 1_000_000)
             } else if line == "#EXT-X-ENDLIST" {
                 endList = true
+            } else if let v = tagValue(line, "#EXT-X-PART:") {
+                var uri: Substring?, duration: MediaTime?, independent = false
+                for (name, value) in try AttributeList.parse(v, line: n) {
+                    switch name {
+                    case "URI": uri = value
+                    case "DURATION": duration = try micros(value, n, name)
+                    case "INDEPENDENT": independent = value == "YES"
+                    default: break
+                    }
+                }
+                guard let uri else { throw HLSError.invalidAttribute(line: n, name: "URI") }
+                guard let duration else { throw HLSError.invalidAttribute(line: n, name: "DURATION") }
+                pendingParts.append(PlaylistPart(uri: String(uri), duration: duration, independent: independent))
+            } else if let v = tagValue(line, "#EXT-X-PART-INF:") {
+                let attrs = try AttributeList.parse(v, line: n)
+                guard let t = attrs.first(where: { $0.name == "PART-TARGET" }) else {
+                    throw HLSError.invalidAttribute(line: n, name: "PART-TARGET")
+                }
+                partTarget = try micros(t.value, n, "PART-TARGET")
+            } else if let v = tagValue(line, "#EXT-X-SERVER-CONTROL:") {
+                var c = ServerControl(canBlockReload: false)
+                for (name, value) in try AttributeList.parse(v, line: n) {
+                    switch name {
+                    case "CAN-BLOCK-RELOAD": c.canBlockReload = value == "YES"
+                    case "HOLD-BACK": c.holdBack = try micros(value, n, name)
+                    case "PART-HOLD-BACK": c.partHoldBack = try micros(value, n, name)
+                    default: break
+                    }
+                }
+                serverControl = c
+            } else if let v = tagValue(line, "#EXT-X-PRELOAD-HINT:") {
+                var type: PreloadHint.HintType?, uri: Substring?
+                for (name, value) in try AttributeList.parse(v, line: n) {
+                    if name == "TYPE" {
+                        guard let t = PreloadHint.HintType(rawValue: String(value)) else {
+                            throw HLSError.invalidAttribute(line: n, name: name)
+                        }
+                        type = t
+                    } else if name == "URI" {
+                        uri = value
+                    }
+                }
+                guard let type else { throw HLSError.invalidAttribute(line: n, name: "TYPE") }
+                guard let uri else { throw HLSError.invalidAttribute(line: n, name: "URI") }
+                preloadHint = PreloadHint(type: type, uri: String(uri))
             }
         }
         if pendingDuration != nil { throw HLSError.missingURI(line: 0) }
@@ -204,6 +339,8 @@ public struct MediaPlaylist: Sendable, Equatable {
         guard let mapURI else { throw HLSError.missingTag("EXT-X-MAP") }
         return MediaPlaylist(version: version, targetDuration: targetDuration, mediaSequence: mediaSequence,
                              discontinuitySequence: discontinuitySequence, independentSegments: independent,
-                             mapURI: mapURI, playlistType: playlistType, segments: segments, endList: endList)
+                             mapURI: mapURI, playlistType: playlistType, segments: segments, endList: endList,
+                             serverControl: serverControl, partTarget: partTarget, trailingParts: pendingParts,
+                             preloadHint: preloadHint)
     }
 }

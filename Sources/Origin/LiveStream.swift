@@ -25,6 +25,38 @@ public struct LiveSegment: Sendable {
     }
 }
 
+/// One LL-HLS partial segment handed to the origin by the producer (RFC 8216bis §4.4.4.9): a `moof`+`mdat`
+/// fragment of the segment in progress. The first part of a segment starts with a keyframe (`independent`).
+public struct LivePart: Sendable {
+    public var bytes: [UInt8]
+    public var duration: MediaTime
+    public var independent: Bool
+
+    public init(bytes: [UInt8], duration: MediaTime, independent: Bool) {
+        self.bytes = bytes
+        self.duration = duration
+        self.independent = independent
+    }
+}
+
+/// A part as stored by the origin (`seg<N>.<i>.m4s`).
+struct StoredPart: Sendable {
+    let bytes: ByteBuffer
+    let headers: HTTPFields
+    let duration: MediaTime
+    let independent: Bool
+}
+
+/// What a waiting request waits for.
+enum WaitCondition: Sendable {
+    /// A media playlist and an init segment exist.
+    case firstSegment
+    /// Blocking playlist reload (`_HLS_msn`, `_HLS_part`): segment `msn` is complete, or part `part` of it exists.
+    case playlist(msn: UInt64, part: Int?)
+    /// A part URI (`seg<msn>.<index>.m4s`) is published. Resolves `false` once it can never exist.
+    case part(msn: UInt64, index: Int)
+}
+
 /// A segment as stored by the origin: bytes copied once into a `ByteBuffer`, response headers prebuilt.
 struct StoredSegment: Sendable {
     let sequence: UInt64
@@ -37,6 +69,8 @@ struct StoredSegment: Sendable {
     let initIndex: Int
     /// Video samples in this segment (from `trun`), when there is a video track.
     let videoSamples: Int?
+    /// LL-HLS parts of this segment (servable as long as the segment is).
+    var parts: [StoredPart] = []
 }
 
 /// An init segment; `index` 0 is `init.mp4`, then `init1.mp4`, `init2.mp4`, …
@@ -76,10 +110,14 @@ public final class LiveSnapshot: Sendable {
     let mediaPlaylistHeaders: HTTPFields
     let multivariantBody: ByteBuffer?
     let multivariantHeaders: HTTPFields
+    /// Parts of the segment in progress (sequence `nextSequence`).
+    let partial: [StoredPart]
 
     init(mediaSequence: UInt64 = 0, discontinuitySequence: UInt64 = 0, nextSequence: UInt64 = 0, finished: Bool = false,
          playlist: MediaPlaylist? = nil, multivariant: MultivariantPlaylist? = nil,
-         window: [StoredSegment] = [], retained: [StoredSegment] = [], inits: [StoredInit] = []) {
+         window: [StoredSegment] = [], retained: [StoredSegment] = [], inits: [StoredInit] = [],
+         partial: [StoredPart] = []) {
+        self.partial = partial
         self.mediaSequence = mediaSequence
         self.discontinuitySequence = discontinuitySequence
         self.nextSequence = nextSequence
@@ -139,6 +177,19 @@ public final class LiveSnapshot: Sendable {
         inits.first { $0.index == index }
     }
 
+    func part(_ sequence: UInt64, _ index: Int) -> StoredPart? {
+        guard index >= 0 else { return nil }
+        if sequence == nextSequence { return index < partial.count ? partial[index] : nil }
+        guard let seg = segment(sequence), index < seg.parts.count else { return nil }
+        return seg.parts[index]
+    }
+
+    /// Parts published so far for the segment in progress.
+    public var partialPartCount: Int { partial.count }
+
+    /// Bytes of a part (`seg<sequence>.<index>.m4s`), `nil` when unknown or expired.
+    public func partBytes(_ sequence: UInt64, _ index: Int) -> ByteBuffer? { part(sequence, index)?.bytes }
+
     /// Bytes of a segment by sequence number (window or retention), `nil` when unknown or expired.
     public func segmentBytes(_ sequence: UInt64) -> ByteBuffer? { segment(sequence)?.bytes }
 }
@@ -155,11 +206,21 @@ public final class LiveSnapshot: Sendable {
 /// - Playlist type: `nil` is a live sliding window (no `EXT-X-PLAYLIST-TYPE`). `.event` and `.vod`
 ///   keep every segment (RFC 8216bis forbids removing segments from them); `.event` is announced from the
 ///   start, `.vod` only once `finish()` was called (no `EXT-X-PLAYLIST-TYPE` while live).
+///
+/// LL-HLS (`partTarget` non-nil): the producer calls `publishPart(_:)` for each part of the segment in
+/// progress, then `publish(_:)` with the whole segment. The media playlist then carries
+/// `EXT-X-SERVER-CONTROL:CAN-BLOCK-RELOAD=YES`, `EXT-X-PART-INF`, `EXT-X-PART` lines for the segments whose
+/// start lies within three target durations of the playlist end (RFC 8216bis §4.4.4.9 recommends removing
+/// older ones) plus the parts of the segment in progress, and `EXT-X-PRELOAD-HINT` for the next part.
+/// Blocking requests wait on continuations stored in the state and resumed after unlock.
 public final class LiveStream: Sendable {
     public let windowSize: Int
     public let playlistType: MediaPlaylist.PlaylistType?
+    /// The configured LL-HLS part target; `nil` for a standard (non-LL) playlist.
+    public let partTarget: MediaTime?
 
     private struct Waiter {
+        var condition: WaitCondition
         var continuation: CheckedContinuation<Bool, Never>?
         var resolved: Bool?
     }
@@ -176,6 +237,10 @@ public final class LiveStream: Sendable {
         var waiters: [Int: Waiter] = [:]
         var nextWaiterID = 0
         var targetDuration: Int
+        /// Parts of the segment in progress.
+        var partial: [StoredPart] = []
+        /// `PART-TARGET`: the configured target, raised to the longest part ever published.
+        var partTarget: MediaTime?
     }
 
     private let state: Mutex<State>
@@ -188,11 +253,41 @@ public final class LiveStream: Sendable {
     ///   - targetDuration: `EXT-X-TARGETDURATION` floor; the rendered value is the larger of this and the rule
     ///     applied to the segments in the window (so a playlist never lies about a long segment).
     ///     `setInitSegment(_:tracks:targetDuration:)` can raise or lower it later.
-    public init(windowSize: Int = 6, targetDuration: Int = 1, playlistType: MediaPlaylist.PlaylistType? = nil) {
+    ///   - partTarget: LL-HLS part target (e.g. 0.333 s); when non-nil the media playlist is LL-HLS.
+    public init(windowSize: Int = 6, targetDuration: Int = 1, playlistType: MediaPlaylist.PlaylistType? = nil,
+                partTarget: MediaTime? = nil) {
         precondition(windowSize >= 1, "windowSize must be at least 1")
+        precondition(partTarget.map { $0.value > 0 && $0.timescale > 0 } ?? true, "partTarget must be positive")
         self.windowSize = windowSize
         self.playlistType = playlistType
-        self.state = Mutex(State(targetDuration: max(1, targetDuration)))
+        self.partTarget = partTarget
+        var state = State(targetDuration: max(1, targetDuration))
+        state.partTarget = partTarget
+        self.state = Mutex(state)
+    }
+
+    /// The `PART-TARGET` in force (configured target raised to the longest published part), `nil` if not LL-HLS.
+    public var currentPartTarget: MediaTime? { state.withLock { $0.partTarget } }
+
+    /// Appends a part to the segment in progress (its sequence is `snapshot().nextSequence`, its index the
+    /// number of parts published for that segment so far) and re-renders the playlist. Ignored when the
+    /// stream is not LL-HLS (`partTarget == nil`) or finished.
+    public func publishPart(_ part: LivePart) {
+        guard partTarget != nil else { return }
+        let body = ByteBuffer(bytes: part.bytes)
+        let stored = StoredPart(bytes: body, headers: ResponseHeaders.segment(contentLength: body.readableBytes),
+                                duration: part.duration, independent: part.independent)
+        let waiters: [(CheckedContinuation<Bool, Never>, Bool)] = state.withLock { s in
+            let old = s.snapshot
+            guard !old.finished else { return [] }
+            s.partial.append(stored)
+            if let t = s.partTarget, t < part.duration { s.partTarget = part.duration }
+            s.snapshot = makeSnapshot(&s, window: old.window, retained: old.retained, mediaSequence: old.mediaSequence,
+                                      discontinuitySequence: old.discontinuitySequence, nextSequence: old.nextSequence,
+                                      finished: false)
+            return takeDecidedWaiters(&s)
+        }
+        for (c, v) in waiters { c.resume(returning: v) }
     }
 
     /// Sets (or replaces, on a format change) the init segment. A different init gets a new URI
@@ -202,7 +297,7 @@ public final class LiveStream: Sendable {
     /// replaces the `EXT-X-TARGETDURATION` floor.
     public func setInitSegment(_ bytes: [UInt8], tracks: [TrackFormat], targetDuration: Int? = nil,
                                frameRate: Double? = nil) {
-        let waiters: [CheckedContinuation<Bool, Never>] = state.withLock { s in
+        let waiters: [(CheckedContinuation<Bool, Never>, Bool)] = state.withLock { s in
             if let targetDuration { s.targetDuration = max(1, targetDuration) }
             let buffer = ByteBuffer(bytes: bytes)
             if let last = s.inits.last, last.bytes == buffer {
@@ -219,9 +314,9 @@ public final class LiveStream: Sendable {
             s.snapshot = makeSnapshot(&s, window: old.window, retained: old.retained, mediaSequence: old.mediaSequence,
                                       discontinuitySequence: old.discontinuitySequence, nextSequence: old.nextSequence,
                                       finished: old.finished)
-            return takeReadyWaiters(&s)
+            return takeDecidedWaiters(&s)
         }
-        for w in waiters { w.resume(returning: true) }
+        for (c, v) in waiters { c.resume(returning: v) }
     }
 
     /// Appends a segment (sequence numbers start at 0), evicts beyond the window, expires retention,
@@ -230,7 +325,7 @@ public final class LiveStream: Sendable {
         let counts = segment.videoFrames == nil ? FragmentInspector.sampleCounts(in: segment.bytes) : [:]
         let body = ByteBuffer(bytes: segment.bytes)  // the one copy
         let headers = ResponseHeaders.segment(contentLength: body.readableBytes)
-        let waiters: [CheckedContinuation<Bool, Never>] = state.withLock { s in
+        let waiters: [(CheckedContinuation<Bool, Never>, Bool)] = state.withLock { s in
             let old = s.snapshot
             let initIndex = s.inits.last?.index ?? 0
             let videoTrack = s.inits.last?.tracks.first { $0.kind == .video }
@@ -240,7 +335,9 @@ public final class LiveStream: Sendable {
             let stored = StoredSegment(
                 sequence: old.nextSequence, bytes: body, headers: headers, duration: segment.duration,
                 programDateTime: segment.programDateTime, discontinuity: !isFirst && (segment.discontinuity || initChanged),
-                initIndex: initIndex, videoSamples: videoTrack == nil ? nil : segment.videoFrames ?? videoTrack.flatMap { counts[$0.trackID] })
+                initIndex: initIndex, videoSamples: videoTrack == nil ? nil : segment.videoFrames ?? videoTrack.flatMap { counts[$0.trackID] },
+                parts: s.partial)
+            s.partial = []
 
             let clock = s.clockTimescale ?? segment.duration.timescale
             s.clockTimescale = clock
@@ -280,20 +377,25 @@ public final class LiveStream: Sendable {
             s.snapshot = makeSnapshot(&s, window: window, retained: retained, mediaSequence: mediaSequence,
                                       discontinuitySequence: discontinuitySequence, nextSequence: old.nextSequence + 1,
                                       finished: false)
-            return takeReadyWaiters(&s)
+            return takeDecidedWaiters(&s)
         }
-        for w in waiters { w.resume(returning: true) }
+        for (c, v) in waiters { c.resume(returning: v) }
     }
 
     /// Ends the presentation: `EXT-X-ENDLIST` (and `EXT-X-PLAYLIST-TYPE:VOD` if so configured).
     /// The server keeps serving the last window.
+    /// Parts of an unfinished segment are dropped (never listed without their segment); every blocked
+    /// request is released.
     public func finish() {
-        state.withLock { s in
+        let waiters: [(CheckedContinuation<Bool, Never>, Bool)] = state.withLock { s in
             let old = s.snapshot
+            s.partial = []
             s.snapshot = makeSnapshot(&s, window: old.window, retained: old.retained, mediaSequence: old.mediaSequence,
                                       discontinuitySequence: old.discontinuitySequence, nextSequence: old.nextSequence,
                                       finished: true)
+            return takeDecidedWaiters(&s)
         }
+        for (c, v) in waiters { c.resume(returning: v) }
     }
 
     public func snapshot() -> LiveSnapshot {
@@ -303,19 +405,42 @@ public final class LiveStream: Sendable {
     /// Waits until the media playlist exists (a segment was published) and an init segment is set,
     /// or until `timeout`/cancellation. Returns whether it is ready.
     public func waitForFirstSegment(timeout: Duration) async -> Bool {
+        await wait(for: .firstSegment, timeout: timeout)
+    }
+
+    /// Blocking playlist reload (RFC 8216bis §6.2.5.2): waits until segment `msn` is complete or, with
+    /// `part`, until part `part` of segment `msn` is published (a complete segment satisfies any of its parts),
+    /// or the stream finished. Returns `false` on timeout or cancellation.
+    public func waitForPlaylist(msn: UInt64, part: Int?, timeout: Duration) async -> Bool {
+        await wait(for: .playlist(msn: msn, part: part), timeout: timeout)
+    }
+
+    /// Preload-hint support: waits until part `index` of segment `msn` is published. Returns `false` at once
+    /// when it can never exist (segment complete without it, expired, finished, or more than one segment ahead),
+    /// and on timeout or cancellation.
+    public func waitForPart(msn: UInt64, index: Int, timeout: Duration) async -> Bool {
+        await wait(for: .part(msn: msn, index: index), timeout: timeout)
+    }
+
+    /// Requests currently waiting (for tests: no leaks after cancellation).
+    var pendingWaiterCount: Int { state.withLock { $0.waiters.count } }
+
+    /// Waits until `condition` is decided, or until `timeout`/cancellation (then `false`).
+    /// The continuation lives in the locked state; it is resumed outside the lock by whoever decides it.
+    func wait(for condition: WaitCondition, timeout: Duration) async -> Bool {
         let id: Int? = state.withLock { s in
-            if Self.isReady(s) { return nil }
+            if Self.outcome(condition, s) != nil { return nil }
             let id = s.nextWaiterID
             s.nextWaiterID += 1
-            s.waiters[id] = Waiter()
+            s.waiters[id] = Waiter(condition: condition)
             return id
         }
-        guard let id else { return true }
+        guard let id else { return state.withLock { Self.outcome(condition, $0) } ?? false }
         return await withTaskGroup(of: Bool?.self) { group in
             group.addTask {
                 await withCheckedContinuation { (c: CheckedContinuation<Bool, Never>) in
                     let immediate: Bool? = self.state.withLock { s in
-                        guard var w = s.waiters[id] else { return Self.isReady(s) }
+                        guard var w = s.waiters[id] else { return Self.outcome(condition, s) ?? false }
                         if let r = w.resolved {
                             s.waiters[id] = nil
                             return r
@@ -350,7 +475,7 @@ public final class LiveStream: Sendable {
                 s.waiters[id] = nil
                 return c
             }
-            w.resolved = value
+            if w.resolved == nil { w.resolved = value }
             s.waiters[id] = w
             return nil
         }
@@ -361,19 +486,41 @@ public final class LiveStream: Sendable {
         s.snapshot.playlist != nil && !s.inits.isEmpty
     }
 
-    private func takeReadyWaiters(_ s: inout State) -> [CheckedContinuation<Bool, Never>] {
-        guard Self.isReady(s), !s.waiters.isEmpty else { return [] }
-        var ready: [CheckedContinuation<Bool, Never>] = []
-        for (id, var w) in s.waiters {
+    /// `true`/`false` once decided, `nil` while the condition may still come true.
+    private static func outcome(_ condition: WaitCondition, _ s: State) -> Bool? {
+        let snap = s.snapshot
+        switch condition {
+        case .firstSegment:
+            return isReady(s) ? true : nil
+        case .playlist(let msn, let part):
+            if snap.finished { return true }
+            guard snap.playlist != nil else { return nil }
+            if msn < snap.nextSequence { return true }
+            if let part, msn == snap.nextSequence, part < snap.partial.count { return true }
+            return nil
+        case .part(let msn, let index):
+            if snap.part(msn, index) != nil { return true }
+            if snap.finished || msn < snap.nextSequence || msn > snap.nextSequence + 1 || index < 0 { return false }
+            return nil
+        }
+    }
+
+    /// Removes decided waiters that already have a continuation (returned, to resume after unlock) and marks
+    /// the others so that their continuation is resumed as soon as it is installed.
+    private func takeDecidedWaiters(_ s: inout State) -> [(CheckedContinuation<Bool, Never>, Bool)] {
+        guard !s.waiters.isEmpty else { return [] }
+        var decided: [(CheckedContinuation<Bool, Never>, Bool)] = []
+        for (id, var w) in s.waiters where w.resolved == nil {
+            guard let value = Self.outcome(w.condition, s) else { continue }
             if let c = w.continuation {
-                ready.append(c)
+                decided.append((c, value))
                 s.waiters[id] = nil
             } else {
-                w.resolved = true
+                w.resolved = value
                 s.waiters[id] = w
             }
         }
-        return ready
+        return decided
     }
 
     private func makeSnapshot(_ s: inout State, window: [StoredSegment], retained: [StoredSegment],
@@ -386,14 +533,29 @@ public final class LiveStream: Sendable {
         }
         var playlist: MediaPlaylist?
         var multivariant: MultivariantPlaylist?
+        let partial = finished ? [] : s.partial
         if let first = window.first {
+            let targetDuration = max(s.targetDuration, MediaPlaylist.targetDuration(for: window.map(\.duration)))
+            // LL-HLS: parts for segments starting within 3 target durations of the playlist end (§4.4.4.9).
+            var partsFrom = window.count
+            if s.partTarget != nil {
+                let limit = Int64(targetDuration) * 3_000_000
+                var fromEnd = partial.reduce(Int64(0)) { $0 + Self.micros($1.duration) }
+                while partsFrom > 0 {
+                    let d = Self.micros(window[partsFrom - 1].duration)
+                    guard fromEnd + d <= limit else { break }
+                    fromEnd += d
+                    partsFrom -= 1
+                }
+            }
             var previousInit = first.initIndex
-            let segments = window.map { seg -> PlaylistSegment in
+            let segments = window.enumerated().map { i, seg -> PlaylistSegment in
                 let map: String? = seg.initIndex != previousInit ? StoredInit.uri(for: seg.initIndex) : nil
                 previousInit = seg.initIndex
                 return PlaylistSegment(sequence: seg.sequence, uri: "seg\(seg.sequence).m4s", duration: seg.duration,
                                        programDateTime: seg.programDateTime, discontinuity: seg.discontinuity,
-                                       mapURI: map)
+                                       mapURI: map,
+                                       parts: i >= partsFrom ? Self.playlistParts(seg.parts, sequence: seg.sequence) : [])
             }
             let type: MediaPlaylist.PlaylistType? = switch playlistType {
             case .event: .event
@@ -401,17 +563,42 @@ public final class LiveStream: Sendable {
             case nil: nil
             }
             playlist = MediaPlaylist(
-                targetDuration: max(s.targetDuration, MediaPlaylist.targetDuration(for: window.map(\.duration))),
+                targetDuration: targetDuration,
                 mediaSequence: mediaSequence, discontinuitySequence: discontinuitySequence,
                 mapURI: StoredInit.uri(for: first.initIndex), playlistType: type, segments: segments,
                 endList: finished)
+            if let partTarget = s.partTarget {
+                // PART-HOLD-BACK ≥ 3 × PART-TARGET and HOLD-BACK ≥ 3 × TARGETDURATION (§4.4.3.8), in the
+                // microseconds the playlist shows (PART-TARGET is rendered rounded up).
+                let renderedPartTarget = MediaTime.rescale(partTarget.value, from: partTarget.timescale, to: 1_000_000,
+                                                           rounding: .up)
+                playlist?.serverControl = ServerControl(
+                    canBlockReload: true, holdBack: .seconds(Int64(targetDuration) * 3),
+                    partHoldBack: MediaTime(value: renderedPartTarget * 3, timescale: 1_000_000))
+                playlist?.partTarget = partTarget
+                playlist?.trailingParts = Self.playlistParts(partial, sequence: nextSequence)
+                if !finished {
+                    playlist?.preloadHint = PreloadHint(type: .part, uri: "seg\(nextSequence).\(partial.count).m4s")
+                }
+            }
             if let current = s.inits.last {
                 multivariant = MultivariantPlaylist(variants: [Self.variant(current, window: window)])
             }
         }
         return LiveSnapshot(mediaSequence: mediaSequence, discontinuitySequence: discontinuitySequence,
                             nextSequence: nextSequence, finished: finished, playlist: playlist,
-                            multivariant: multivariant, window: window, retained: retained, inits: s.inits)
+                            multivariant: multivariant, window: window, retained: retained, inits: s.inits,
+                            partial: partial)
+    }
+
+    private static func micros(_ t: MediaTime) -> Int64 {
+        MediaTime.rescale(t.value, from: t.timescale, to: 1_000_000, rounding: .down)
+    }
+
+    private static func playlistParts(_ parts: [StoredPart], sequence: UInt64) -> [PlaylistPart] {
+        parts.enumerated().map { i, p in
+            PlaylistPart(uri: "seg\(sequence).\(i).m4s", duration: p.duration, independent: p.independent)
+        }
     }
 
     /// `EXT-X-STREAM-INF` attributes from the real segments in the window:

@@ -2,6 +2,7 @@ import Foundation
 import HLS
 import Hummingbird
 import Logging
+import MediaCore
 import NIOCore
 import ServiceLifecycle
 
@@ -15,10 +16,17 @@ public struct OriginConfiguration: Sendable {
     public var cdnFallbackURL: String
     /// How long a playlist request waits for the first segment before answering 503. `nil`: two target durations.
     public var firstSegmentWait: Duration?
+    /// LL-HLS blocking playlist reload: how long `?_HLS_msn=` is held before 503. `nil`: three target durations
+    /// (RFC 8216bis §6.2.5.2).
+    public var blockingReloadTimeout: Duration?
+    /// LL-HLS preload hint: how long a request for a part not yet published waits. `nil`: three part targets.
+    public var partWait: Duration?
 
     public init(host: String = "127.0.0.1", port: Int = 8080, hlsJSPath: String? = nil,
                 cdnFallbackURL: String = "https://cdn.jsdelivr.net/npm/hls.js@1.6.15/dist/hls.mjs",
-                firstSegmentWait: Duration? = nil) {
+                firstSegmentWait: Duration? = nil, blockingReloadTimeout: Duration? = nil, partWait: Duration? = nil) {
+        self.blockingReloadTimeout = blockingReloadTimeout
+        self.partWait = partWait
         self.host = host
         self.port = port
         self.hlsJSPath = hlsJSPath
@@ -42,7 +50,9 @@ public struct OriginRequestContext: InitializableFromSource, RequestContextSourc
 ///
 /// Routes (GET and HEAD; OPTIONS answers a CORS preflight with 204 on every path):
 /// `/` player page · `/hls.mjs` local hls.js · `/index.m3u8` multivariant · `/stream.m3u8` media playlist ·
-/// `/init.mp4`, `/init<N>.mp4` · `/seg<N>.m4s`. Every response carries `Access-Control-Allow-Origin: *`.
+/// `/init.mp4`, `/init<N>.mp4` · `/seg<N>.m4s` · LL-HLS parts `/seg<N>.<i>.m4s` (a not-yet-published part
+/// blocks until it is). `/stream.m3u8?_HLS_msn=M[&_HLS_part=P]` is a blocking reload when the stream is
+/// LL-HLS (RFC 8216bis §6.2.5.2; `_HLS_skip` is ignored: no `CAN-SKIP-UNTIL`). Every response carries `Access-Control-Allow-Origin: *`.
 public struct OriginServer: Sendable {
     public let stream: LiveStream
     public let configuration: OriginConfiguration
@@ -72,14 +82,17 @@ public struct OriginServer: Sendable {
             }
         }
         let html = PlayerPage.html(hlsJSURL: hlsJS != nil ? "/hls.mjs" : configuration.cdnFallbackURL,
-                                   fallbackURL: hlsJS != nil ? configuration.cdnFallbackURL : nil)
+                                   fallbackURL: hlsJS != nil ? configuration.cdnFallbackURL : nil,
+                                   lowLatencyDefault: stream.partTarget != nil)
         let pageBody = ByteBuffer(string: html)
         let page = PreparedResponse(
             headers: ResponseHeaders.make(contentType: "text/html; charset=utf-8", cacheControl: "no-cache",
                                           contentLength: pageBody.readableBytes),
             body: pageBody)
         self.responder = OriginResponder(stream: stream, stats: stats, page: page, hlsJS: hlsJS,
-                                         firstSegmentWait: configuration.firstSegmentWait)
+                                         firstSegmentWait: configuration.firstSegmentWait,
+                                         blockingReloadTimeout: configuration.blockingReloadTimeout,
+                                         partWait: configuration.partWait)
     }
 
     /// The Hummingbird application (also used by tests with `app.test(.router)`).
@@ -144,6 +157,10 @@ struct OriginResponder: HTTPResponder {
     let hlsJS: PreparedResponse?
     /// `nil`: two target durations of the stream.
     let firstSegmentWait: Duration?
+    /// `nil`: three target durations.
+    let blockingReloadTimeout: Duration?
+    /// `nil`: three part targets.
+    let partWait: Duration?
     let cors = CORSHeadersMiddleware<OriginRequestContext>()
 
     static let maxPathLength = 256
@@ -189,10 +206,17 @@ struct OriginResponder: HTTPResponder {
             guard let seg = stream.snapshot().segment(sequence) else { return send(Self.notFound, request) }
             return send(.ok, seg.headers, seg.bytes, request)
         }
+        if let (sequence, index) = Self.partNumbers(in: path) {
+            stats.sawViewer(context.channel.remoteAddress)
+            return await sendPart(sequence, index, request)
+        }
         switch path {
         case "/stream.m3u8", "/index.m3u8":
             stats.sawViewer(context.channel.remoteAddress)
             let multivariant = path == "/index.m3u8"
+            if !multivariant, stream.partTarget != nil, let blocking = await blockingReload(request) {
+                return blocking
+            }
             var snapshot = stream.snapshot()
             if (multivariant ? snapshot.multivariantBody : snapshot.mediaPlaylistBody) == nil {
                 _ = await stream.waitForFirstSegment(timeout: firstSegmentWait ?? .seconds(2 * stream.targetDuration))
@@ -219,6 +243,67 @@ struct OriginResponder: HTTPResponder {
             }
             return send(Self.notFound, request)
         }
+    }
+
+    static let serviceUnavailable = PreparedResponse.text(.serviceUnavailable, "Not available yet, retry shortly\n",
+                                                          extra: [.retryAfter: "1"])
+
+    /// Handles `_HLS_msn`/`_HLS_part`; `nil` when the request has no delivery directive (plain reload).
+    private func blockingReload(_ request: Request) async -> Response? {
+        let query = request.uri.queryParameters
+        let msnText = query.get("_HLS_msn")
+        let partText = query.get("_HLS_part")
+        guard let msnText else {
+            return partText == nil ? nil : send(Self.badRequest, request)   // _HLS_part needs _HLS_msn
+        }
+        guard let msn = Self.decimal(msnText) else { return send(Self.badRequest, request) }
+        var part: Int?
+        if let partText {
+            guard let p = Self.decimal(partText), p <= UInt64(Int32.max) else { return send(Self.badRequest, request) }
+            part = Int(p)
+        }
+        let snapshot = stream.snapshot()
+        // More than two segments beyond the last one in the playlist: 400 (§6.2.5.2).
+        if msn > snapshot.nextSequence + 1 { return send(Self.badRequest, request) }
+        let timeout = blockingReloadTimeout ?? .seconds(3 * max(1, snapshot.playlist?.targetDuration ?? stream.targetDuration))
+        let ready = await stream.waitForPlaylist(msn: msn, part: part, timeout: timeout)
+        let now = stream.snapshot()
+        guard ready, let body = now.mediaPlaylistBody else { return send(Self.serviceUnavailable, request) }
+        return send(.ok, now.mediaPlaylistHeaders, body, request)
+    }
+
+    private func sendPart(_ sequence: UInt64, _ index: Int, _ request: Request) async -> Response {
+        if let part = stream.snapshot().part(sequence, index) { return send(.ok, part.headers, part.bytes, request) }
+        guard let target = stream.currentPartTarget else { return send(Self.notFound, request) }
+        let timeout = partWait ?? .microseconds(3 * MediaTime.rescale(target.value, from: target.timescale, to: 1_000_000,
+                                                                      rounding: .up))
+        let published = await stream.waitForPart(msn: sequence, index: index, timeout: timeout)
+        if let part = stream.snapshot().part(sequence, index) { return send(.ok, part.headers, part.bytes, request) }
+        return send(published ? Self.notFound : (stream.snapshot().finished ? Self.notFound : Self.serviceUnavailable),
+                    request)
+    }
+
+    /// Strict unsigned decimal (1–19 digits).
+    static func decimal(_ s: String) -> UInt64? {
+        let u = s.utf8
+        guard !u.isEmpty, u.count <= 19, u.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {
+            return nil
+        }
+        return UInt64(s)
+    }
+
+    /// `/seg<N>.<i>.m4s` → (N, i); decimal without sign or leading zeros.
+    static func partNumbers(in path: String) -> (UInt64, Int)? {
+        guard path.hasPrefix("/seg"), path.hasSuffix(".m4s") else { return nil }
+        let middle = path.dropFirst(4).dropLast(4)
+        let pieces = middle.split(separator: ".", maxSplits: 2, omittingEmptySubsequences: false)
+        guard pieces.count == 2 else { return nil }
+        func number(_ p: Substring) -> UInt64? {
+            guard p.first != "0" || p.count == 1 else { return nil }
+            return decimal(String(p))
+        }
+        guard let n = number(pieces[0]), let i = number(pieces[1]), i <= UInt64(Int32.max) else { return nil }
+        return (n, Int(i))
     }
 
     private func sendInit(_ index: Int, _ request: Request) -> Response {

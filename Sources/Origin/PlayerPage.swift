@@ -1,11 +1,11 @@
 /// The player page served at `/`: hls.js first (`Hls.isSupported()`), native HLS only as a fallback.
 ///
-/// Query parameters: `src=URL` overrides the playlist (default `/index.m3u8`); `lowLatency=1` turns on
-/// hls.js `lowLatencyMode` (default off: this origin serves plain 1 s segments, no LL-HLS parts, so the
-/// default live edge of 3 target durations is the stable choice). `window.hls` and `window.player`
-/// are exposed for tests.
+/// Query parameters: `src=URL` overrides the playlist (default `/index.m3u8`); `lowLatency=1`/`0` turns
+/// hls.js `lowLatencyMode` on/off. The default is on when the stream publishes LL-HLS parts
+/// (`lowLatencyDefault`), off otherwise (plain segments: the live edge of 3 target durations is the stable
+/// choice). The readout shows the mode. `window.hls` and `window.player` are exposed for tests.
 enum PlayerPage {
-    static func html(hlsJSURL: String, fallbackURL: String?) -> String {
+    static func html(hlsJSURL: String, fallbackURL: String?, lowLatencyDefault: Bool = false) -> String {
         let primary = jsString(hlsJSURL)
         let fallback = fallbackURL.map(jsString) ?? "null"
         return """
@@ -39,6 +39,7 @@ enum PlayerPage {
           <header><h1>hls-origin</h1><span class="live">● LIVE</span><span class="engine" id="engine">loading…</span></header>
           <video id="video" muted autoplay playsinline controls></video>
           <section id="stats">
+            <div class="stat"><span>Mode</span><b id="mode">–</b></div>
             <div class="stat"><span>Latency</span><b id="latency">–</b></div>
             <div class="stat"><span>Buffer ahead</span><b id="buffer">–</b></div>
             <div class="stat"><span>Bitrate</span><b id="bitrate">–</b></div>
@@ -52,11 +53,13 @@ enum PlayerPage {
         const HLS_JS_FALLBACK = \(fallback);
         const params = new URLSearchParams(location.search);
         const src = params.get('src') || '/index.m3u8';
-        const lowLatency = params.get('lowLatency') === '1';
+        const LOW_LATENCY_DEFAULT = \(lowLatencyDefault ? "true" : "false");
+        const lowLatency = params.has('lowLatency') ? params.get('lowLatency') === '1' : LOW_LATENCY_DEFAULT;
         const video = document.getElementById('video');
         const $ = (id) => document.getElementById(id);
         const message = (text) => { $('message').textContent = text; };
         $('source').textContent = src + (lowLatency ? '  (lowLatencyMode)' : '');
+        $('mode').textContent = lowLatency ? 'LL-HLS' : 'standard';
         video.muted = true;
 
         async function loadHls() {
