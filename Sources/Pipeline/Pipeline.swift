@@ -428,6 +428,11 @@ struct SegmentingSink {
     private var held: [(track: Int, sample: Sample, wallClock: WallClock?)] = []
     private var kinds: [TrackFormat.Kind] = []
     private var warnedLongSegment = false
+    /// `EXT-X-PROGRAM-DATE-TIME` = anchor wall clock + (segment start - anchor media time): it advances exactly
+    /// with the media, whatever the arrival jitter of a pipe (bursts after probing, network). Re-anchored only
+    /// when arrival drifts from the projection by more than `maxClockDrift` (a stalled input).
+    private var clockAnchor: (wall: Int64, media: MediaTime)?
+    static let maxClockDriftMillis: Int64 = 5_000
 
     init(output: PipelineOutput, stats: PipelineStats, segmentDuration: MediaTime, partDuration: MediaTime?,
          targetDuration: Int, waitForSecondKeyframe: Bool, logger: Logger) {
@@ -509,13 +514,22 @@ struct SegmentingSink {
 
     private mutating func emit(_ events: [SegmenterEvent]) throws {
         for e in events {
-            let s: Segment
+            var s: Segment
             switch e {
             case .part(let p):
                 try output.part(p)
                 continue
             case .segment(let seg):
                 s = seg
+            }
+            if let arrival = s.programDateTime?.millisecondsSince1970 {
+                let projected = clockAnchor.map { $0.wall + MediaTime.rescale((s.startTime - $0.media).value, from: s.startTime.timescale, to: 1000) }
+                if let projected, abs(arrival - projected) <= Self.maxClockDriftMillis {
+                    s.programDateTime = WallClock(millisecondsSince1970: projected)
+                } else {
+                    if projected != nil { logger.info("input clock drifted from the wall clock; re-anchoring program date-time") }
+                    clockAnchor = (arrival, s.startTime)
+                }
             }
             let rounded = MediaPlaylist.targetDuration(for: [s.duration])
             if rounded > targetDuration && !warnedLongSegment {
