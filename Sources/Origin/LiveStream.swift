@@ -184,6 +184,12 @@ public final class LiveSnapshot: Sendable {
         return seg.parts[index]
     }
 
+    /// Whether a part not published yet can still appear: it belongs to the segment in progress or the one
+    /// after it, and the stream is not finished.
+    func partMayAppear(_ sequence: UInt64, _ index: Int) -> Bool {
+        !finished && index >= 0 && (sequence == nextSequence || sequence == nextSequence + 1)
+    }
+
     /// Parts published so far for the segment in progress.
     public var partialPartCount: Int { partial.count }
 
@@ -500,8 +506,7 @@ public final class LiveStream: Sendable {
             return nil
         case .part(let msn, let index):
             if snap.part(msn, index) != nil { return true }
-            if snap.finished || msn < snap.nextSequence || msn > snap.nextSequence + 1 || index < 0 { return false }
-            return nil
+            return snap.partMayAppear(msn, index) ? nil : false
         }
     }
 

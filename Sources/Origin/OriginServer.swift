@@ -277,10 +277,11 @@ struct OriginResponder: HTTPResponder {
         guard let target = stream.currentPartTarget else { return send(Self.notFound, request) }
         let timeout = partWait ?? .microseconds(3 * MediaTime.rescale(target.value, from: target.timescale, to: 1_000_000,
                                                                       rounding: .up))
-        let published = await stream.waitForPart(msn: sequence, index: index, timeout: timeout)
-        if let part = stream.snapshot().part(sequence, index) { return send(.ok, part.headers, part.bytes, request) }
-        return send(published ? Self.notFound : (stream.snapshot().finished ? Self.notFound : Self.serviceUnavailable),
-                    request)
+        _ = await stream.waitForPart(msn: sequence, index: index, timeout: timeout)
+        let snapshot = stream.snapshot()
+        if let part = snapshot.part(sequence, index) { return send(.ok, part.headers, part.bytes, request) }
+        // Never will exist → 404; still possible (timed out) → 503.
+        return send(snapshot.partMayAppear(sequence, index) ? Self.serviceUnavailable : Self.notFound, request)
     }
 
     /// Strict unsigned decimal (1–19 digits).
