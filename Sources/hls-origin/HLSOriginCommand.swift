@@ -88,7 +88,7 @@ struct MediaOptions: ParsableArguments {
         if inputFormat == "rawvideo" && videoSize == nil {
             throw ValidationError("raw video input needs --video-size WxH (and --framerate, --pixel-format if not 25 fps yuv420p)")
         }
-        o.segmentDuration = try parseDuration(segmentDuration)
+        o.segmentDuration = try parseDuration(segmentDuration, flag: "--segment-duration", range: 100...60_000)
         o.transcode = transcode
         o.video.preset = preset
         o.video.tune = tune == "none" ? nil : tune
@@ -132,18 +132,20 @@ func parseRate(_ s: String) throws -> Rational {
 }
 
 /// Seconds as a decimal string ("1", "0.5", "2.002") -> exact milliseconds.
-func parseDuration(_ s: String) throws -> MediaTime {
+func parseDuration(_ s: String, flag: String, range: ClosedRange<Int64>) throws -> MediaTime {
     let parts = s.split(separator: ".", omittingEmptySubsequences: false)
-    guard (1...2).contains(parts.count), let whole = Int64(parts[0].isEmpty ? "0" : parts[0]), whole >= 0 else {
-        throw ValidationError("--segment-duration takes seconds, e.g. 1 or 0.5 (got '\(s)')")
+    guard (1...2).contains(parts.count), let whole = Int64(parts[0].isEmpty ? "0" : parts[0]), whole >= 0, whole < 1000 else {
+        throw ValidationError("\(flag) takes seconds, e.g. 1 or 0.5 (got '\(s)')")
     }
     var ms = whole * 1000
     if parts.count == 2 {
         let frac = String(parts[1].prefix(3)).padding(toLength: 3, withPad: "0", startingAt: 0)
-        guard let f = Int64(frac) else { throw ValidationError("--segment-duration: bad number '\(s)'") }
+        guard let f = Int64(frac) else { throw ValidationError("\(flag): bad number '\(s)'") }
         ms += f
     }
-    guard ms >= 100, ms <= 60_000 else { throw ValidationError("--segment-duration must be between 0.1 and 60 seconds") }
+    guard range.contains(ms) else {
+        throw ValidationError("\(flag) must be between \(Double(range.lowerBound) / 1000) and \(Double(range.upperBound) / 1000) seconds")
+    }
     return MediaTime(value: ms, timescale: 1000)
 }
 

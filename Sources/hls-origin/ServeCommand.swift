@@ -38,6 +38,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(name: .customLong("no-realtime"), help: "Read a file as fast as possible instead of at real-time speed.")
     var noRealtime = false
 
+    @Option(name: .customLong("part-duration"), help: ArgumentHelp("Low-Latency HLS part duration in seconds (0 turns LL-HLS off). Clients that don't know LL-HLS read whole segments as usual.", valueName: "seconds"))
+    var partDuration = "0.333"
+
     @Option(name: .customLong("test-pattern-size"), help: ArgumentHelp("Size of the test pattern.", valueName: "WxH"))
     var testPatternSize = "1280x720"
 
@@ -73,8 +76,17 @@ struct ServeCommand: AsyncParsableCommand {
         var options = try media.pipelineOptions(input: spec)
         options.loop = loop
         if noRealtime { options.realtime = false }
+        var partTarget: MediaTime?
+        if partDuration != "0" && partDuration != "0.0" {
+            let part = try parseDuration(partDuration, flag: "--part-duration", range: 50...5_000)
+            guard part < options.segmentDuration else {
+                throw ValidationError("--part-duration must be shorter than --segment-duration")
+            }
+            options.partDuration = part
+            partTarget = part
+        }
 
-        let stream = LiveStream(windowSize: window)
+        let stream = LiveStream(windowSize: window, partTarget: partTarget)
         let pipeline = Pipeline(
             options: options,
             output: PipelineOutput(
@@ -85,6 +97,9 @@ struct ServeCommand: AsyncParsableCommand {
                     stream.publish(LiveSegment(bytes: segment.bytes, duration: segment.duration,
                                                programDateTime: segment.programDateTime ?? .now,
                                                discontinuity: false))
+                },
+                part: { part in
+                    stream.publishPart(LivePart(bytes: part.bytes, duration: part.duration, independent: part.independent))
                 }),
             logger: logger)
 
