@@ -79,22 +79,26 @@ def test_player_page_and_hlsjs_route(pattern):
 
 def test_chromium_standard_mode(pattern):
     need_chromium()
-    res = chromium.chromium_play(pattern.url("/"), 30)
+    res = chromium.chromium_play(pattern.url("/?lowLatency=0"), 30)
     results["standard"] = res
     print(chromium.summary(res))
     assert chromium.playback_problems(res) == []
     assert res["version"] == HLSJS_VERSION
-    assert res["low_latency_mode"] is False, "the page must turn hls.js lowLatencyMode off unless ?lowLatency=1"
+    assert res["low_latency_mode"] is False, "?lowLatency=0 must turn hls.js lowLatencyMode off"
     assert res["latency_median"] is not None and res["latency_median"] <= 6.0, "hls.latency median too high"
     assert res["pdt_lag_median"] is not None and res["pdt_lag_median"] <= 8.0, "Date.now()-playingDate too high"
 
 
 def test_chromium_low_latency_mode(pattern):
     need_chromium()
-    res = chromium.chromium_play(pattern.url("/?lowLatency=1"), 20)
+    # The page's default for a stream with LL-HLS parts is hls.js lowLatencyMode.
+    res = chromium.chromium_play(pattern.url("/"), 20)
     print(chromium.summary(res))
     assert chromium.playback_problems(res) == []
-    assert res["low_latency_mode"] is True, "?lowLatency=1 must turn on hls.js lowLatencyMode"
+    assert res["low_latency_mode"] is True, "the page must use hls.js lowLatencyMode for an LL-HLS stream"
+    # FFmpeg's own 1-second fMP4 live HLS gives hls.latency 3.3-3.8 s here (NOTES.md): LL-HLS must beat it clearly.
+    assert res["latency_median"] is not None and res["latency_median"] <= 2.5, "LL-HLS hls.latency median too high"
+    assert res["pdt_lag_median"] is not None and res["pdt_lag_median"] <= 3.0, "LL-HLS Date.now()-playingDate too high"
     std = results.get("standard")
     if std and std.get("latency_median") is not None:
         assert res["latency_median"] <= std["latency_median"] + 0.5, (
