@@ -331,6 +331,9 @@ public final class LiveStream: Sendable {
         let counts = segment.videoFrames == nil ? FragmentInspector.sampleCounts(in: segment.bytes) : [:]
         let body = ByteBuffer(bytes: segment.bytes)  // the one copy
         let headers = ResponseHeaders.segment(contentLength: body.readableBytes)
+        // One writer: the parts read here are the ones appended below. When the segment ends with exactly its
+        // parts' bytes (styp + parts), the stored parts become views of the segment buffer (no second copy).
+        let parts = Self.sharingStorage(state.withLock { $0.partial }, with: body)
         let waiters: [(CheckedContinuation<Bool, Never>, Bool)] = state.withLock { s in
             let old = s.snapshot
             let initIndex = s.inits.last?.index ?? 0
@@ -342,7 +345,7 @@ public final class LiveStream: Sendable {
                 sequence: old.nextSequence, bytes: body, headers: headers, duration: segment.duration,
                 programDateTime: segment.programDateTime, discontinuity: !isFirst && (segment.discontinuity || initChanged),
                 initIndex: initIndex, videoSamples: videoTrack == nil ? nil : segment.videoFrames ?? videoTrack.flatMap { counts[$0.trackID] },
-                parts: s.partial)
+                parts: parts)
             s.partial = []
 
             let clock = s.clockTimescale ?? segment.duration.timescale
@@ -598,6 +601,23 @@ public final class LiveStream: Sendable {
 
     private static func micros(_ t: MediaTime) -> Int64 {
         MediaTime.rescale(t.value, from: t.timescale, to: 1_000_000, rounding: .down)
+    }
+
+    /// `parts` as slices of `segment` when the segment's tail is their concatenation; otherwise unchanged.
+    static func sharingStorage(_ parts: [StoredPart], with segment: ByteBuffer) -> [StoredPart] {
+        let total = parts.reduce(0) { $0 + $1.bytes.readableBytes }
+        guard !parts.isEmpty, total <= segment.readableBytes else { return parts }
+        var offset = segment.readerIndex + segment.readableBytes - total
+        var shared: [StoredPart] = []
+        shared.reserveCapacity(parts.count)
+        for p in parts {
+            guard let slice = segment.getSlice(at: offset, length: p.bytes.readableBytes), slice == p.bytes else {
+                return parts
+            }
+            shared.append(StoredPart(bytes: slice, headers: p.headers, duration: p.duration, independent: p.independent))
+            offset += p.bytes.readableBytes
+        }
+        return shared
     }
 
     private static func playlistParts(_ parts: [StoredPart], sequence: UInt64) -> [PlaylistPart] {

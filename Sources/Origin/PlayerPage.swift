@@ -79,8 +79,8 @@ enum PlayerPage {
         if (Hls && Hls.isSupported()) {
           // In LL mode, let hls.js play up to 1.5× to get back to PART-HOLD-BACK after a start on an earlier
           // keyframe or a stall (its default, 1, never catches up).
-          const hls = new Hls(lowLatency ? { lowLatencyMode: true, maxLiveSyncPlaybackRate: 1.5, backBufferLength: 30 }
-                                         : { lowLatencyMode: false, backBufferLength: 30 });
+          const hls = new Hls({ lowLatencyMode: lowLatency, backBufferLength: 30,
+                                ...(lowLatency ? { maxLiveSyncPlaybackRate: 1.5 } : {}) });
           window.hls = hls;
           window.Hls = Hls;
           window.player.engine = 'hls.js ' + Hls.version;

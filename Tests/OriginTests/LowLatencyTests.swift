@@ -123,6 +123,24 @@ import Testing
         #expect(stream.snapshot().partBytes(3, 1).map { Array($0.readableBytesView) } == Self.partBytes(3, 1))
     }
 
+    @Test func partsShareTheSegmentBufferOnlyWhenBytesMatch() throws {
+        let stream = Self.makeStream(segments: 1)
+        Self.publishParts(stream, 2)
+        // A segment that is not styp + parts: parts keep their own bytes.
+        stream.publish(LiveSegment(bytes: [9, 9, 9], duration: .seconds(1, timescale: 90_000),
+                                   programDateTime: WallClock(millisecondsSince1970: Self.t0)))
+        let snap = stream.snapshot()
+        #expect(snap.partBytes(1, 0).map { Array($0.readableBytesView) } == Self.partBytes(1, 0))
+        #expect(snap.partBytes(1, 1).map { Array($0.readableBytesView) } == Self.partBytes(1, 1))
+        #expect(snap.partBytes(1, 2) == nil)
+        // styp + parts: slices of the segment, same bytes.
+        let seg = try #require(snap.segmentBytes(0))
+        let p0 = try #require(snap.partBytes(0, 0))
+        #expect(Array(p0.readableBytesView) == Self.partBytes(0, 0))
+        #expect(p0.withUnsafeReadableBytes { a in seg.withUnsafeReadableBytes { b in
+            a.baseAddress! >= b.baseAddress! && a.baseAddress! < b.baseAddress! + b.count } })
+    }
+
     @Test func partTargetNeverBelowAPublishedPart() throws {
         let stream = Self.makeStream(segments: 1)
         stream.publishPart(LivePart(bytes: [1], duration: MediaTime(value: 40_500, timescale: 90_000), independent: true))
