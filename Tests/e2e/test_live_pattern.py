@@ -34,7 +34,7 @@ def clients_run(pattern):
     need("ffmpeg", "ffprobe", "streamlink")
     url = pattern.url("/index.m3u8")
     with concurrent.futures.ThreadPoolExecutor(3) as ex:
-        futs = {"playlist": ex.submit(livecheck.check_live_playlist, pattern.base_url, 20),
+        futs = {"playlist": ex.submit(livecheck.check_live_playlist, pattern.base_url, 20, encoded=True),
                 "ffmpeg": ex.submit(clients.ffmpeg_read, url, 10),
                 "streamlink": ex.submit(clients.streamlink_record, url, 10)}
         return {k: f.result() for k, f in futs.items()}
@@ -49,8 +49,10 @@ def test_playlist_strict(clients_run):
     print(r.summary())
     assert r.errors == []
     assert r.segments_downloaded >= 10
-    assert r.target_duration is not None and r.target_duration <= 2
+    assert r.target_duration == 1
     assert r.codecs and "avc1" in r.codecs.lower()
+    # Encoded with a forced IDR on every boundary: each segment lasts exactly --segment-duration (1 s, 30 frames).
+    assert r.segment_seconds and all(abs(d - 1.0) < 1e-9 for d in r.segment_seconds), r.segment_seconds
 
 
 def test_ffmpeg_reads_10s_silently(clients_run):

@@ -56,6 +56,9 @@ STDIN_INPUTS = {
 }
 
 
+ENCODED = {"y4m", "rawvideo", "mjpeg", "mpeg4_mp3_mkv"}
+
+
 @pytest.mark.parametrize("kind", sorted(STDIN_INPUTS))
 def test_stdin_input_kinds(start_origin, media, kind):
     """Each input kind piped into `serve -` becomes a playable stream (H.264/AAC in fMP4) that ends with
@@ -83,6 +86,10 @@ def test_stdin_input_kinds(start_origin, media, kind):
             f"{t.handler} codec {t.codec}: browsers need H.264/AAC"
     got = sum(sg.duration for sg in snap.playlist.segments)
     assert abs(got - duration) <= 0.15, f"stream lasts {got:.3f}s, input {duration}s"
+    if kind in ENCODED:
+        # Encoded with an IDR forced on every boundary: each segment but the last is exactly 1 s.
+        durations = [sg.duration for sg in snap.playlist.segments]
+        assert all(abs(d - 1.0) < 1e-6 for d in durations[:-1]), durations
     r = clients.ffmpeg_read(s.url("/index.m3u8"), seconds=duration + 1)
     assert r.ok, str(r)
     # the first segment is still there after the end (nothing was evicted from a short stream)

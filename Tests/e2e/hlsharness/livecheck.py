@@ -113,13 +113,17 @@ def check_common_headers(resp, kind, errors, live=True):
 class SegmentValidator:
     """Box-level checks of an init segment and a sequence of media segments (live or VOD)."""
 
-    def __init__(self, errors):
+    def __init__(self, errors, encoded=False):
         self.errors = errors
+        # Encoded by the origin itself: audio and video must start each segment within one AAC frame
+        # (copied sources keep their own A/V offsets, and FFmpeg's own output differs by up to ~24 ms).
+        self.encoded = encoded
         self.init = None
         self.init_bytes = None
         self.prev = {}          # track_id -> (seq, end decode time)
         self.segments = 0
         self.media_seconds = 0.0
+        self.segment_seconds = []  # primary-track duration of each downloaded segment
         self.samples = {}       # track_id -> count
 
     def set_init(self, data, advertised_codecs=None, resolution=None):
@@ -202,8 +206,18 @@ class SegmentValidator:
             if t is self.primary_track and extinf is not None and t.timescale:
                 secs = dur / t.timescale
                 self.media_seconds += secs
+                self.segment_seconds.append(secs)
                 if abs(secs - extinf) > EXTINF_TOLERANCE:
                     self.errors.add(f"{name}: EXTINF {extinf:.6f} but {t.handler} samples last {secs:.6f}s")
+        # Audio and video start together: their first tfdt differ by less than one audio frame (1024 samples).
+        video = self.video_track
+        audio = next((t for t in self.init.tracks if t.handler == "soun"), None)
+        if self.encoded and video and audio and video.timescale and audio.timescale:
+            vr, ar = frag.track_runs(video.track_id), frag.track_runs(audio.track_id)
+            if vr and ar and seq > 0:
+                gap = ar[0].base_decode_time / audio.timescale - vr[0].base_decode_time / video.timescale
+                if abs(gap) > 1024 / audio.timescale + 1e-6:
+                    self.errors.add(f"{name}: audio starts {gap * 1000:.1f} ms from video (more than one AAC frame)")
 
 
 @dataclass
@@ -218,6 +232,7 @@ class LiveCheckResult:
     endlist: bool = False
     codecs: str = None
     media_seconds: float = 0.0
+    segment_seconds: list = field(default_factory=list)
     first_msn: int = None
     last_msn: int = None
     pdt_lag_last: float = None
@@ -260,7 +275,7 @@ def fetch_multivariant(base_url, errors, live=True):
 
 
 def check_live_playlist(base_url, duration_s, poll_interval=0.5, download=True, allow_endlist=False,
-                        stop_event=None):
+                        stop_event=None, encoded=False):
     """Poll base_url/stream.m3u8 (found through /index.m3u8) for duration_s seconds and check it strictly."""
     errors = Errors()
     res = LiveCheckResult(errors=[])
@@ -269,7 +284,7 @@ def check_live_playlist(base_url, duration_s, poll_interval=0.5, download=True, 
     if media_url is None:
         res.errors = errors.list()
         return res
-    seg_check = SegmentValidator(errors)
+    seg_check = SegmentValidator(errors, encoded=encoded)
     uri_seq = {}        # absolute URI -> sequence number
     seq_uri = {}
     seq_pdt = {}
@@ -442,6 +457,7 @@ def check_live_playlist(base_url, duration_s, poll_interval=0.5, download=True, 
         time.sleep(max(0.0, poll_interval - spent))
     res.max_wait_for_new_segment = max_wait
     res.media_seconds = seg_check.media_seconds
+    res.segment_seconds = seg_check.segment_seconds
     if res.polls and res.playlists_changed < 2 and duration_s >= 3 * (res.target_duration or 1):
         errors.add(f"playlist changed only {res.playlists_changed} time(s) in {duration_s}s")
     res.errors = errors.list()
