@@ -1,3 +1,4 @@
+import Synchronization
 import Testing
 import HLS
 import MediaCore
@@ -188,14 +189,21 @@ import MediaCore
         stream.setInitSegment(Fixture.initBytes, tracks: Fixture.tracks)
         let total = 10_000
         let segment = Fixture.liveSegment(payload: 64)
+        let readersStarted = StartedCounter()
         try await withThrowingTaskGroup(of: Int.self) { group in
             group.addTask {
-                for _ in 0..<total { stream.publish(segment) }
+                // Start publishing once the readers run, and let them in now and then (2 cores, parallel tests).
+                while readersStarted.value.load(ordering: .acquiring) < 3 { await Task.yield() }
+                for i in 0..<total {
+                    stream.publish(segment)
+                    if i % 64 == 0 { await Task.yield() }
+                }
                 stream.finish()
                 return 0
             }
             for _ in 0..<3 {
                 group.addTask {
+                    readersStarted.value.add(1, ordering: .releasing)
                     var last: UInt64 = 0
                     var reads = 0
                     while true {
@@ -233,4 +241,9 @@ struct SplitMix64: RandomNumberGenerator {
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         return z ^ (z >> 31)
     }
+}
+
+/// Counts reader tasks that have started (shared across the task group).
+final class StartedCounter: Sendable {
+    let value = Atomic<Int>(0)
 }
