@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import HLS
 import MediaCore
 import Segmenter
@@ -59,12 +62,31 @@ public final class VODWriter: Sendable {
         return s.segments.count
     }
 
+    /// Plain `open`/`write`: no temporary file, rename or `fsync` per segment (FileManager's atomic write
+    /// costs more than the whole segmenter on a 10-minute file).
     private func write(_ bytes: [UInt8], to name: String) throws {
-        let url = directory.appendingPathComponent(name)
-        guard FileManager.default.createFile(atPath: url.path, contents: Data(bytes)) else {
-            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: url.path])
+        let path = directory.appendingPathComponent(name).path
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw VODWriterError(path: path, errno: errno) }
+        defer { close(fd) }
+        try bytes.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let n = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    throw VODWriterError(path: path, errno: errno)
+                }
+                offset += n
+            }
         }
     }
+}
+
+public struct VODWriterError: Error, CustomStringConvertible {
+    public let path: String
+    public let errno: Int32
+    public var description: String { "cannot write '\(path)': \(String(cString: strerror(errno)))" }
 }
 
 /// The `EXT-X-STREAM-INF` attributes of one rendition, measured from its segments.

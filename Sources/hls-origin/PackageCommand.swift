@@ -66,7 +66,7 @@ struct PackageCommand: AsyncParsableCommand {
         do {
             count = try writer.finish()
         } catch {
-            fail("cannot write playlists in '\(output)': \(error.localizedDescription)")
+            fail("cannot write playlists in '\(output)': \(describe(error))")
         }
         if count == 0 { fail("'\(input)' produced no segments") }
         if !quiet {
