@@ -51,13 +51,15 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
 
+        // Helpers shared by the test targets (seeded generator).
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "MediaCoreTests", dependencies: ["MediaCore"]),
-        .testTarget(name: "ISOBMFFTests", dependencies: ["ISOBMFF", "MediaCore"], resources: [.copy("Fixtures")]),
-        .testTarget(name: "HLSTests", dependencies: ["HLS", "MediaCore"]),
-        .testTarget(name: "FFmpegBridgeTests", dependencies: ["FFmpegBridge", "MediaCore", "TestPattern"]),
-        .testTarget(name: "SegmenterTests", dependencies: ["Segmenter", "ISOBMFF", "MediaCore"]),
+        .testTarget(name: "ISOBMFFTests", dependencies: ["TestSupport", "ISOBMFF", "MediaCore"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "HLSTests", dependencies: ["TestSupport", "HLS", "MediaCore"]),
+        .testTarget(name: "FFmpegBridgeTests", dependencies: ["TestSupport", "FFmpegBridge", "MediaCore", "TestPattern"]),
+        .testTarget(name: "SegmenterTests", dependencies: ["TestSupport", "Segmenter", "ISOBMFF", "MediaCore"]),
         .testTarget(name: "OriginTests", dependencies: [
-            "Origin", "HLS", "MediaCore",
+            "Origin", "HLS", "MediaCore", "TestSupport",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdTesting", package: "hummingbird"),
         ]),

@@ -9,8 +9,8 @@ struct PackageCommand: AsyncParsableCommand {
         commandName: "package",
         abstract: "Package a file as VOD HLS (fMP4) in a directory, at full speed.",
         discussion: """
-            Writes OUTPUT/index.m3u8 (multivariant), OUTPUT/stream.m3u8 (EXT-X-PLAYLIST-TYPE:VOD), OUTPUT/init.mp4
-            and OUTPUT/seg<N>.m4s, ready for any static web server.
+            Writes OUTPUT/index.m3u8 (multivariant), OUTPUT/stream.m3u8 (EXT-X-PLAYLIST-TYPE:VOD), OUTPUT/init.mp4 and OUTPUT/seg<N>.m4s, ready for any static web server.
+
             Example: hls-origin package movie.mp4 -o out/
             """)
 

@@ -10,15 +10,15 @@ struct ServeCommand: AsyncParsableCommand {
         commandName: "serve",
         abstract: "Serve a file, a pipe or the test pattern as live HLS.",
         discussion: """
-            INPUT is a file, a URL libavformat can open, or '-' for standard input. Without INPUT a test pattern
-            (moving bars, frame counter, clock, tone with a beep each second) is encoded and served.
-            Files are sent at real-time speed; pipes are taken as they come.
+            INPUT is a file, a URL libavformat can open, or '-' for standard input. Without INPUT, a test pattern (moving bars, frame counter, clock, and a tone with a beep each second) is encoded and served. Files are sent at real-time speed; pipes are taken as they come. Low-Latency HLS parts are on by default; clients that do not know LL-HLS read whole segments.
+
             Examples:
               hls-origin serve movie.mp4 --loop
               ffmpeg -f v4l2 -i /dev/video0 -f nut - | hls-origin serve -
               cat capture.ts | hls-origin serve -
               ffmpeg -i in.mkv -f rawvideo -pix_fmt yuv420p - | hls-origin serve - --input-format rawvideo --video-size 1280x720 --framerate 30
             """)
+
 
     @Argument(help: ArgumentHelp("File, URL, or '-' for standard input. Omit for the test pattern.", valueName: "input"))
     var input: String?

@@ -1,3 +1,4 @@
+import TestSupport
 // Test-only ISO-BMFF reader. It deliberately shares no code with the writer in Sources/ISOBMFF:
 // its own big-endian decoding, its own box walker, its own trun/tfdt/tfhd parsing straight from
 // ISO/IEC 14496-12 (§4.2 boxes, §8.8.7 tfhd, §8.8.8 trun, §8.8.12 tfdt).
@@ -230,15 +231,3 @@ func hexString(_ b: some Sequence<UInt8>) -> String {
     b.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
 }
 
-/// SplitMix64 (Steele, Lea, Flood 2014): small seeded generator for reproducible property tests.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

@@ -1,19 +1,9 @@
+import TestSupport
 import Testing
 @testable import ISOBMFF
 @testable import MediaCore
 @testable import Segmenter
 
-/// SplitMix64: a small seeded generator so property tests are reproducible.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 let videoTrack = TrackFormat(trackID: 1, kind: .video, timescale: 90000,
                              codec: .h264(avcC: [1, 0x64, 0, 0x1F, 0xFF, 0xE1, 0, 4, 0x67, 0x64, 0, 0x1F, 1, 0, 2, 0x68, 0xEE]),
@@ -59,7 +49,7 @@ func run(_ seg: inout Segmenter, _ stream: [(track: Int, sample: Sample)]) throw
 
 @Suite struct SegmenterTests {
     @Test func cutsAtKeyframesAfterEachSecond() throws {
-        var rng = SplitMix64(state: 1)
+        var rng = SplitMix64(seed: 1)
         let stream = makeStream(seconds: 10, rng: &rng)
         var seg = try Segmenter(tracks: [videoTrack, audioTrack], segmentDuration: .seconds(1))
         let segments = try run(&seg, stream)
@@ -77,7 +67,7 @@ func run(_ seg: inout Segmenter, _ stream: [(track: Int, sample: Sample)]) throw
 
     @Test func decodeTimesAreContinuousAndNonNegative() throws {
         for seed in 1...20 as ClosedRange<UInt64> {
-            var rng = SplitMix64(state: seed)
+            var rng = SplitMix64(seed: seed)
             let gop = [15, 30, 45, 60, 90][Int(seed) % 5]
             let stream = makeStream(seconds: 8, gop: gop, rng: &rng)
             var seg = try Segmenter(tracks: [videoTrack, audioTrack], segmentDuration: .seconds(1))
@@ -105,7 +95,7 @@ func run(_ seg: inout Segmenter, _ stream: [(track: Int, sample: Sample)]) throw
     }
 
     @Test func audioIsCutAtTheSameMediaTime() throws {
-        var rng = SplitMix64(state: 7)
+        var rng = SplitMix64(seed: 7)
         let stream = makeStream(seconds: 6, rng: &rng)
         var seg = try Segmenter(tracks: [videoTrack, audioTrack], segmentDuration: .seconds(1))
         let segments = try run(&seg, stream)
@@ -119,7 +109,7 @@ func run(_ seg: inout Segmenter, _ stream: [(track: Int, sample: Sample)]) throw
     }
 
     @Test func audioOnlyAndVideoOnly() throws {
-        var rng = SplitMix64(state: 3)
+        var rng = SplitMix64(seed: 3)
         var a = try Segmenter(tracks: [audioTrack], segmentDuration: .seconds(1))
         let aSegs = try run(&a, makeStream(seconds: 5, video: false, rng: &rng))
         #expect(aSegs.count >= 4)
@@ -134,7 +124,7 @@ func run(_ seg: inout Segmenter, _ stream: [(track: Int, sample: Sample)]) throw
     }
 
     @Test func dropsEverythingBeforeTheFirstKeyframe() throws {
-        var rng = SplitMix64(state: 11)
+        var rng = SplitMix64(seed: 11)
         let stream = makeStream(seconds: 4, rng: &rng).filter { item in
             // Join mid-GOP: drop the first 10 frames and the matching audio.
             item.track == 1 ? item.sample.dts >= 16000 : item.sample.dts >= 30000
@@ -147,7 +137,7 @@ func run(_ seg: inout Segmenter, _ stream: [(track: Int, sample: Sample)]) throw
     }
 
     @Test func lowLatencyPartsSplitASegmentIntoFragments() throws {
-        var rng = SplitMix64(state: 5)
+        var rng = SplitMix64(seed: 5)
         var seg = try Segmenter(tracks: [videoTrack, audioTrack], segmentDuration: .seconds(1),
                                 fragmentDuration: .milliseconds(334, timescale: 90000))
         let segments = try run(&seg, makeStream(seconds: 3, rng: &rng))
@@ -158,7 +148,7 @@ func run(_ seg: inout Segmenter, _ stream: [(track: Int, sample: Sample)]) throw
     }
 
     @Test func partsArePublishedBeforeTheirSegmentAndMakeItUp() throws {
-        var rng = SplitMix64(state: 9)
+        var rng = SplitMix64(seed: 9)
         var seg = try Segmenter(tracks: [videoTrack, audioTrack], segmentDuration: .seconds(1),
                                 fragmentDuration: .milliseconds(334, timescale: 90000))
         var events: [SegmenterEvent] = []
