@@ -1,5 +1,6 @@
 """`hls-origin serve clip.mp4 --loop`: a 4-second file looped into an endless live stream."""
 import concurrent.futures
+import time
 
 from hlsharness import chromium, clients, livecheck
 from hlsharness.testenv import need, need_chromium
@@ -37,3 +38,27 @@ def test_file_without_loop_ends_and_keeps_serving(start_origin, media):
     snap = livecheck.check_http_snapshot(s.base_url)
     assert snap.errors == []
     assert abs(snap.media_seconds - CLIP_SECONDS) <= 0.1, snap.media_seconds
+
+
+def test_window_slides_and_evicted_segments_expire(start_origin, media):
+    """A 2-segment window over a looped file: the media sequence counts evictions, the window's segments
+    download, and a segment evicted more than one playlist duration ago answers 404."""
+    from hlsharness import http, m3u8
+    s = start_origin(media["clip.mp4"], "--loop", "--window", "2")
+    deadline = time.monotonic() + 20
+    pl = None
+    while time.monotonic() < deadline:
+        r = http.get(s.url("/stream.m3u8"))
+        assert r.status == 200, r
+        pl = m3u8.parse_media(r.text)
+        if pl.media_sequence >= 6:
+            break
+        time.sleep(0.25)
+    assert pl is not None and pl.media_sequence >= 6, "the window did not slide"
+    assert len(pl.segments) == 2
+    first = pl.media_sequence
+    assert [sg.uri for sg in pl.segments] == [f"seg{first}.m4s", f"seg{first + 1}.m4s"]
+    assert all(http.get(s.url("/" + sg.uri)).status == 200 for sg in pl.segments)
+    # Evicted more than one playlist duration ago: gone.
+    assert http.get(s.url("/seg0.m4s")).status == 404
+    assert http.get(s.url(f"/seg{first - 4}.m4s")).status == 404
