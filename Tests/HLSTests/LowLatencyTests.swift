@@ -1,3 +1,4 @@
+import TestSupport
 import MediaCore
 import Testing
 @testable import HLS
