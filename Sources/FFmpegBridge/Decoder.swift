@@ -151,17 +151,58 @@ public final class VideoDecoder {
         }
     }
 
-    private func convert(_ frame: UnsafeMutablePointer<AVFrame>) throws -> RawVideoFrame {
+    /// Like `decode(_:)`, but the frames stay in FFmpeg memory: no copy when the decoder already gives
+    /// yuv420p at the output size, one libswscale pass into a new frame otherwise.
+    public func decodeFrames(_ packet: Packet) throws -> [VideoFrame] {
+        var frames: [VideoFrame] = []
+        try core.decode(packet) { frames.append(try keep($0)) }
+        return frames
+    }
+
+    /// Like `flush()`, returning frames that stay in FFmpeg memory.
+    public func flushFrames() throws -> [VideoFrame] {
+        var frames: [VideoFrame] = []
+        try core.decode(nil) { frames.append(try keep($0)) }
+        return frames
+    }
+
+    private func keep(_ frame: UnsafeMutablePointer<AVFrame>) throws -> VideoFrame {
         let f = frame.pointee
         let w = Int(f.width), h = Int(f.height)
         guard w > 0, h > 0 else { throw FFmpegError.invalid(core.context, "decoded an empty picture") }
+        let pts = timestamp(f)
+        let (ow, oh) = outputSize(w, h)
+        if f.format == AV_PIX_FMT_YUV420P.rawValue && ow == w && oh == h {
+            return try VideoFrame(moving: frame, pts: pts)
+        }
+        guard let out = av_frame_alloc() else {
+            throw FFmpegError(code: AV.enomem, call: "av_frame_alloc", context: core.context)
+        }
+        var owned: UnsafeMutablePointer<AVFrame>? = out
+        defer { av_frame_free(&owned) }
+        out.pointee.width = Int32(ow)
+        out.pointee.height = Int32(oh)
+        out.pointee.format = AV_PIX_FMT_YUV420P.rawValue
+        try check(av_frame_get_buffer(out, 0), "av_frame_get_buffer", core.context)
+        try scale(frame, into: out)
+        return try VideoFrame(moving: out, pts: pts)
+    }
+
+    private func timestamp(_ f: AVFrame) -> Int64 {
         var pts: Int64
         if f.best_effort_timestamp != AV.noPTS { pts = f.best_effort_timestamp }
         else if f.pts != AV.noPTS { pts = f.pts }
         else { pts = (lastPTS.map { $0 + (f.pkt_duration > 0 ? f.pkt_duration : frameDuration) }) ?? 0 }
         if let lastPTS, pts <= lastPTS, f.best_effort_timestamp == AV.noPTS { pts = lastPTS + frameDuration }
         lastPTS = pts
+        return pts
+    }
 
+    private func convert(_ frame: UnsafeMutablePointer<AVFrame>) throws -> RawVideoFrame {
+        let f = frame.pointee
+        let w = Int(f.width), h = Int(f.height)
+        guard w > 0, h > 0 else { throw FFmpegError.invalid(core.context, "decoded an empty picture") }
+        let pts = timestamp(f)
         let (ow, oh) = outputSize(w, h)
         var source = frame
         if f.format != AV_PIX_FMT_YUV420P.rawValue || ow != w || oh != h {
@@ -176,15 +217,21 @@ public final class VideoDecoder {
                              pts: pts)
     }
 
-    private func scale(_ frame: UnsafeMutablePointer<AVFrame>, to ow: Int, _ oh: Int) throws -> UnsafeMutablePointer<AVFrame> {
+    /// Converts `frame` into `out` (yuv420p, its own size) with a cached libswscale context.
+    private func scale(_ frame: UnsafeMutablePointer<AVFrame>, into out: UnsafeMutablePointer<AVFrame>) throws {
         let f = frame.pointee
+        let ow = out.pointee.width, oh = out.pointee.height
         sws = sws_getCachedContext(sws, f.width, f.height, AVPixelFormat(rawValue: f.format),
-                                   Int32(ow), Int32(oh), AV_PIX_FMT_YUV420P, SWS_BILINEAR, nil, nil, nil)
+                                   ow, oh, AV_PIX_FMT_YUV420P, SWS_BILINEAR, nil, nil, nil)
         guard let sws else {
             let name = av_get_pix_fmt_name(AVPixelFormat(rawValue: f.format)).map { String(cString: $0) } ?? "\(f.format)"
             throw FFmpegError.invalid(core.context, "cannot convert \(name) \(f.width)x\(f.height) to yuv420p \(ow)x\(oh)",
                                       call: "sws_getCachedContext")
         }
+        try check(cff_sws_scale_frame(sws, out, frame), "sws_scale", core.context)
+    }
+
+    private func scale(_ frame: UnsafeMutablePointer<AVFrame>, to ow: Int, _ oh: Int) throws -> UnsafeMutablePointer<AVFrame> {
         if let s = scaled, s.pointee.width != Int32(ow) || s.pointee.height != Int32(oh) { av_frame_free(&scaled) }
         if scaled == nil {
             guard let s = av_frame_alloc() else {
@@ -197,7 +244,7 @@ public final class VideoDecoder {
             try check(av_frame_get_buffer(s, 0), "av_frame_get_buffer", core.context)
         }
         let out = scaled!
-        try check(cff_sws_scale_frame(sws, out, frame), "sws_scale", core.context)
+        try scale(frame, into: out)
         return out
     }
 }

@@ -147,6 +147,24 @@ public final class VideoEncoder {
         return try core.encode(frame)
     }
 
+    /// Encodes a decoded frame as it is, without copying it (`pts` in ticks of `options.timeBase`; the frame's
+    /// own timestamp is replaced). Packets come out in decode order.
+    public func encode(_ frame: VideoFrame, pts: Int64, forceKeyframe: Bool = false) throws -> [EncodedPacket] {
+        let f = frame.frame
+        guard frame.width == options.width, frame.height == options.height,
+              f.pointee.format == AV_PIX_FMT_YUV420P.rawValue else {
+            let name = av_get_pix_fmt_name(AVPixelFormat(rawValue: f.pointee.format)).map { String(cString: $0) } ?? "?"
+            throw FFmpegError.invalid(core.context, "frame is \(name) \(frame.width)x\(frame.height), "
+                                      + "expected yuv420p \(options.width)x\(options.height)")
+        }
+        f.pointee.pts = pts
+        f.pointee.pict_type = forceKeyframe ? AV_PICTURE_TYPE_I : AV_PICTURE_TYPE_NONE
+        f.pointee.key_frame = forceKeyframe ? 1 : 0
+        // Unset, like the frames `encode(_ raw:)` sends: the context says square pixels.
+        f.pointee.sample_aspect_ratio = AVRational(num: 0, den: 1)
+        return try core.encode(f)
+    }
+
     /// Drains the frames x264 still holds (end of input). The encoder cannot be used afterwards.
     public func flush() throws -> [EncodedPacket] { try core.encode(nil) }
 }

@@ -224,13 +224,24 @@ final class VideoEncodeStage {
     /// `frame.pts` must already be in 90 kHz ticks.
     func encode(_ frame: RawVideoFrame) throws -> [Sample] {
         var f = frame
-        if let last = lastPTS, f.pts <= last {
+        f.pts = nextPTS(frame.pts)
+        return try encoder.encode(f, forceKeyframe: schedule.isBoundary(f.pts)).map(Self.sample)
+    }
+
+    /// A decoded frame as it is (no copy); `pts` in 90 kHz ticks.
+    func encode(_ frame: VideoFrame, pts: Int64) throws -> [Sample] {
+        let t = nextPTS(pts)
+        return try encoder.encode(frame, pts: t, forceKeyframe: schedule.isBoundary(t)).map(Self.sample)
+    }
+
+    private func nextPTS(_ pts: Int64) -> Int64 {
+        var t = pts
+        if let last = lastPTS, t <= last {
             // Duplicate or backwards timestamp from the source: place it one frame later.
-            f.pts = last + frameTicks
+            t = last + frameTicks
         }
-        lastPTS = f.pts
-        let force = schedule.isBoundary(f.pts)
-        return try encoder.encode(f, forceKeyframe: force).map(Self.sample)
+        lastPTS = t
+        return t
     }
 
     func flush() throws -> [Sample] { try encoder.flush().map(Self.sample) }
@@ -287,18 +298,18 @@ final class VideoTranscodeProcessor: TrackProcessor {
         timeBase = stream.timeBase
     }
 
+    // Decoded frames stay in FFmpeg memory from the decoder to x264 (no copy when already yuv420p at the output size).
     func process(_ packet: Packet) throws -> [Sample] {
-        try decoder.decode(packet).flatMap(encode)
+        try decoder.decodeFrames(packet).flatMap(encode)
     }
 
     func flush() throws -> [Sample] {
-        try decoder.flush().flatMap(encode) + stage.flush()
+        try decoder.flushFrames().flatMap(encode) + stage.flush()
     }
 
-    private func encode(_ frame: RawVideoFrame) throws -> [Sample] {
-        var f = frame
-        f.pts = MediaTime.rescale(frame.pts * Int64(timeBase.numerator), from: timeBase.denominator, to: VideoEncodeStage.timescale)
-        return try stage.encode(f)
+    private func encode(_ frame: VideoFrame) throws -> [Sample] {
+        let pts = MediaTime.rescale(frame.pts * Int64(timeBase.numerator), from: timeBase.denominator, to: VideoEncodeStage.timescale)
+        return try stage.encode(frame, pts: pts)
     }
 }
 
