@@ -38,6 +38,9 @@ struct MediaOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Frame rate of raw input or of the test pattern (e.g. 30, 30000/1001).", valueName: "rate"))
     var framerate: String?
 
+    @Option(name: .customLong("audio-format"), help: ArgumentHelp("Raw audio input format (s16le, f32le, ...), with --sample-rate and --channels.", valueName: "fmt"))
+    var audioFormat: String?
+
     @Option(name: .customLong("sample-rate"), help: ArgumentHelp("Raw audio sample rate.", valueName: "Hz"))
     var sampleRate: Int?
 
@@ -73,7 +76,10 @@ struct MediaOptions: ParsableArguments {
 
     func pipelineOptions(input: InputSpec) throws -> PipelineOptions {
         var o = PipelineOptions(input: input)
-        o.inputFormat = inputFormat
+        if inputFormat != nil && audioFormat != nil && inputFormat != audioFormat {
+            throw ValidationError("give either --input-format or --audio-format, not both")
+        }
+        o.inputFormat = inputFormat ?? audioFormat
         if let videoSize {
             _ = try parseSize(videoSize, flag: "--video-size")
             o.demuxerOptions["video_size"] = videoSize
