@@ -7,9 +7,9 @@ import time
 
 import pytest
 
-from hlsharness import clients, http, livecheck, m3u8
+from hlsharness import chromium, clients, http, livecheck, m3u8
 from hlsharness.procs import StdinFeeder, stop_process
-from hlsharness.testenv import need
+from hlsharness.testenv import need, need_chromium
 
 
 def test_ts_pipe_from_live_ffmpeg(start_origin):
@@ -23,13 +23,21 @@ def test_ts_pipe_from_live_ffmpeg(start_origin):
     try:
         s = start_origin("-", stdin=src.stdout)
         src.stdout.close()  # the server holds the read end now
-        with concurrent.futures.ThreadPoolExecutor(2) as ex:
+        with concurrent.futures.ThreadPoolExecutor(3) as ex:
             pl = ex.submit(livecheck.check_live_playlist, s.base_url, 14)
             ff = ex.submit(clients.ffmpeg_read, s.url("/index.m3u8"), 10)
+            # hls.js plays the piped stream too (the camera case), for 30 s.
+            ch = ex.submit(chromium.chromium_play, s.url("/"), 30) if chromium.chromium_binary() else None
             pl, ff = pl.result(), ff.result()
+            res = ch.result() if ch else None
         print(pl.summary())
         assert pl.errors == []
         assert ff.ok, str(ff)
+        if res is None:
+            need_chromium()
+        else:
+            print(chromium.summary(res))
+            assert chromium.playback_problems(res) == []
         # the camera goes away: stdin closes -> the playlist ends, the server keeps serving it
         stop_process(src, sig=signal.SIGINT)
         ended = livecheck.wait_for_endlist(s.base_url, 10, proc=s.proc)
