@@ -348,7 +348,6 @@ public final class Pipeline: @unchecked Sendable {
                                   waitForSecondKeyframe: false, logger: logger)
         sink.setProcessorKinds([.video, .audio])
         let formats = [videoStage.format, audioStage.format]
-        let start = ContinuousClock.now
         let wallStart = Date()
         var pace = Pacer(enabled: options.realtime ?? true)
         var index: Int64 = 0
@@ -374,7 +373,6 @@ public final class Pipeline: @unchecked Sendable {
                 $0.videoFrames = index
                 $0.mediaMicros = dueMicros
             }
-            _ = start
         }
         try sink.accept(try videoStage.flush(), track: 0, formats: formats, wallClock: nil)
         try sink.accept(try audioStage.flush(), track: 1, formats: formats, wallClock: nil)
