@@ -150,13 +150,11 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
         super().end_headers()
 
 
-class StaticServer:
-    """python http.server in a thread on a free loopback port (optionally with CORS headers)."""
+class LoopbackHTTPServer:
+    """A ThreadingHTTPServer on 127.0.0.1 in a daemon thread; a context manager."""
 
-    def __init__(self, root, cors=False, port=None):
-        handler = type("H", (_QuietHandler,), {"cors": cors})
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", port or 0),
-                                                     functools.partial(handler, directory=root))
+    def __init__(self, handler, port=None):
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", port or 0), handler)
         self.port = self.httpd.server_address[1]
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
@@ -177,6 +175,14 @@ class StaticServer:
 
     def __exit__(self, *exc):
         self.stop()
+
+
+class StaticServer(LoopbackHTTPServer):
+    """python http.server in a thread on a free loopback port (optionally with CORS headers)."""
+
+    def __init__(self, root, cors=False, port=None):
+        handler = type("H", (_QuietHandler,), {"cors": cors})
+        super().__init__(functools.partial(handler, directory=root), port)
 
 
 # The harness's own player page: every setting comes from the query string, so one static file serves the

@@ -8,6 +8,7 @@ import threading
 import time
 
 from . import m3u8
+from .procs import LoopbackHTTPServer
 
 MUTATIONS = {
     "none": "",
@@ -54,7 +55,7 @@ def make_vod_source(directory, seconds=24):
     return directory
 
 
-class SimLiveOrigin:
+class SimLiveOrigin(LoopbackHTTPServer):
     def __init__(self, vod_dir, mutation="none", list_size=6, history=6):
         self.mutation = mutation
         self.list_size = 2 if mutation == "small_window" else list_size
@@ -72,28 +73,7 @@ class SimLiveOrigin:
         self.pdt0 = time.time() - history - 0.3
         self.requests = 0
         self.lock = threading.Lock()
-        handler = functools.partial(_Handler, self)
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self.port = self.httpd.server_address[1]
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    @property
-    def base_url(self):
-        return f"http://127.0.0.1:{self.port}"
-
-    def start(self):
-        self.thread.start()
-        return self
-
-    def stop(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-    def __enter__(self):
-        return self.start()
-
-    def __exit__(self, *exc):
-        self.stop()
+        super().__init__(functools.partial(_Handler, self))
 
     # --- content
     def name(self, seq):
