@@ -226,4 +226,9 @@ enum AttributeList {
     }
 
     static func quoted(_ s: String) -> String { "\"" + s + "\"" }
+
+    /// `YES` / `NO` (an enumerated-string); anything else is `nil`.
+    static func yesNo<S: StringProtocol>(_ s: S) -> Bool? {
+        s == "YES" ? true : s == "NO" ? false : nil
+    }
 }

@@ -1,0 +1,78 @@
+/// The RFC 8216bis rules a playlist checker applies to alternative Renditions (§4.4.6.1, §4.4.6.1.1,
+/// §4.4.6.2, §4.4.6.2.1). `render()` never checks; call `validate()` in tests or before publishing.
+extension MultivariantPlaylist {
+    /// Every violated rule, one human-readable line each, in playlist order; empty when the renditions and
+    /// their references are valid.
+    public func validate() -> [String] {
+        var problems: [String] = []
+        func describe(_ m: MediaRendition) -> String { "EXT-X-MEDIA TYPE=\(m.type.rawValue) GROUP-ID=\"\(m.groupID)\" NAME=\"\(m.name)\"" }
+
+        // §4.2: "The following characters MUST NOT appear in a quoted-string: line feed (0xA), carriage return
+        // (0xD), or double quote (0x22)."
+        func checkQuoted(_ value: String?, _ attribute: String, _ owner: String) {
+            guard let value, value.contains(where: { $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return }
+            problems.append("\(owner): \(attribute) contains a double quote, CR or LF (§4.2)")
+        }
+        for m in media {
+            let owner = describe(m)
+            checkQuoted(m.groupID, "GROUP-ID", owner)
+            checkQuoted(m.name, "NAME", owner)
+            checkQuoted(m.language, "LANGUAGE", owner)
+            checkQuoted(m.channels, "CHANNELS", owner)
+            checkQuoted(m.instreamID, "INSTREAM-ID", owner)
+            checkQuoted(m.uri, "URI", owner)
+        }
+        for v in variants { checkQuoted(v.audioGroup, "AUDIO", "EXT-X-STREAM-INF \(v.uri)") }
+
+        // Groups: "A set of one or more EXT-X-MEDIA tags with the same GROUP-ID value and the same TYPE value
+        // defines a Group of Renditions." (§4.4.6.1.1)
+        struct GroupKey: Hashable { let type: MediaRendition.MediaType; let id: String }
+        var defaults: [GroupKey: Int] = [:]
+        var names: [GroupKey: Set<String>] = [:]
+        for m in media {
+            let owner = describe(m)
+            let key = GroupKey(type: m.type, id: m.groupID)
+            // §4.4.6.1.1: "All EXT-X-MEDIA tags in the same Group MUST have different NAME attributes."
+            if !names[key, default: []].insert(m.name).inserted {
+                problems.append("\(owner): NAME is not unique in its group (§4.4.6.1.1)")
+            }
+            if m.isDefault {
+                // §4.4.6.1.1: "A Group MUST NOT have more than one member with a DEFAULT attribute of YES."
+                defaults[key, default: 0] += 1
+                if defaults[key] == 2 {
+                    problems.append("\(owner): second DEFAULT=YES in group \"\(m.groupID)\" (§4.4.6.1.1)")
+                }
+                // §4.4.6.1: "If the AUTOSELECT attribute is present, its value MUST be YES if the value of the
+                // DEFAULT attribute is YES." (render() always writes AUTOSELECT.)
+                if !m.autoselect { problems.append("\(owner): DEFAULT=YES requires AUTOSELECT=YES (§4.4.6.1)") }
+            }
+            switch m.type {
+            case .closedCaptions:
+                // §4.4.6.1: "If the TYPE is CLOSED-CAPTIONS, the URI attribute MUST NOT be present."
+                if m.uri != nil { problems.append("\(owner): URI must be absent for CLOSED-CAPTIONS (§4.4.6.1)") }
+                // §4.4.6.1 INSTREAM-ID: "This attribute is REQUIRED if the TYPE attribute is CLOSED-CAPTIONS".
+                if m.instreamID == nil { problems.append("\(owner): INSTREAM-ID is required for CLOSED-CAPTIONS (§4.4.6.1)") }
+            case .subtitles:
+                // §4.4.6.2.1: "The URI attribute of the EXT-X-MEDIA tag is REQUIRED if the media type is
+                // SUBTITLES".
+                if m.uri == nil { problems.append("\(owner): URI is required for SUBTITLES (§4.4.6.2.1)") }
+            case .audio, .video:
+                break
+            }
+            // §4.4.6.1: "The CHANNELS attribute MUST NOT be present unless the TYPE is AUDIO."
+            if m.channels != nil && m.type != .audio {
+                problems.append("\(owner): CHANNELS is allowed only for AUDIO (§4.4.6.1)")
+            }
+        }
+
+        // §4.4.6.2 AUDIO: "It MUST match the value of the GROUP-ID attribute of an EXT-X-MEDIA tag elsewhere in
+        // the Multivariant Playlist whose TYPE attribute is AUDIO."
+        let audioGroups = Set(media.filter { $0.type == .audio }.map(\.groupID))
+        for v in variants {
+            if let a = v.audioGroup, !audioGroups.contains(a) {
+                problems.append("EXT-X-STREAM-INF \(v.uri): AUDIO=\"\(a)\" matches no EXT-X-MEDIA TYPE=AUDIO GROUP-ID (§4.4.6.2)")
+            }
+        }
+        return problems
+    }
+}
