@@ -1,0 +1,151 @@
+import MediaCore
+
+extension MediaPlaylist {
+    /// Parses a media playlist. Durations come back in a 1/1 000 000 timescale (what `EXTINF` can express).
+    /// Unknown tags and comments are ignored; malformed known tags throw.
+    public static func parse(_ text: String) throws -> MediaPlaylist {
+        var iterator = playlistLines(text).makeIterator()
+        guard let first = iterator.next(), first.line == "#EXTM3U" else { throw HLSError.missingHeader }
+        var version = 1
+        var targetDuration: Int?
+        var mediaSequence: UInt64 = 0
+        var discontinuitySequence: UInt64 = 0
+        var independent = false
+        var mapURI: String?
+        var playlistType: PlaylistType?
+        var endList = false
+        var segments: [PlaylistSegment] = []
+        // Pending per-segment state.
+        var pendingDuration: MediaTime?
+        var pendingDiscontinuity = false
+        var pendingMap: String?
+        var pendingPDT: WallClock?
+        var pendingParts: [PlaylistPart] = []
+        var serverControl: ServerControl?
+        var partTarget: MediaTime?
+        var preloadHint: PreloadHint?
+        func micros(_ v: Substring, _ n: Int, _ name: String) throws -> MediaTime {
+            guard let m = HLSFormat.parseMicros(v) else { throw HLSError.invalidAttribute(line: n, name: name) }
+            return MediaTime(value: m, timescale: 1_000_000)
+        }
+
+        func tagValue(_ line: Substring, _ tag: String) -> Substring? {
+            guard line.hasPrefix(tag) else { return nil }
+            return line.dropFirst(tag.count)
+        }
+        func int<T: FixedWidthInteger>(_ v: Substring, _ n: Int, _ tag: String) throws -> T {
+            guard let x = T(v) else { throw HLSError.invalidTag(line: n, tag: tag) }
+            return x
+        }
+
+        while let (n, line) = iterator.next() {
+            if !line.hasPrefix("#") {
+                guard let duration = pendingDuration else { throw HLSError.unexpectedURI(line: n) }
+                segments.append(PlaylistSegment(
+                    sequence: mediaSequence + UInt64(segments.count), uri: String(line), duration: duration,
+                    programDateTime: pendingPDT, discontinuity: pendingDiscontinuity, mapURI: pendingMap,
+                    parts: pendingParts))
+                pendingDuration = nil; pendingDiscontinuity = false; pendingMap = nil; pendingPDT = nil
+                pendingParts = []
+                continue
+            }
+            if !line.hasPrefix("#EXT") { continue }  // comment
+            if pendingDuration != nil && !line.hasPrefix("#EXT-X-") {
+                throw HLSError.missingURI(line: n)
+            }
+            if let v = tagValue(line, "#EXT-X-VERSION:") {
+                version = try int(v, n, "EXT-X-VERSION")
+            } else if let v = tagValue(line, "#EXT-X-TARGETDURATION:") {
+                targetDuration = try int(v, n, "EXT-X-TARGETDURATION")
+            } else if let v = tagValue(line, "#EXT-X-MEDIA-SEQUENCE:") {
+                guard segments.isEmpty else { throw HLSError.invalidTag(line: n, tag: "EXT-X-MEDIA-SEQUENCE") }
+                mediaSequence = try int(v, n, "EXT-X-MEDIA-SEQUENCE")
+            } else if let v = tagValue(line, "#EXT-X-DISCONTINUITY-SEQUENCE:") {
+                discontinuitySequence = try int(v, n, "EXT-X-DISCONTINUITY-SEQUENCE")
+            } else if let v = tagValue(line, "#EXT-X-PLAYLIST-TYPE:") {
+                guard let t = PlaylistType(rawValue: String(v)) else {
+                    throw HLSError.invalidTag(line: n, tag: "EXT-X-PLAYLIST-TYPE")
+                }
+                playlistType = t
+            } else if line == "#EXT-X-INDEPENDENT-SEGMENTS" {
+                independent = true
+            } else if let v = tagValue(line, "#EXT-X-MAP:") {
+                let attrs = try AttributeList.parse(v, line: n)
+                guard let uri = attrs.first(where: { $0.name == "URI" })?.value else {
+                    throw HLSError.invalidAttribute(line: n, name: "URI")
+                }
+                if mapURI == nil && segments.isEmpty && pendingDuration == nil && !pendingDiscontinuity {
+                    mapURI = String(uri)
+                } else {
+                    pendingMap = String(uri)
+                }
+            } else if line == "#EXT-X-DISCONTINUITY" {
+                pendingDiscontinuity = true
+            } else if let v = tagValue(line, "#EXT-X-PROGRAM-DATE-TIME:") {
+                guard let pdt = HLSFormat.parseProgramDateTime(v) else {
+                    throw HLSError.invalidTag(line: n, tag: "EXT-X-PROGRAM-DATE-TIME")
+                }
+                pendingPDT = pdt
+            } else if let v = tagValue(line, "#EXTINF:") {
+                let number = v.split(separator: ",", maxSplits: 1, omittingEmptySubsequences: false).first ?? v
+                guard let micros = HLSFormat.parseMicros(number) else { throw HLSError.invalidTag(line: n, tag: "EXTINF") }
+                pendingDuration = MediaTime(value: micros, timescale: 1_000_000)
+            } else if line == "#EXT-X-ENDLIST" {
+                endList = true
+            } else if let v = tagValue(line, "#EXT-X-PART:") {
+                var uri: Substring?, duration: MediaTime?, independent = false
+                for (name, value) in try AttributeList.parse(v, line: n) {
+                    switch name {
+                    case "URI": uri = value
+                    case "DURATION": duration = try micros(value, n, name)
+                    case "INDEPENDENT": independent = value == "YES"
+                    default: break
+                    }
+                }
+                guard let uri else { throw HLSError.invalidAttribute(line: n, name: "URI") }
+                guard let duration else { throw HLSError.invalidAttribute(line: n, name: "DURATION") }
+                pendingParts.append(PlaylistPart(uri: String(uri), duration: duration, independent: independent))
+            } else if let v = tagValue(line, "#EXT-X-PART-INF:") {
+                let attrs = try AttributeList.parse(v, line: n)
+                guard let t = attrs.first(where: { $0.name == "PART-TARGET" }) else {
+                    throw HLSError.invalidAttribute(line: n, name: "PART-TARGET")
+                }
+                partTarget = try micros(t.value, n, "PART-TARGET")
+            } else if let v = tagValue(line, "#EXT-X-SERVER-CONTROL:") {
+                var c = ServerControl(canBlockReload: false)
+                for (name, value) in try AttributeList.parse(v, line: n) {
+                    switch name {
+                    case "CAN-BLOCK-RELOAD": c.canBlockReload = value == "YES"
+                    case "HOLD-BACK": c.holdBack = try micros(value, n, name)
+                    case "PART-HOLD-BACK": c.partHoldBack = try micros(value, n, name)
+                    default: break
+                    }
+                }
+                serverControl = c
+            } else if let v = tagValue(line, "#EXT-X-PRELOAD-HINT:") {
+                var type: PreloadHint.HintType?, uri: Substring?
+                for (name, value) in try AttributeList.parse(v, line: n) {
+                    if name == "TYPE" {
+                        guard let t = PreloadHint.HintType(rawValue: String(value)) else {
+                            throw HLSError.invalidAttribute(line: n, name: name)
+                        }
+                        type = t
+                    } else if name == "URI" {
+                        uri = value
+                    }
+                }
+                guard let type else { throw HLSError.invalidAttribute(line: n, name: "TYPE") }
+                guard let uri else { throw HLSError.invalidAttribute(line: n, name: "URI") }
+                preloadHint = PreloadHint(type: type, uri: String(uri))
+            }
+        }
+        if pendingDuration != nil { throw HLSError.missingURI(line: 0) }
+        guard let targetDuration else { throw HLSError.missingTag("EXT-X-TARGETDURATION") }
+        guard let mapURI else { throw HLSError.missingTag("EXT-X-MAP") }
+        return MediaPlaylist(version: version, targetDuration: targetDuration, mediaSequence: mediaSequence,
+                             discontinuitySequence: discontinuitySequence, independentSegments: independent,
+                             mapURI: mapURI, playlistType: playlistType, segments: segments, endList: endList,
+                             serverControl: serverControl, partTarget: partTarget, trailingParts: pendingParts,
+                             preloadHint: preloadHint)
+    }
+}
