@@ -227,6 +227,13 @@ enum AttributeList {
 
     static func quoted(_ s: String) -> String { "\"" + s + "\"" }
 
+    /// A decimal-integer (§4.2: "an unquoted string of characters from the set [0..9]"): no sign, no
+    /// blanks; `nil` when empty, not all digits, or out of range for `T`.
+    static func decimalInteger<T: FixedWidthInteger, S: StringProtocol>(_ s: S) -> T? {
+        guard !s.isEmpty, s.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return nil }
+        return T(s, radix: 10)
+    }
+
     /// `YES` / `NO` (an enumerated-string); anything else is `nil`.
     static func yesNo<S: StringProtocol>(_ s: S) -> Bool? {
         s == "YES" ? true : s == "NO" ? false : nil

@@ -40,6 +40,27 @@ public struct PreloadHint: Sendable, Equatable {
     }
 }
 
+/// `EXT-X-RENDITION-REPORT` (RFC 8216bis §4.4.5.4): how far an associated Rendition has got, "as
+/// up-to-date as the Playlist that contains it". `MediaPlaylist.renditionReport(uri:)` builds one.
+public struct RenditionReport: Sendable, Equatable {
+    /// The Rendition's Media Playlist, "relative to the URI of the Media Playlist containing the
+    /// EXT-X-RENDITION-REPORT tag".
+    public var uri: String
+    /// `LAST-MSN`: "the Media Sequence Number of the last Media Segment currently in the specified Rendition.
+    /// If the Rendition contains Partial Segments then this value is the Media Sequence Number of the last
+    /// Partial Segment."
+    public var lastMSN: UInt64
+    /// `LAST-PART`: "the Part Index of the last Partial Segment currently in the specified Rendition whose
+    /// Media Sequence Number is equal to the LAST-MSN attribute value" (required when it has parts).
+    public var lastPart: Int?
+
+    public init(uri: String, lastMSN: UInt64, lastPart: Int? = nil) {
+        self.uri = uri
+        self.lastMSN = lastMSN
+        self.lastPart = lastPart
+    }
+}
+
 /// One media segment as it appears in a media playlist.
 public struct PlaylistSegment: Sendable, Equatable {
     /// Media sequence number of this segment.
@@ -84,15 +105,19 @@ public struct PlaylistSegment: Sendable, Equatable {
 /// #EXT-X-PROGRAM-DATE-TIME:2026-11-22T04:20:26.123Z
 /// #EXTINF:1.001,
 /// seg10.m4s
+/// #EXT-X-RENDITION-REPORT:URI="../audio/index.m3u8",LAST-MSN=12,LAST-PART=1
 /// #EXT-X-ENDLIST
 /// ```
 ///
 /// Low-Latency HLS (when `partTarget` is set): `EXT-X-SERVER-CONTROL` and `EXT-X-PART-INF` follow
 /// `EXT-X-TARGETDURATION`; `EXT-X-PART` lines precede each segment's `EXTINF`; the parts of the segment in
-/// progress (`trailingParts`) and `EXT-X-PRELOAD-HINT` close the playlist. None of these needs a higher
-/// `EXT-X-VERSION`: RFC 8216bis §8 (and Apple's "About the EXT-X-VERSION tag") ties version 9 only to
-/// `EXT-X-SKIP` (delta updates, not offered here) and 10 to `RECENTLY-REMOVED-DATERANGES`; `EXT-X-MAP`
-/// without I-frames-only needs 6. The playlist keeps the version it always had (7).
+/// progress (`trailingParts`, possibly with no complete segment yet), `EXT-X-PRELOAD-HINT` and the
+/// `EXT-X-RENDITION-REPORT` tags close the playlist.
+///
+/// None of these needs a higher `EXT-X-VERSION`: RFC 8216bis §8 (and Apple's "About the EXT-X-VERSION tag")
+/// ties version 9 only to `EXT-X-SKIP` (delta updates, not offered here) and 10 to
+/// `RECENTLY-REMOVED-DATERANGES`; `EXT-X-MAP` without I-frames-only needs 6. The playlist keeps the version it
+/// always had (7).
 public struct MediaPlaylist: Sendable, Equatable {
     public enum PlaylistType: String, Sendable { case vod = "VOD", event = "EVENT" }
 
@@ -101,6 +126,7 @@ public struct MediaPlaylist: Sendable, Equatable {
     public var mediaSequence: UInt64
     public var discontinuitySequence: UInt64
     public var independentSegments: Bool = true
+    /// The map in force for the first segment (rendered in the header).
     public var mapURI: String
     public var playlistType: PlaylistType?
     public var segments: [PlaylistSegment]
@@ -109,14 +135,18 @@ public struct MediaPlaylist: Sendable, Equatable {
     public var serverControl: ServerControl?
     /// `EXT-X-PART-INF:PART-TARGET`, rendered rounded UP to microseconds (so no part exceeds it).
     public var partTarget: MediaTime?
-    /// Parts of the segment in progress, after the last complete segment.
+    /// Parts of the segment in progress, after the last complete segment (or the only ones, when no
+    /// segment is complete yet: `segments == []`).
     public var trailingParts: [PlaylistPart]
     public var preloadHint: PreloadHint?
+    /// `EXT-X-RENDITION-REPORT` tags, rendered last (before `EXT-X-ENDLIST`).
+    public var renditionReports: [RenditionReport]
 
     public init(version: Int = 7, targetDuration: Int, mediaSequence: UInt64 = 0, discontinuitySequence: UInt64 = 0,
                 independentSegments: Bool = true, mapURI: String, playlistType: PlaylistType? = nil,
                 segments: [PlaylistSegment], endList: Bool = false, serverControl: ServerControl? = nil,
-                partTarget: MediaTime? = nil, trailingParts: [PlaylistPart] = [], preloadHint: PreloadHint? = nil) {
+                partTarget: MediaTime? = nil, trailingParts: [PlaylistPart] = [], preloadHint: PreloadHint? = nil,
+                renditionReports: [RenditionReport] = []) {
         self.serverControl = serverControl
         self.partTarget = partTarget
         self.trailingParts = trailingParts
@@ -130,6 +160,7 @@ public struct MediaPlaylist: Sendable, Equatable {
         self.playlistType = playlistType
         self.segments = segments
         self.endList = endList
+        self.renditionReports = renditionReports
     }
 
     /// `EXT-X-TARGETDURATION` rule: the largest `EXTINF` value (as rendered, i.e. truncated to microseconds)
@@ -153,6 +184,19 @@ public struct MediaPlaylist: Sendable, Equatable {
 
     /// ISO 8601 UTC with milliseconds, as written in `EXT-X-PROGRAM-DATE-TIME`.
     public static func programDateTimeText(_ clock: WallClock) -> String { HLSFormat.programDateTime(clock) }
+
+    /// The Rendition Report another Rendition's playlist would carry for this playlist (§4.4.5.4): the last
+    /// segment's sequence number, or, when parts are listed, the last part's sequence number and Part Index.
+    /// `nil` when the playlist lists neither a segment nor a part (or the number would overflow).
+    public func renditionReport(uri: String) -> RenditionReport? {
+        if !trailingParts.isEmpty {
+            let (msn, overflow) = segments.last.map { $0.sequence.addingReportingOverflow(1) }
+                ?? (mediaSequence, false)
+            return overflow ? nil : RenditionReport(uri: uri, lastMSN: msn, lastPart: trailingParts.count - 1)
+        }
+        guard let last = segments.last else { return nil }
+        return RenditionReport(uri: uri, lastMSN: last.sequence, lastPart: last.parts.isEmpty ? nil : last.parts.count - 1)
+    }
 
     /// Renders the playlist; pure. Tags follow RFC 8216bis order.
     public func render() -> String {
@@ -187,6 +231,10 @@ public struct MediaPlaylist: Sendable, Equatable {
         }
         for p in trailingParts { Self.renderPart(p, into: &out) }
         if let h = preloadHint { out += "#EXT-X-PRELOAD-HINT:TYPE=\(h.type.rawValue),URI=\"\(h.uri)\"\n" }
+        for r in renditionReports {
+            out += "#EXT-X-RENDITION-REPORT:URI=\"\(r.uri)\",LAST-MSN=\(r.lastMSN)"
+            out += r.lastPart.map { ",LAST-PART=\($0)\n" } ?? "\n"
+        }
         if endList { out += "#EXT-X-ENDLIST\n" }
         return out
     }

@@ -3,6 +3,12 @@ import MediaCore
 extension MediaPlaylist {
     /// Parses a media playlist. Durations come back in a 1/1 000 000 timescale (what `EXTINF` can express).
     /// Unknown tags and comments are ignored; malformed known tags throw.
+    ///
+    /// `EXT-X-RENDITION-REPORT` attributes the
+    /// server omitted because they equal this playlist's own report (§4.4.5.4: "A server MAY omit adding an
+    /// attribute to an EXT-X-RENDITION-REPORT tag - even a mandatory attribute - if its value is the same as
+    /// that of the Rendition Report of the Media Playlist to which the EXT-X-RENDITION-REPORT tag is being
+    /// added") are filled in from `renditionReport(uri:)`.
     public static func parse(_ text: String) throws -> MediaPlaylist {
         var iterator = playlistLines(text).makeIterator()
         guard let first = iterator.next(), first.line == "#EXTM3U" else { throw HLSError.missingHeader }
@@ -24,6 +30,8 @@ extension MediaPlaylist {
         var serverControl: ServerControl?
         var partTarget: MediaTime?
         var preloadHint: PreloadHint?
+        // Rendition reports as written (nil = attribute omitted), completed once the playlist is known.
+        var reports: [(line: Int, uri: String, lastMSN: UInt64?, lastPart: Int?)] = []
         func micros(_ v: Substring, _ n: Int, _ name: String) throws -> MediaTime {
             guard let m = HLSFormat.parseMicros(v) else { throw HLSError.invalidAttribute(line: n, name: name) }
             return MediaTime(value: m, timescale: 1_000_000)
@@ -41,8 +49,10 @@ extension MediaPlaylist {
         while let (n, line) = iterator.next() {
             if !line.hasPrefix("#") {
                 guard let duration = pendingDuration else { throw HLSError.unexpectedURI(line: n) }
+                let (sequence, overflow) = mediaSequence.addingReportingOverflow(UInt64(segments.count))
+                guard !overflow else { throw HLSError.invalidTag(line: n, tag: "EXT-X-MEDIA-SEQUENCE") }
                 segments.append(PlaylistSegment(
-                    sequence: mediaSequence + UInt64(segments.count), uri: String(line), duration: duration,
+                    sequence: sequence, uri: String(line), duration: duration,
                     programDateTime: pendingPDT, discontinuity: pendingDiscontinuity, mapURI: pendingMap,
                     parts: pendingParts))
                 pendingDuration = nil; pendingDiscontinuity = false; pendingMap = nil; pendingPDT = nil
@@ -137,15 +147,51 @@ extension MediaPlaylist {
                 guard let type else { throw HLSError.invalidAttribute(line: n, name: "TYPE") }
                 guard let uri else { throw HLSError.invalidAttribute(line: n, name: "URI") }
                 preloadHint = PreloadHint(type: type, uri: String(uri))
+            } else if let v = tagValue(line, "#EXT-X-RENDITION-REPORT:") {
+                var uri: Substring?, lastMSN: UInt64?, lastPart: Int?
+                for (name, value) in try AttributeList.parse(v, line: n) {
+                    switch name {
+                    case "URI": uri = value
+                    case "LAST-MSN":
+                        guard let m: UInt64 = AttributeList.decimalInteger(value) else {
+                            throw HLSError.invalidAttribute(line: n, name: name)
+                        }
+                        lastMSN = m
+                    case "LAST-PART":
+                        guard let p: Int = AttributeList.decimalInteger(value) else {
+                            throw HLSError.invalidAttribute(line: n, name: name)
+                        }
+                        lastPart = p
+                    default: break
+                    }
+                }
+                guard let uri else { throw HLSError.invalidAttribute(line: n, name: "URI") }
+                reports.append((n, String(uri), lastMSN, lastPart))
             }
         }
         if pendingDuration != nil { throw HLSError.missingURI(line: 0) }
         guard let targetDuration else { throw HLSError.missingTag("EXT-X-TARGETDURATION") }
         guard let mapURI else { throw HLSError.missingTag("EXT-X-MAP") }
-        return MediaPlaylist(version: version, targetDuration: targetDuration, mediaSequence: mediaSequence,
-                             discontinuitySequence: discontinuitySequence, independentSegments: independent,
-                             mapURI: mapURI, playlistType: playlistType, segments: segments, endList: endList,
-                             serverControl: serverControl, partTarget: partTarget, trailingParts: pendingParts,
-                             preloadHint: preloadHint)
+        var playlist = MediaPlaylist(
+            version: version, targetDuration: targetDuration, mediaSequence: mediaSequence,
+            discontinuitySequence: discontinuitySequence, independentSegments: independent, mapURI: mapURI,
+            playlistType: playlistType, segments: segments, endList: endList, serverControl: serverControl,
+            partTarget: partTarget, trailingParts: pendingParts, preloadHint: preloadHint)
+        for r in reports {
+            if let lastMSN = r.lastMSN, r.lastPart != nil || !playlistHasParts(playlist) {
+                playlist.renditionReports.append(RenditionReport(uri: r.uri, lastMSN: lastMSN, lastPart: r.lastPart))
+                continue
+            }
+            guard let own = playlist.renditionReport(uri: r.uri) else {
+                throw HLSError.invalidAttribute(line: r.line, name: "LAST-MSN")
+            }
+            playlist.renditionReports.append(RenditionReport(uri: r.uri, lastMSN: r.lastMSN ?? own.lastMSN,
+                                                             lastPart: r.lastPart ?? own.lastPart))
+        }
+        return playlist
+    }
+
+    private static func playlistHasParts(_ p: MediaPlaylist) -> Bool {
+        !p.trailingParts.isEmpty || p.segments.contains { !$0.parts.isEmpty }
     }
 }
