@@ -15,16 +15,22 @@ public struct PlaylistPart: Sendable, Equatable {
     }
 }
 
-/// `EXT-X-SERVER-CONTROL` (RFC 8216bis §4.4.3.8). `CAN-SKIP-UNTIL` is not modelled (no delta updates).
+/// `EXT-X-SERVER-CONTROL` (RFC 8216bis §4.4.3.8).
 public struct ServerControl: Sendable, Equatable {
     public var canBlockReload: Bool
     public var holdBack: MediaTime?
     public var partHoldBack: MediaTime?
+    /// `CAN-SKIP-UNTIL`, the Skip Boundary: the server can produce Playlist Delta Updates
+    /// (`MediaPlaylist.deltaUpdate()`). Rendered truncated to microseconds. §4.4.3.8: "The Skip Boundary
+    /// MUST be at least six times the Target Duration."
+    public var canSkipUntil: MediaTime?
 
-    public init(canBlockReload: Bool, holdBack: MediaTime? = nil, partHoldBack: MediaTime? = nil) {
+    public init(canBlockReload: Bool, holdBack: MediaTime? = nil, partHoldBack: MediaTime? = nil,
+                canSkipUntil: MediaTime? = nil) {
         self.canBlockReload = canBlockReload
         self.holdBack = holdBack
         self.partHoldBack = partHoldBack
+        self.canSkipUntil = canSkipUntil
     }
 }
 
@@ -99,6 +105,7 @@ public struct PlaylistSegment: Sendable, Equatable {
 /// #EXT-X-DISCONTINUITY-SEQUENCE:1
 /// #EXT-X-PLAYLIST-TYPE:VOD          (only when set; never while live)
 /// #EXT-X-INDEPENDENT-SEGMENTS
+/// #EXT-X-SKIP:SKIPPED-SEGMENTS=3    (delta updates only; see `deltaUpdate()`)
 /// #EXT-X-MAP:URI="init.mp4"
 /// #EXT-X-DISCONTINUITY              (per segment)
 /// #EXT-X-MAP:URI="init1.mp4"        (per segment, when the map changes)
@@ -114,10 +121,12 @@ public struct PlaylistSegment: Sendable, Equatable {
 /// progress (`trailingParts`, possibly with no complete segment yet), `EXT-X-PRELOAD-HINT` and the
 /// `EXT-X-RENDITION-REPORT` tags close the playlist.
 ///
-/// None of these needs a higher `EXT-X-VERSION`: RFC 8216bis §8 (and Apple's "About the EXT-X-VERSION tag")
-/// ties version 9 only to `EXT-X-SKIP` (delta updates, not offered here) and 10 to
-/// `RECENTLY-REMOVED-DATERANGES`; `EXT-X-MAP` without I-frames-only needs 6. The playlist keeps the version it
-/// always had (7).
+/// `EXT-X-VERSION`: RFC 8216bis §8 ties version 9 to `EXT-X-SKIP` ("A Playlist MUST indicate an
+/// EXT-X-VERSION of 9 or higher if it contains: The EXT-X-SKIP tag."), 10 to `RECENTLY-REMOVED-DATERANGES`
+/// (not produced here), and 6 to `EXT-X-MAP` without I-frames-only; parts, preload hints, server control and
+/// rendition reports need nothing higher. So `render()` writes `version` (7), raised to 9 only when the
+/// playlist carries `EXT-X-SKIP` (`skippedSegments != nil`); §6.2.1: "The value of the EXT-X-VERSION tag
+/// SHOULD NOT be greater than what is required for the tags and attributes in the Playlist."
 public struct MediaPlaylist: Sendable, Equatable {
     public enum PlaylistType: String, Sendable { case vod = "VOD", event = "EVENT" }
 
@@ -139,6 +148,10 @@ public struct MediaPlaylist: Sendable, Equatable {
     /// segment is complete yet: `segments == []`).
     public var trailingParts: [PlaylistPart]
     public var preloadHint: PreloadHint?
+    /// `EXT-X-SKIP:SKIPPED-SEGMENTS` (§4.4.5.2): this is a Playlist Delta Update in which that many segments,
+    /// starting at `mediaSequence`, were replaced by the tag. `segments[0].sequence` is then
+    /// `mediaSequence + skippedSegments`. `nil` for a full playlist. See `deltaUpdate()`.
+    public var skippedSegments: UInt64?
     /// `EXT-X-RENDITION-REPORT` tags, rendered last (before `EXT-X-ENDLIST`).
     public var renditionReports: [RenditionReport]
 
@@ -146,7 +159,7 @@ public struct MediaPlaylist: Sendable, Equatable {
                 independentSegments: Bool = true, mapURI: String, playlistType: PlaylistType? = nil,
                 segments: [PlaylistSegment], endList: Bool = false, serverControl: ServerControl? = nil,
                 partTarget: MediaTime? = nil, trailingParts: [PlaylistPart] = [], preloadHint: PreloadHint? = nil,
-                renditionReports: [RenditionReport] = []) {
+                skippedSegments: UInt64? = nil, renditionReports: [RenditionReport] = []) {
         self.serverControl = serverControl
         self.partTarget = partTarget
         self.trailingParts = trailingParts
@@ -160,6 +173,7 @@ public struct MediaPlaylist: Sendable, Equatable {
         self.playlistType = playlistType
         self.segments = segments
         self.endList = endList
+        self.skippedSegments = skippedSegments
         self.renditionReports = renditionReports
     }
 
@@ -185,13 +199,17 @@ public struct MediaPlaylist: Sendable, Equatable {
     /// ISO 8601 UTC with milliseconds, as written in `EXT-X-PROGRAM-DATE-TIME`.
     public static func programDateTimeText(_ clock: WallClock) -> String { HLSFormat.programDateTime(clock) }
 
+    /// The `EXT-X-VERSION` that `render()` writes: `version`, or 9 if that is lower and the playlist has
+    /// `EXT-X-SKIP` (§8).
+    public var renderedVersion: Int { skippedSegments == nil ? version : max(version, 9) }
+
     /// The Rendition Report another Rendition's playlist would carry for this playlist (§4.4.5.4): the last
     /// segment's sequence number, or, when parts are listed, the last part's sequence number and Part Index.
     /// `nil` when the playlist lists neither a segment nor a part (or the number would overflow).
     public func renditionReport(uri: String) -> RenditionReport? {
         if !trailingParts.isEmpty {
             let (msn, overflow) = segments.last.map { $0.sequence.addingReportingOverflow(1) }
-                ?? (mediaSequence, false)
+                ?? mediaSequence.addingReportingOverflow(skippedSegments ?? 0)
             return overflow ? nil : RenditionReport(uri: uri, lastMSN: msn, lastPart: trailingParts.count - 1)
         }
         guard let last = segments.last else { return nil }
@@ -202,12 +220,13 @@ public struct MediaPlaylist: Sendable, Equatable {
     public func render() -> String {
         var out = ""
         out.reserveCapacity(200 + segments.count * 110)
-        out += "#EXTM3U\n#EXT-X-VERSION:\(version)\n#EXT-X-TARGETDURATION:\(targetDuration)\n"
+        out += "#EXTM3U\n#EXT-X-VERSION:\(renderedVersion)\n#EXT-X-TARGETDURATION:\(targetDuration)\n"
         if let c = serverControl {
             var attrs: [String] = []
             if c.canBlockReload { attrs.append("CAN-BLOCK-RELOAD=YES") }
             if let p = c.partHoldBack { attrs.append("PART-HOLD-BACK=" + HLSFormat.decimalSeconds(p)) }
             if let h = c.holdBack { attrs.append("HOLD-BACK=" + HLSFormat.decimalSeconds(h)) }
+            if let s = c.canSkipUntil { attrs.append("CAN-SKIP-UNTIL=" + HLSFormat.decimalSeconds(s)) }
             out += "#EXT-X-SERVER-CONTROL:" + attrs.joined(separator: ",") + "\n"
         }
         if let partTarget {
@@ -217,6 +236,11 @@ public struct MediaPlaylist: Sendable, Equatable {
         if discontinuitySequence != 0 { out += "#EXT-X-DISCONTINUITY-SEQUENCE:\(discontinuitySequence)\n" }
         if let playlistType { out += "#EXT-X-PLAYLIST-TYPE:\(playlistType.rawValue)\n" }
         if independentSegments { out += "#EXT-X-INDEPENDENT-SEGMENTS\n" }
+        // §4.4.5.2: "the EXT-X-SKIP tag replaces the segment URI lines and all Media Segment Tags that are
+        // applied to those segments", so it stands where they stood: before the map (a Media Segment tag) that
+        // applies to the first listed segment. hls.js (m3u8-parser.ts, `case 'SKIP'`) pushes one placeholder
+        // per skipped segment and advances the sequence number, so the tag must precede every segment line.
+        if let skippedSegments { out += "#EXT-X-SKIP:SKIPPED-SEGMENTS=\(skippedSegments)\n" }
         out += "#EXT-X-MAP:URI=\"\(mapURI)\"\n"
         var currentMap = mapURI
         for s in segments {

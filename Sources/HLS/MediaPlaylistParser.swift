@@ -4,7 +4,8 @@ extension MediaPlaylist {
     /// Parses a media playlist. Durations come back in a 1/1 000 000 timescale (what `EXTINF` can express).
     /// Unknown tags and comments are ignored; malformed known tags throw.
     ///
-    /// `EXT-X-RENDITION-REPORT` attributes the
+    /// A Playlist Delta Update (`EXT-X-SKIP`) parses into `skippedSegments`, and the listed segments are
+    /// numbered from `EXT-X-MEDIA-SEQUENCE + SKIPPED-SEGMENTS`. `EXT-X-RENDITION-REPORT` attributes the
     /// server omitted because they equal this playlist's own report (§4.4.5.4: "A server MAY omit adding an
     /// attribute to an EXT-X-RENDITION-REPORT tag - even a mandatory attribute - if its value is the same as
     /// that of the Rendition Report of the Media Playlist to which the EXT-X-RENDITION-REPORT tag is being
@@ -30,6 +31,8 @@ extension MediaPlaylist {
         var serverControl: ServerControl?
         var partTarget: MediaTime?
         var preloadHint: PreloadHint?
+        var skippedSegments: UInt64?
+        var skipLine = 0
         // Rendition reports as written (nil = attribute omitted), completed once the playlist is known.
         var reports: [(line: Int, uri: String, lastMSN: UInt64?, lastPart: Int?)] = []
         func micros(_ v: Substring, _ n: Int, _ name: String) throws -> MediaTime {
@@ -49,8 +52,9 @@ extension MediaPlaylist {
         while let (n, line) = iterator.next() {
             if !line.hasPrefix("#") {
                 guard let duration = pendingDuration else { throw HLSError.unexpectedURI(line: n) }
-                let (sequence, overflow) = mediaSequence.addingReportingOverflow(UInt64(segments.count))
-                guard !overflow else { throw HLSError.invalidTag(line: n, tag: "EXT-X-MEDIA-SEQUENCE") }
+                let (first, o1) = mediaSequence.addingReportingOverflow(skippedSegments ?? 0)
+                let (sequence, o2) = first.addingReportingOverflow(UInt64(segments.count))
+                guard !o1, !o2 else { throw HLSError.invalidTag(line: n, tag: "EXT-X-MEDIA-SEQUENCE") }
                 segments.append(PlaylistSegment(
                     sequence: sequence, uri: String(line), duration: duration,
                     programDateTime: pendingPDT, discontinuity: pendingDiscontinuity, mapURI: pendingMap,
@@ -128,6 +132,7 @@ extension MediaPlaylist {
                     case "CAN-BLOCK-RELOAD": c.canBlockReload = value == "YES"
                     case "HOLD-BACK": c.holdBack = try micros(value, n, name)
                     case "PART-HOLD-BACK": c.partHoldBack = try micros(value, n, name)
+                    case "CAN-SKIP-UNTIL": c.canSkipUntil = try micros(value, n, name)
                     default: break
                     }
                 }
@@ -147,6 +152,25 @@ extension MediaPlaylist {
                 guard let type else { throw HLSError.invalidAttribute(line: n, name: "TYPE") }
                 guard let uri else { throw HLSError.invalidAttribute(line: n, name: "URI") }
                 preloadHint = PreloadHint(type: type, uri: String(uri))
+            } else if let v = tagValue(line, "#EXT-X-SKIP:") {
+                // §4.4.5.2: "This tag MUST NOT appear more than once in a Playlist." It stands for segments
+                // that precede every listed one, so nothing of a listed segment may come before it.
+                guard skippedSegments == nil, segments.isEmpty, pendingDuration == nil, pendingParts.isEmpty,
+                      !pendingDiscontinuity, pendingMap == nil, pendingPDT == nil else {
+                    throw HLSError.invalidTag(line: n, tag: "EXT-X-SKIP")
+                }
+                var count: UInt64?
+                for (name, value) in try AttributeList.parse(v, line: n) where name == "SKIPPED-SEGMENTS" {
+                    guard let c: UInt64 = AttributeList.decimalInteger(value) else {
+                        throw HLSError.invalidAttribute(line: n, name: name)
+                    }
+                    count = c
+                }
+                guard let count else { throw HLSError.invalidAttribute(line: n, name: "SKIPPED-SEGMENTS") }
+                skippedSegments = count
+                skipLine = n
+            } else if line == "#EXT-X-SKIP" {
+                throw HLSError.invalidAttribute(line: n, name: "SKIPPED-SEGMENTS")
             } else if let v = tagValue(line, "#EXT-X-RENDITION-REPORT:") {
                 var uri: Substring?, lastMSN: UInt64?, lastPart: Int?
                 for (name, value) in try AttributeList.parse(v, line: n) {
@@ -172,11 +196,19 @@ extension MediaPlaylist {
         if pendingDuration != nil { throw HLSError.missingURI(line: 0) }
         guard let targetDuration else { throw HLSError.missingTag("EXT-X-TARGETDURATION") }
         guard let mapURI else { throw HLSError.missingTag("EXT-X-MAP") }
+        // §8: "A Playlist MUST indicate an EXT-X-VERSION of 9 or higher if it contains: The EXT-X-SKIP tag."
+        if let skippedSegments {
+            guard version >= 9 else { throw HLSError.invalidTag(line: skipLine, tag: "EXT-X-VERSION") }
+            guard !mediaSequence.addingReportingOverflow(skippedSegments).overflow else {
+                throw HLSError.invalidTag(line: skipLine, tag: "EXT-X-SKIP")
+            }
+        }
         var playlist = MediaPlaylist(
             version: version, targetDuration: targetDuration, mediaSequence: mediaSequence,
             discontinuitySequence: discontinuitySequence, independentSegments: independent, mapURI: mapURI,
             playlistType: playlistType, segments: segments, endList: endList, serverControl: serverControl,
-            partTarget: partTarget, trailingParts: pendingParts, preloadHint: preloadHint)
+            partTarget: partTarget, trailingParts: pendingParts, preloadHint: preloadHint,
+            skippedSegments: skippedSegments)
         for r in reports {
             if let lastMSN = r.lastMSN, r.lastPart != nil || !playlistHasParts(playlist) {
                 playlist.renditionReports.append(RenditionReport(uri: r.uri, lastMSN: lastMSN, lastPart: r.lastPart))

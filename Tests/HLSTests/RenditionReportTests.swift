@@ -82,6 +82,11 @@ import Testing
         #expect(noTrailing.renditionReport(uri: "x") == RenditionReport(uri: "x", lastMSN: 6, lastPart: nil))
         noTrailing.segments = []
         #expect(noTrailing.renditionReport(uri: "x") == nil)
+        // In a delta update the sequence numbers continue after the skipped segments.
+        var delta = Self.firstPartOnly()
+        delta.mediaSequence = 10
+        delta.skippedSegments = 5
+        #expect(delta.renditionReport(uri: "x") == RenditionReport(uri: "x", lastMSN: 15, lastPart: 0))
     }
 
     /// §4.4.5.4: "A server MAY omit adding an attribute to an EXT-X-RENDITION-REPORT tag - even a mandatory
