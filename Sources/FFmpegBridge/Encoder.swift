@@ -107,7 +107,7 @@ public final class VideoEncoder {
             }
             if let maxBitRate = options.maxBitRate {
                 ctx.pointee.rc_max_rate = Int64(maxBitRate)
-                ctx.pointee.rc_buffer_size = Int32(clamping: maxBitRate)
+                ctx.pointee.rc_buffer_size = Int32(clamping: options.bufferSize ?? maxBitRate)
             }
             try set("forced-idr", "1")
             try set("x264-params", "keyint=\(options.gopFrames):min-keyint=\(options.gopFrames):scenecut=0")
@@ -127,6 +127,11 @@ public final class VideoEncoder {
 
     /// Annex-B SPS/PPS as x264 gives it (`00 00 00 01 67 ...`); convert to `avcC` for MP4.
     public var extradata: [UInt8] { core.extradata }
+
+    /// Test hook: the VBV settings the codec context was opened with (bits per second, bits).
+    var vbv: (maxRate: Int, bufferSize: Int) {
+        (Int(core.ctx?.pointee.rc_max_rate ?? 0), Int(core.ctx?.pointee.rc_buffer_size ?? 0))
+    }
 
     /// Encodes one frame (`pts` in ticks of `options.timeBase`). Packets come out in decode order.
     public func encode(_ raw: RawVideoFrame, forceKeyframe: Bool = false) throws -> [EncodedPacket] {

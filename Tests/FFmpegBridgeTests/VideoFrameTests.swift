@@ -81,6 +81,15 @@ struct VideoFrameTests {
         }
     }
 
+    @Test func vbvBufferDefaultsToOneSecondOfThePeakRate() throws {
+        func vbv(_ bufferSize: Int?) throws -> (maxRate: Int, bufferSize: Int) {
+            try VideoEncoder(VideoEncoderOptions(width: 320, height: 240, timeBase: Rational(1, 90_000), frameRate: Rational(30, 1),
+                                                 bitRate: 800_000, maxBitRate: 880_000, bufferSize: bufferSize, gopFrames: 30)).vbv
+        }
+        #expect(try vbv(nil) == (880_000, 880_000))
+        #expect(try vbv(1_760_000) == (880_000, 1_760_000))
+    }
+
     @Test func encoderRejectsKeptFrameOfWrongSize() throws {
         let f = try Fixtures.get()
         let frames = try decodeAllVideoFrames(f.mpeg4, output: .init(width: 160, height: 120))
