@@ -46,6 +46,24 @@ static inline int cff_sws_scale_frame(struct SwsContext *c, AVFrame *dst, const 
                      dst->data, dst->linesize);
 }
 
+/* Bytes of one picture laid out by av_image_fill_arrays with 64-byte aligned lines (and plane starts). */
+static inline int cff_image_buffer_size(int format, int width, int height) {
+    return av_image_get_buffer_size((enum AVPixelFormat)format, width, height, 64);
+}
+
+/* Gives `f` (format, width and height set, no buffers yet) its picture in one buffer from `pool`, whose
+ * buffers hold cff_image_buffer_size bytes. The buffer goes back to the pool when its last reference goes. */
+static inline int cff_frame_get_pool_buffer(AVFrame *f, AVBufferPool *pool) {
+    AVBufferRef *buf = av_buffer_pool_get(pool);
+    if (!buf) return AVERROR(ENOMEM);
+    int r = av_image_fill_arrays(f->data, f->linesize, buf->data, (enum AVPixelFormat)f->format,
+                                 f->width, f->height, 64);
+    if (r < 0) { av_buffer_unref(&buf); return r; }
+    f->buf[0] = buf;
+    f->extended_data = f->data;
+    return 0;
+}
+
 /* swr_convert into one interleaved output buffer; `in` NULL drains the resampler. */
 static inline int cff_swr_convert_to_packed(struct SwrContext *s, uint8_t *out, int out_count, const AVFrame *in) {
     uint8_t *outs[1] = { out };

@@ -74,6 +74,9 @@ final class EncoderCore {
 public final class VideoEncoder {
     private let core: EncoderCore
     private var frame: UnsafeMutablePointer<AVFrame>?
+    /// A second reference to a caller's `VideoFrame`, carrying our pts and picture type, so the caller's own
+    /// `AVFrame` is never changed (one decoded frame can go to several scalers and encoders in turn).
+    private var borrowed: UnsafeMutablePointer<AVFrame>?
     public let options: VideoEncoderOptions
 
     public init(_ options: VideoEncoderOptions) throws {
@@ -107,7 +110,7 @@ public final class VideoEncoder {
             }
             if let maxBitRate = options.maxBitRate {
                 ctx.pointee.rc_max_rate = Int64(maxBitRate)
-                ctx.pointee.rc_buffer_size = Int32(clamping: maxBitRate)
+                ctx.pointee.rc_buffer_size = Int32(clamping: options.bufferSize ?? maxBitRate)
             }
             try set("forced-idr", "1")
             try set("x264-params", "keyint=\(options.gopFrames):min-keyint=\(options.gopFrames):scenecut=0")
@@ -116,17 +119,26 @@ public final class VideoEncoder {
         core.defaultDuration = MediaTime.rescale(Int64(options.frameRate.denominator) * Int64(options.timeBase.denominator),
                                                  from: options.frameRate.numerator * options.timeBase.numerator, to: 1)
         frame = av_frame_alloc()
-        guard let frame else { throw FFmpegError(code: AV.enomem, call: "av_frame_alloc", context: context) }
+        borrowed = av_frame_alloc()
+        guard let frame, borrowed != nil else { throw FFmpegError(code: AV.enomem, call: "av_frame_alloc", context: context) }
         frame.pointee.width = Int32(options.width)
         frame.pointee.height = Int32(options.height)
         frame.pointee.format = AV_PIX_FMT_YUV420P.rawValue
         try check(av_frame_get_buffer(frame, 0), "av_frame_get_buffer", context)
     }
 
-    deinit { av_frame_free(&frame) }
+    deinit {
+        av_frame_free(&frame)
+        av_frame_free(&borrowed)
+    }
 
     /// Annex-B SPS/PPS as x264 gives it (`00 00 00 01 67 ...`); convert to `avcC` for MP4.
     public var extradata: [UInt8] { core.extradata }
+
+    /// Test hook: the VBV settings the codec context was opened with (bits per second, bits).
+    var vbv: (maxRate: Int, bufferSize: Int) {
+        (Int(core.ctx?.pointee.rc_max_rate ?? 0), Int(core.ctx?.pointee.rc_buffer_size ?? 0))
+    }
 
     /// Encodes one frame (`pts` in ticks of `options.timeBase`). Packets come out in decode order.
     public func encode(_ raw: RawVideoFrame, forceKeyframe: Bool = false) throws -> [EncodedPacket] {
@@ -147,9 +159,11 @@ public final class VideoEncoder {
         return try core.encode(frame)
     }
 
-    /// Encodes a decoded frame as it is, without copying it (`pts` in ticks of `options.timeBase`; the frame's
-    /// own timestamp is replaced). Packets come out in decode order.
+    /// Encodes a decoded frame as it is, without copying its pixels (`pts` in ticks of `options.timeBase`).
+    /// Packets come out in decode order. `frame` is left as it was: the encoder sends its own reference to the
+    /// picture (with this `pts` and picture type), so the same frame can be encoded again by another encoder.
     public func encode(_ frame: VideoFrame, pts: Int64, forceKeyframe: Bool = false) throws -> [EncodedPacket] {
+        guard let borrowed else { return [] }
         let f = frame.frame
         guard frame.width == options.width, frame.height == options.height,
               f.pointee.format == AV_PIX_FMT_YUV420P.rawValue else {
@@ -157,12 +171,14 @@ public final class VideoEncoder {
             throw FFmpegError.invalid(core.context, "frame is \(name) \(frame.width)x\(frame.height), "
                                       + "expected yuv420p \(options.width)x\(options.height)")
         }
-        f.pointee.pts = pts
-        f.pointee.pict_type = forceKeyframe ? AV_PICTURE_TYPE_I : AV_PICTURE_TYPE_NONE
-        f.pointee.key_frame = forceKeyframe ? 1 : 0
+        try check(av_frame_ref(borrowed, f), "av_frame_ref", core.context)
+        defer { av_frame_unref(borrowed) }
+        borrowed.pointee.pts = pts
+        borrowed.pointee.pict_type = forceKeyframe ? AV_PICTURE_TYPE_I : AV_PICTURE_TYPE_NONE
+        borrowed.pointee.key_frame = forceKeyframe ? 1 : 0
         // Unset, like the frames `encode(_ raw:)` sends: the context says square pixels.
-        f.pointee.sample_aspect_ratio = AVRational(num: 0, den: 1)
-        return try core.encode(f)
+        borrowed.pointee.sample_aspect_ratio = AVRational(num: 0, den: 1)
+        return try core.encode(borrowed)
     }
 
     /// Drains the frames x264 still holds (end of input). The encoder cannot be used afterwards.

@@ -158,13 +158,16 @@ public struct VideoEncoderOptions: Sendable {
     public var crf: Int?
     /// Average bits per second.
     public var bitRate: Int?
-    /// VBV cap in bits per second (buffer: one second of it).
+    /// VBV cap in bits per second.
     public var maxBitRate: Int?
+    /// VBV buffer in bits (`rc_buffer_size`); nil: one second of `maxBitRate`. Used only with `maxBitRate`.
+    public var bufferSize: Int?
     /// x264 keyint (and min-keyint); scene-cut detection is off, forced keyframes are IDRs.
     public var gopFrames: Int
 
     public init(width: Int, height: Int, timeBase: Rational, frameRate: Rational, preset: String = "veryfast",
-                tune: String? = "zerolatency", crf: Int? = nil, bitRate: Int? = nil, maxBitRate: Int? = nil, gopFrames: Int) {
+                tune: String? = "zerolatency", crf: Int? = nil, bitRate: Int? = nil, maxBitRate: Int? = nil,
+                bufferSize: Int? = nil, gopFrames: Int) {
         self.width = width
         self.height = height
         self.timeBase = timeBase
@@ -174,6 +177,7 @@ public struct VideoEncoderOptions: Sendable {
         self.crf = crf
         self.bitRate = bitRate
         self.maxBitRate = maxBitRate
+        self.bufferSize = bufferSize
         self.gopFrames = gopFrames
     }
 }

@@ -81,6 +81,42 @@ struct VideoFrameTests {
         }
     }
 
+    @Test func encodingLeavesTheCallersFrameAsItWas() throws {
+        let f = try Fixtures.get()
+        let frames = try decodeAllVideoFrames(f.mp4)  // H.264: the decoder sets picture types I/P/B
+        func make() throws -> VideoEncoder {
+            try VideoEncoder(VideoEncoderOptions(width: 320, height: 240, timeBase: Rational(1, 90_000),
+                                                 frameRate: Rational(30, 1), gopFrames: 300))
+        }
+        let a = try make(), b = try make()
+        var packets: ([EncodedPacket], [EncodedPacket]) = ([], [])
+        for (i, frame) in frames.enumerated() {
+            let f = frame.frame.pointee
+            let pixels = i % 15 == 0 ? planes(frame.raw()) : nil
+            // The same frame to two encoders with different timestamps and keyframes.
+            packets.0 += try a.encode(frame, pts: Int64(i) * 3000, forceKeyframe: i % 30 == 0)
+            packets.1 += try b.encode(frame, pts: 1_000_000 + Int64(i) * 3000, forceKeyframe: i % 20 == 0)
+            let g = frame.frame.pointee
+            #expect(g.pts == f.pts && g.pict_type == f.pict_type && g.key_frame == f.key_frame)
+            #expect(g.sample_aspect_ratio.num == f.sample_aspect_ratio.num && g.data.0 == f.data.0 && g.buf.0 == f.buf.0)
+            if let pixels { #expect(planes(frame.raw()) == pixels) }
+        }
+        packets.0 += try a.flush()
+        packets.1 += try b.flush()
+        #expect(packets.0.filter(\.isKeyframe).map(\.pts) == [0, 90_000])
+        #expect(packets.1.filter(\.isKeyframe).map(\.pts) == [1_000_000, 1_060_000, 1_120_000])
+        #expect(packets.1.map(\.pts) == (0..<60).map { 1_000_000 + Int64($0) * 3000 })
+    }
+
+    @Test func vbvBufferDefaultsToOneSecondOfThePeakRate() throws {
+        func vbv(_ bufferSize: Int?) throws -> (maxRate: Int, bufferSize: Int) {
+            try VideoEncoder(VideoEncoderOptions(width: 320, height: 240, timeBase: Rational(1, 90_000), frameRate: Rational(30, 1),
+                                                 bitRate: 800_000, maxBitRate: 880_000, bufferSize: bufferSize, gopFrames: 30)).vbv
+        }
+        #expect(try vbv(nil) == (880_000, 880_000))
+        #expect(try vbv(1_760_000) == (880_000, 1_760_000))
+    }
+
     @Test func encoderRejectsKeptFrameOfWrongSize() throws {
         let f = try Fixtures.get()
         let frames = try decodeAllVideoFrames(f.mpeg4, output: .init(width: 160, height: 120))
