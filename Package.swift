@@ -26,8 +26,10 @@ let package = Package(
         .target(name: "MediaCore"),
         // Native ISO-BMFF box writer: init segments, fragments, codec configuration records.
         .target(name: "ISOBMFF", dependencies: ["MediaCore"]),
-        // Playlist models, rendering, parsing, the segment window. Pure.
+        // Playlist models, rendering, parsing. Pure.
         .target(name: "HLS", dependencies: ["MediaCore"]),
+        // Presentations, renditions, URI schemes, live windows, playlist builders. HTTP-free.
+        .target(name: "MediaPresentation", dependencies: ["MediaCore", "HLS"]),
         // FFmpeg behind a small Swift API: demux, decode, convert, encode.
         .target(name: "FFmpegBridge", dependencies: ["MediaCore", "CFFmpeg"]),
         // Generated test pattern: raw frames and tone, pure Swift.
@@ -36,17 +38,17 @@ let package = Package(
         .target(name: "Segmenter", dependencies: ["MediaCore", "ISOBMFF"]),
         // Embedded HTTP server over live snapshots.
         .target(name: "Origin", dependencies: [
-            "MediaCore", "HLS",
+            "MediaCore", "HLS", "MediaPresentation",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Logging", package: "swift-log"),
         ]),
         // Sources (file, pipe, pattern) -> samples, pacing, looping, transcoding decisions.
         .target(name: "Pipeline", dependencies: [
-            "MediaCore", "ISOBMFF", "Segmenter", "FFmpegBridge", "TestPattern", "HLS",
+            "MediaCore", "ISOBMFF", "Segmenter", "FFmpegBridge", "TestPattern", "HLS", "MediaPresentation",
             .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(name: "hls-origin", dependencies: [
-            "Pipeline", "Origin", "HLS", "MediaCore",
+            "Pipeline", "Origin", "HLS", "MediaCore", "MediaPresentation",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -56,11 +58,12 @@ let package = Package(
         .testTarget(name: "MediaCoreTests", dependencies: ["MediaCore"]),
         .testTarget(name: "ISOBMFFTests", dependencies: ["TestSupport", "ISOBMFF", "MediaCore"], resources: [.copy("Fixtures")]),
         .testTarget(name: "HLSTests", dependencies: ["TestSupport", "HLS", "MediaCore"]),
+        .testTarget(name: "MediaPresentationTests", dependencies: ["TestSupport", "MediaPresentation", "HLS", "MediaCore"]),
         .testTarget(name: "FFmpegBridgeTests", dependencies: ["TestSupport", "FFmpegBridge", "MediaCore", "TestPattern"]),
         .testTarget(name: "SegmenterTests", dependencies: ["TestSupport", "Segmenter", "ISOBMFF", "MediaCore"]),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "MediaCore", "TestSupport"]),
         .testTarget(name: "OriginTests", dependencies: [
-            "Origin", "HLS", "MediaCore", "TestSupport",
+            "Origin", "HLS", "MediaCore", "MediaPresentation", "TestSupport",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdTesting", package: "hummingbird"),
         ]),

@@ -1,0 +1,94 @@
+import MediaCore
+
+/// What the segmenter knows about a finished segment, carried forward so nothing downstream re-parses bytes.
+public struct SegmentInfo: Sendable, Equatable {
+    /// The producer's sequence number (the window checks it continues its own numbering).
+    public var sequence: UInt64
+    /// Decode time of the first sample of the rendition's reference track (its `tfdt`), in that track's timescale.
+    public var startTime: MediaTime
+    /// Exact duration on the reference track.
+    public var duration: MediaTime
+    public var byteCount: Int
+    public var programDateTime: WallClock?
+    /// `EXT-X-DISCONTINUITY` before this segment (new timeline). A new init segment adds one by itself.
+    public var discontinuity: Bool
+    /// Video samples in the segment (for `FRAME-RATE`), `nil` when the rendition has no video.
+    public var videoSampleCount: Int?
+    /// Whether the segment starts with a sync sample on its reference track.
+    public var startsWithSyncSample: Bool
+
+    public init(sequence: UInt64, startTime: MediaTime, duration: MediaTime, byteCount: Int,
+                programDateTime: WallClock? = nil, discontinuity: Bool = false, videoSampleCount: Int? = nil,
+                startsWithSyncSample: Bool = true) {
+        self.sequence = sequence
+        self.startTime = startTime
+        self.duration = duration
+        self.byteCount = byteCount
+        self.programDateTime = programDateTime
+        self.discontinuity = discontinuity
+        self.videoSampleCount = videoSampleCount
+        self.startsWithSyncSample = startsWithSyncSample
+    }
+}
+
+/// A low-latency part (RFC 8216bis §4.4.4.9) of the segment in progress.
+public struct PartInfo: Sendable, Equatable {
+    public var segmentSequence: UInt64
+    public var index: Int
+    public var duration: MediaTime
+    public var byteCount: Int
+    /// Starts with a sync sample (`INDEPENDENT=YES`).
+    public var independent: Bool
+
+    public init(segmentSequence: UInt64, index: Int, duration: MediaTime, byteCount: Int, independent: Bool) {
+        self.segmentSequence = segmentSequence
+        self.index = index
+        self.duration = duration
+        self.byteCount = byteCount
+        self.independent = independent
+    }
+}
+
+/// How the segments of every rendition are shaped; the same for the life of a presentation.
+public struct TimingPolicy: Sendable, Equatable {
+    /// `EXT-X-TARGETDURATION` floor (seconds).
+    public var targetDuration: Int
+    /// LL-HLS `PART-TARGET`, fixed for the life of the stream (Apple's player stops when it changes);
+    /// `nil`: no LL-HLS.
+    public var partTarget: MediaTime?
+
+    public init(targetDuration: Int, partTarget: MediaTime? = nil) {
+        precondition(partTarget.map { $0.value > 0 && $0.timescale > 0 } ?? true, "partTarget must be positive")
+        self.targetDuration = max(1, targetDuration)
+        self.partTarget = partTarget
+    }
+}
+
+/// One producer's output, in publishing order: a layout, then per rendition an init segment before its
+/// first part or segment, every part of a segment before the segment, and `end` last.
+public enum PresentationEvent: Sendable {
+    /// The renditions and timing: sent once, first.
+    case layout([Rendition], TimingPolicy)
+    /// A new init segment for a rendition (first, or after a codec change; the next segment then starts a new
+    /// discontinuity).
+    case initSegment(rendition: Int, bytes: [UInt8], tracks: [TrackFormat])
+    case part(rendition: Int, PartInfo, bytes: [UInt8])
+    case segment(rendition: Int, SegmentInfo, bytes: [UInt8])
+    /// The input ended: playlists get `EXT-X-ENDLIST`.
+    case end
+}
+
+/// Anything that takes a producer's events: a live presentation, a VOD writer, a recorder, a pusher.
+public protocol PresentationConsumer: Sendable {
+    func consume(_ event: PresentationEvent) throws
+}
+
+/// One producer → several consumers, in order. A consumer that throws stops the fan-out (the producer
+/// decides what a failed output means).
+public struct FanOut: PresentationConsumer {
+    public let consumers: [any PresentationConsumer]
+    public init(_ consumers: [any PresentationConsumer]) { self.consumers = consumers }
+    public func consume(_ event: PresentationEvent) throws {
+        for c in consumers { try c.consume(event) }
+    }
+}

@@ -1,0 +1,293 @@
+import HLS
+import MediaCore
+import Synchronization
+
+/// What a waiting reader waits for.
+public enum WaitCondition: Sendable, Equatable {
+    /// A media playlist can be given out (`WindowSnapshot.isPlayable`).
+    case playable
+    /// Blocking playlist reload (`_HLS_msn`, `_HLS_part`): segment `msn` is complete, or part `part` of it exists.
+    case playlist(msn: UInt64, part: Int?)
+    /// A part (`seg<msn>.<index>.m4s`) is published. Decided `false` once it can never exist.
+    case part(msn: UInt64, index: Int)
+}
+
+/// The segments of one rendition: a sliding window of listed segments plus evicted ones kept for a while,
+/// written by one producer and read by many (STYLE.md §6). Knows nothing of HTTP: what it stores per object is
+/// the consumer's `Payload`.
+///
+/// - Window: `windowSize` segments are listed; `mediaSequence` counts evicted segments and
+///   `discontinuitySequence` evicted discontinuities.
+/// - Retention (RFC 8216 §6.2.2): "When the server removes a media segment URI from the Playlist, the
+///   corresponding media segment MUST remain available to clients for a period of time equal to the duration of
+///   the segment plus the duration of the longest Playlist file distributed by the server containing that
+///   segment." An evicted segment is kept until that much wall-clock time has passed since its eviction
+///   (the playlist's duration when it was evicted, which is the longest playlist that listed it), and at most
+///   `maxRetained` segments are kept (memory bound when the input is read much faster than real time).
+/// - Playlist type: `nil` is a live sliding window; `.event` and `.vod` keep every segment (RFC 8216bis forbids
+///   removing segments from them).
+/// - LL-HLS (`policy.partTarget` non-nil): parts of the segment in progress are published before the segment.
+/// - Blocking readers wait on continuations stored in the locked state, resumed after unlock.
+public final class LiveWindow<Payload: Sendable>: Sendable {
+    public let windowSize: Int
+    public let playlistType: MediaPlaylist.PlaylistType?
+    public let policy: TimingPolicy
+    public let maxRetained: Int
+    /// Monotonic milliseconds (injected so tests control time).
+    private let clock: @Sendable () -> Int64
+    /// Lets a consumer store a finished segment's parts as views of the segment's payload (no second copy);
+    /// returns `nil` to keep the parts as they are.
+    public typealias ShareParts = @Sendable (_ segment: Payload, _ parts: [Payload]) -> [Payload]?
+    private let shareParts: ShareParts?
+
+    private struct Waiter {
+        var condition: WaitCondition
+        var continuation: CheckedContinuation<Bool, Never>?
+        var resolved: Bool?
+    }
+
+    private struct State {
+        var snapshot: WindowSnapshot<Payload>
+        var inits: [StoredInit<Payload>] = []
+        var window: [StoredSegment<Payload>] = []
+        var retained: [StoredSegment<Payload>] = []
+        /// Per retained segment: the monotonic millisecond after which it may go.
+        var expiry: [Int64] = []
+        var partial: [StoredPart<Payload>] = []
+        var mediaSequence: UInt64 = 0
+        var discontinuitySequence: UInt64 = 0
+        var nextSequence: UInt64 = 0
+        var finished = false
+        var version: UInt64 = 0
+        var lastInitIndexPublished: Int?
+        var waiters: [Int: Waiter] = [:]
+        var nextWaiterID = 0
+    }
+
+    private let state: Mutex<State>
+
+    public init(windowSize: Int = 6, playlistType: MediaPlaylist.PlaylistType? = nil,
+                policy: TimingPolicy = TimingPolicy(targetDuration: 1), maxRetained: Int? = nil,
+                clock: @escaping @Sendable () -> Int64 = LiveWindowClock.monotonicMilliseconds,
+                shareParts: ShareParts? = nil) {
+        precondition(windowSize >= 1, "windowSize must be at least 1")
+        self.windowSize = windowSize
+        self.playlistType = playlistType
+        self.policy = policy
+        self.maxRetained = maxRetained ?? windowSize * 16
+        self.clock = clock
+        self.shareParts = shareParts
+        self.state = Mutex(State(snapshot: WindowSnapshot(policy: policy)))
+    }
+
+    public func snapshot() -> WindowSnapshot<Payload> { state.withLock { $0.snapshot } }
+
+    // MARK: - Publishing (one producer)
+
+    /// Sets the init segment, or replaces it after a codec change: a different init gets the next URI
+    /// (`init1.mp4`, …) and the next segment carries `EXT-X-DISCONTINUITY` + `EXT-X-MAP`. An init with the same
+    /// bytes (`digest`) as the current one is ignored.
+    public func setInit(_ payload: Payload, digest: [UInt8], tracks: [TrackFormat]) {
+        update { s in
+            if let last = s.inits.last, last.digest == digest { return false }
+            let index = (s.inits.last?.index ?? -1) + 1
+            s.inits.append(StoredInit(index: index, payload: payload, tracks: tracks, digest: digest))
+            return true
+        }
+    }
+
+    /// Appends a part to the segment in progress. Ignored without LL-HLS or once finished.
+    public func publishPart(_ info: PartInfo, _ payload: Payload) {
+        guard policy.partTarget != nil else { return }
+        update { s in
+            guard !s.finished, !s.inits.isEmpty else { return false }
+            s.partial.append(StoredPart(info: info, payload: payload))
+            return true
+        }
+    }
+
+    /// Appends a finished segment (its parts, if any, were published before it), evicting the oldest listed
+    /// segment when the window is full. Returns the sequence number it got.
+    @discardableResult
+    public func publishSegment(_ info: SegmentInfo, _ payload: Payload) -> UInt64? {
+        var assigned: UInt64?
+        update { s in
+            guard !s.finished, let currentInit = s.inits.last else { return false }
+            let sequence = s.nextSequence
+            assert(info.sequence == sequence, "segment \(info.sequence) published as \(sequence)")
+            let newInit = s.lastInitIndexPublished.map { $0 != currentInit.index } ?? false
+            s.lastInitIndexPublished = currentInit.index
+            var parts = s.partial
+            s.partial = []
+            if !parts.isEmpty, let shared = shareParts?(payload, parts.map(\.payload)), shared.count == parts.count {
+                parts = zip(parts, shared).map { StoredPart(info: $0.info, payload: $1) }
+            }
+            s.window.append(StoredSegment(sequence: sequence, info: info, payload: payload,
+                                          discontinuity: info.discontinuity || newInit, initIndex: currentInit.index,
+                                          parts: parts))
+            s.nextSequence += 1
+            assigned = sequence
+            let now = clock()
+            if playlistType == nil {
+                while s.window.count > windowSize {
+                    let playlistMillis = s.window.reduce(Int64(0)) { $0 + Self.millis($1.info.duration) }
+                    let evicted = s.window.removeFirst()
+                    s.mediaSequence += 1
+                    // EXT-X-DISCONTINUITY-SEQUENCE counts the discontinuity tags that left the playlist.
+                    if evicted.discontinuity { s.discontinuitySequence += 1 }
+                    // RFC 8216 §6.2.2: the segment's duration plus the longest playlist that contained it.
+                    s.retained.append(evicted)
+                    s.expiry.append(now + Self.millis(evicted.info.duration) + playlistMillis)
+                }
+            }
+            var drop = 0
+            while drop < s.retained.count && (s.expiry[drop] < now || s.retained.count - drop > maxRetained) { drop += 1 }
+            if drop > 0 {
+                s.retained.removeFirst(drop)
+                s.expiry.removeFirst(drop)
+            }
+            return true
+        }
+        return assigned
+    }
+
+    /// Ends the window: `EXT-X-ENDLIST` (and `EXT-X-PLAYLIST-TYPE:VOD` if so configured). Parts of an unfinished
+    /// segment are dropped (never listed without their segment); every blocked reader is released.
+    public func finish() {
+        update { s in
+            guard !s.finished else { return false }
+            s.finished = true
+            s.partial = []
+            return true
+        }
+    }
+
+    /// Applies `change` under the lock; when it changed something, takes a new snapshot and resumes the waiters
+    /// it decided (after unlocking).
+    private func update(_ change: (inout State) -> Bool) {
+        let decided: [(CheckedContinuation<Bool, Never>, Bool)] = state.withLock { s in
+            guard change(&s) else { return [] }
+            // Keep only init segments still referenced (plus the current one).
+            if let current = s.inits.last?.index {
+                let oldest = s.retained.first?.initIndex ?? s.window.first?.initIndex ?? current
+                s.inits.removeAll { $0.index < oldest && $0.index != current }
+            }
+            s.version += 1
+            s.snapshot = WindowSnapshot(version: s.version, mediaSequence: s.mediaSequence,
+                                        discontinuitySequence: s.discontinuitySequence, nextSequence: s.nextSequence,
+                                        finished: s.finished, window: s.window, retained: s.retained, inits: s.inits,
+                                        partial: s.partial, policy: policy)
+            return takeDecidedWaiters(&s)
+        }
+        for (c, v) in decided { c.resume(returning: v) }
+    }
+
+    static func millis(_ t: MediaTime) -> Int64 {
+        MediaTime.rescale(t.value, from: t.timescale, to: 1000, rounding: .up)
+    }
+
+    // MARK: - Waiting readers
+
+    /// Waits until `condition` is decided, or `timeout`/cancellation (then `false`).
+    public func wait(for condition: WaitCondition, timeout: Duration) async -> Bool {
+        let id: Int? = state.withLock { s in
+            if Self.outcome(condition, s.snapshot) != nil { return nil }
+            let id = s.nextWaiterID
+            s.nextWaiterID += 1
+            s.waiters[id] = Waiter(condition: condition)
+            return id
+        }
+        guard let id else { return Self.outcome(condition, snapshot()) ?? false }
+        return await withTaskGroup(of: Bool?.self) { group in
+            group.addTask {
+                await withCheckedContinuation { (c: CheckedContinuation<Bool, Never>) in
+                    let immediate: Bool? = self.state.withLock { s in
+                        guard var w = s.waiters[id] else { return Self.outcome(condition, s.snapshot) ?? false }
+                        if let r = w.resolved {
+                            s.waiters[id] = nil
+                            return r
+                        }
+                        w.continuation = c
+                        s.waiters[id] = w
+                        return nil
+                    }
+                    if let immediate { c.resume(returning: immediate) }
+                }
+            }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                self.resolveWaiter(id, false)
+                return nil
+            }
+            var result = false
+            for await r in group {
+                if let r {
+                    result = r
+                    group.cancelAll()
+                }
+            }
+            return result
+        }
+    }
+
+    /// Readers currently waiting (for tests: nothing leaks after cancellation).
+    public var pendingWaiterCount: Int { state.withLock { $0.waiters.count } }
+
+    private func resolveWaiter(_ id: Int, _ value: Bool) {
+        let c: CheckedContinuation<Bool, Never>? = state.withLock { s in
+            guard var w = s.waiters[id] else { return nil }
+            if let c = w.continuation {
+                s.waiters[id] = nil
+                return c
+            }
+            if w.resolved == nil { w.resolved = value }
+            s.waiters[id] = w
+            return nil
+        }
+        c?.resume(returning: value)
+    }
+
+    /// `true`/`false` once decided, `nil` while the condition may still come true.
+    static func outcome(_ condition: WaitCondition, _ snap: WindowSnapshot<Payload>) -> Bool? {
+        switch condition {
+        case .playable:
+            return snap.isPlayable ? true : (snap.finished ? false : nil)
+        case .playlist(let msn, let part):
+            if snap.finished { return true }
+            guard snap.isPlayable else { return nil }
+            if msn < snap.nextSequence { return true }
+            if let part, msn == snap.nextSequence, part < snap.partial.count { return true }
+            return nil
+        case .part(let msn, let index):
+            if snap.part(msn, index) != nil { return true }
+            return snap.partMayAppear(msn, index) ? nil : false
+        }
+    }
+
+    /// Removes decided waiters that have a continuation (returned, to resume after unlock) and marks the others
+    /// so their continuation is resumed as soon as it is installed.
+    private func takeDecidedWaiters(_ s: inout State) -> [(CheckedContinuation<Bool, Never>, Bool)] {
+        guard !s.waiters.isEmpty else { return [] }
+        var decided: [(CheckedContinuation<Bool, Never>, Bool)] = []
+        for (id, var w) in s.waiters where w.resolved == nil {
+            guard let value = Self.outcome(w.condition, s.snapshot) else { continue }
+            if let c = w.continuation {
+                decided.append((c, value))
+                s.waiters[id] = nil
+            } else {
+                w.resolved = value
+                s.waiters[id] = w
+            }
+        }
+        return decided
+    }
+}
+
+public enum LiveWindowClock {
+    private static let origin = ContinuousClock.now
+    /// Milliseconds since the process's first use of this clock (monotonic).
+    @Sendable public static func monotonicMilliseconds() -> Int64 {
+        let d = ContinuousClock.now - origin
+        return d.components.seconds * 1000 + d.components.attoseconds / 1_000_000_000_000_000
+    }
+}

@@ -1,0 +1,167 @@
+import HLS
+import MediaCore
+
+/// Playlists as pure functions of window snapshots and URI schemes (gohlslib `pkg/playlist`): no I/O, no locks,
+/// the same code for the live origin, the VOD writer and the recorder.
+public enum PlaylistBuilder {
+    /// Delta updates (RFC 8216bis §4.4.3.8): "CAN-SKIP-UNTIL … MUST be at least six times the Target Duration".
+    public static let skipTargetDurations = 6
+    /// Parts are listed for segments within this many target durations of the playlist end (RFC 8216bis
+    /// §4.4.4.9: "Partial Segments … SHOULD be removed from the Playlist once they are greater than three Target
+    /// Durations from the end of the Playlist").
+    static let partTargetDurations: Int64 = 3
+
+    /// The media playlist of one rendition, `nil` until it is playable. `reports` are the
+    /// `EXT-X-RENDITION-REPORT`s of the other renditions (LL-HLS); `skip` answers `_HLS_skip=YES` with a delta update.
+    public static func mediaPlaylist<P>(_ snap: WindowSnapshot<P>, scheme: URIScheme,
+                                        playlistType: MediaPlaylist.PlaylistType?,
+                                        reports: [RenditionReport] = [], skip: Bool = false) -> MediaPlaylist? {
+        guard snap.isPlayable, let firstInit = snap.window.first?.initIndex ?? snap.inits.last?.index else { return nil }
+        let td = snap.targetDuration
+        let partTarget = snap.policy.partTarget
+        // LL-HLS: parts of the segments that start within 3 target durations of the playlist end.
+        var partsFrom = snap.window.count
+        if partTarget != nil {
+            let limit = Int64(td) * partTargetDurations * 1_000_000
+            var fromEnd = snap.partial.reduce(Int64(0)) { $0 + micros($1.info.duration) }
+            while partsFrom > 0 {
+                let d = micros(snap.window[partsFrom - 1].info.duration)
+                guard fromEnd + d <= limit else { break }
+                fromEnd += d
+                partsFrom -= 1
+            }
+        }
+        var previousInit = firstInit
+        let segments = snap.window.enumerated().map { i, seg -> PlaylistSegment in
+            let map: String? = seg.initIndex != previousInit ? scheme.initURI(seg.initIndex) : nil
+            previousInit = seg.initIndex
+            return PlaylistSegment(sequence: seg.sequence, uri: scheme.segmentURI(seg.sequence), duration: seg.info.duration,
+                                   programDateTime: seg.info.programDateTime, discontinuity: seg.discontinuity, mapURI: map,
+                                   parts: i >= partsFrom ? playlistParts(seg.parts, seg.sequence, scheme) : [])
+        }
+        let type: MediaPlaylist.PlaylistType? = switch playlistType {
+        case .event: .event
+        case .vod: snap.finished ? .vod : nil
+        case nil: nil
+        }
+        var playlist = MediaPlaylist(targetDuration: td, mediaSequence: snap.mediaSequence,
+                                     discontinuitySequence: snap.discontinuitySequence, mapURI: scheme.initURI(firstInit),
+                                     playlistType: type, segments: segments, endList: snap.finished)
+        if let partTarget {
+            // PART-HOLD-BACK ≥ 3 × PART-TARGET, HOLD-BACK ≥ 3 × TARGETDURATION (§4.4.3.8); the policy's part target
+            // is fixed for the stream, so neither value ever changes.
+            let rendered = MediaTime.rescale(partTarget.value, from: partTarget.timescale, to: 1_000_000, rounding: .up)
+            playlist.serverControl = ServerControl(
+                canBlockReload: true, holdBack: .seconds(Int64(td) * 3),
+                partHoldBack: MediaTime(value: rendered * 3, timescale: 1_000_000))
+            if !snap.finished {
+                playlist.serverControl?.canSkipUntil = .seconds(Int64(td * skipTargetDurations))
+            }
+            playlist.partTarget = partTarget
+            playlist.trailingParts = playlistParts(snap.partial, snap.nextSequence, scheme)
+            if !snap.finished {
+                playlist.preloadHint = PreloadHint(type: .part, uri: scheme.partURI(snap.nextSequence, snap.partial.count))
+            }
+            playlist.renditionReports = reports
+        }
+        if skip, let delta = playlist.deltaUpdate() { return delta }
+        return playlist
+    }
+
+    /// `EXT-X-RENDITION-REPORT` for a rendition, from its snapshot (RFC 8216bis §4.4.5.4: LAST-MSN and LAST-PART
+    /// are those of the last segment and part of the rendition's playlist).
+    public static func renditionReport<P>(_ snap: WindowSnapshot<P>, scheme: URIScheme) -> RenditionReport? {
+        guard snap.isPlayable, let last = snap.lastPosition else { return nil }
+        return RenditionReport(uri: scheme.playlistURI, lastMSN: last.msn, lastPart: last.part)
+    }
+
+    /// The multivariant playlist of a presentation, `nil` until every rendition is playable. Video renditions
+    /// (or the muxed one) become `EXT-X-STREAM-INF` variants, ordered by BANDWIDTH, highest first; audio
+    /// renditions become `EXT-X-MEDIA:TYPE=AUDIO` entries of their group, which the video variants name in
+    /// `AUDIO=`. A variant's BANDWIDTH is its own peak plus the peak of its audio group (the variant stream is
+    /// everything a client plays together, RFC 8216bis §4.4.6.2); CODECS lists both.
+    public static func multivariant<P>(_ renditions: [Rendition], _ snapshots: [WindowSnapshot<P>]) -> MultivariantPlaylist? {
+        guard renditions.count == snapshots.count, snapshots.allSatisfy(\.isPlayable) else { return nil }
+        let stats = zip(renditions, snapshots).map { statistics($0, $1) }
+        var media: [MediaRendition] = []
+        var groupPeak: [String: Int] = [:]
+        var groupAverage: [String: Int] = [:]
+        var groupCodecs: [String: String] = [:]
+        for (i, r) in renditions.enumerated() where r.kind == .audio {
+            let group = r.audioGroup ?? "audio"
+            let first = groupCodecs[group] == nil
+            let track = snapshots[i].inits.last?.tracks.first
+            media.append(MediaRendition(type: .audio, groupID: group, name: r.name, language: r.language,
+                                        isDefault: first, autoselect: true,
+                                        channels: track.map { String($0.channelCount) }, uri: r.scheme.playlistURI))
+            groupPeak[group] = max(groupPeak[group] ?? 0, stats[i].peakBitRate)
+            groupAverage[group] = max(groupAverage[group] ?? 0, stats[i].averageBitRate)
+            if first { groupCodecs[group] = codecs(snapshots[i]) }
+        }
+        var variants: [VariantStream] = []
+        for (i, r) in renditions.enumerated() where r.kind != .audio {
+            let group = r.kind == .video ? (r.audioGroup ?? (groupCodecs["audio"] != nil ? "audio" : nil)) : nil
+            variants.append(variant(r, snapshots[i], stats[i], audioGroup: group.flatMap { groupCodecs[$0] != nil ? $0 : nil },
+                                    groupPeak: groupPeak, groupAverage: groupAverage, groupCodecs: groupCodecs))
+        }
+        if variants.isEmpty {
+            // Audio only: the audio renditions are the variants.
+            media = []
+            for (i, r) in renditions.enumerated() {
+                variants.append(variant(r, snapshots[i], stats[i], audioGroup: nil, groupPeak: [:], groupAverage: [:],
+                                        groupCodecs: [:]))
+            }
+        }
+        variants.sort { $0.bandwidth > $1.bandwidth }
+        return MultivariantPlaylist(variants: variants, media: media)
+    }
+
+    private static func variant<P>(_ r: Rendition, _ snap: WindowSnapshot<P>, _ s: VariantStatistics, audioGroup: String?,
+                                   groupPeak: [String: Int], groupAverage: [String: Int],
+                                   groupCodecs: [String: String]) -> VariantStream {
+        let video = snap.inits.last?.tracks.first { $0.kind == .video }
+        var codecList = codecs(snap)
+        var peak = s.peakBitRate
+        var average = s.averageBitRate
+        if let g = audioGroup {
+            peak += groupPeak[g] ?? 0
+            average += groupAverage[g] ?? 0
+            if let c = groupCodecs[g] { codecList += "," + c }
+        }
+        var v = VariantStream(
+            bandwidth: max(1, peak), averageBandwidth: max(1, average), codecs: codecList,
+            resolution: video.flatMap { $0.width > 0 && $0.height > 0 ? .init(width: $0.width, height: $0.height) : nil },
+            frameRate: video == nil ? nil : (s.frameRate ?? r.declaredFrameRate), uri: r.scheme.playlistURI)
+        v.audioGroup = audioGroup
+        return v
+    }
+
+    private static func codecs<P>(_ snap: WindowSnapshot<P>) -> String {
+        (snap.inits.last?.tracks ?? []).map(\.codecString).joined(separator: ",")
+    }
+
+    /// Measured over the window's segments of the current init; before the first segment, over the parts; with
+    /// nothing measurable yet, the declared bit rate.
+    static func statistics<P>(_ r: Rendition, _ snap: WindowSnapshot<P>) -> VariantStatistics {
+        let current = snap.inits.last?.index
+        var samples = snap.window.filter { $0.initIndex == current }.map {
+            VariantStatistics.Sample(bytes: $0.info.byteCount, duration: $0.info.duration, videoSamples: $0.info.videoSampleCount)
+        }
+        if samples.isEmpty {
+            samples = snap.partial.map { VariantStatistics.Sample(bytes: $0.info.byteCount, duration: $0.info.duration) }
+        }
+        if let s = VariantStatistics.measure(samples) { return s }
+        let declared = r.declaredBitRate ?? 1
+        return VariantStatistics(peakBitRate: declared, averageBitRate: declared, frameRate: r.declaredFrameRate)
+    }
+
+    private static func micros(_ t: MediaTime) -> Int64 {
+        MediaTime.rescale(t.value, from: t.timescale, to: 1_000_000, rounding: .down)
+    }
+
+    private static func playlistParts<P>(_ parts: [StoredPart<P>], _ sequence: UInt64, _ scheme: URIScheme) -> [PlaylistPart] {
+        parts.enumerated().map { i, p in
+            PlaylistPart(uri: scheme.partURI(sequence, i), duration: p.info.duration, independent: p.info.independent)
+        }
+    }
+}

@@ -1,0 +1,220 @@
+import HLS
+import MediaCore
+import Synchronization
+
+/// What kind of object a payload is made for (a consumer may want different headers for each).
+public enum ObjectKind: Sendable {
+    case initSegment
+    case segment
+    case part
+}
+
+/// A set of renditions and their windows, fed by one producer's events (STYLE.md §9). The layout arrives with
+/// the producer's first event (a ladder is planned only once the input is probed), so readers can wait for it.
+///
+/// The presentation is itself a `PresentationConsumer`: each object's bytes become a `Payload` once, through
+/// `makePayload` (a prepared HTTP response in Origin, nothing in a VOD writer), and go to the rendition's window.
+public final class Presentation<Payload: Sendable>: PresentationConsumer, Sendable {
+    public typealias MakePayload = @Sendable (_ bytes: [UInt8], _ kind: ObjectKind) -> Payload
+
+    /// The renditions and their windows, fixed once announced.
+    public struct Layout: Sendable {
+        public let renditions: [Rendition]
+        public let windows: [LiveWindow<Payload>]
+        public let policy: TimingPolicy
+        let byPlaylist: [String: Int]
+        let byDirectory: [String: Int]
+        /// The rendition whose objects sit at the root (`directory == ""`), if any.
+        let rootRendition: Int?
+
+        /// The rendition and object a root-relative path (no leading `/`) names.
+        public func resolve(_ path: Substring) -> (rendition: Int, object: URIScheme.Object)? {
+            if let r = byPlaylist[String(path)] { return (r, .playlist) }
+            if let slash = path.firstIndex(of: "/") {
+                let dir = String(path[...slash])
+                guard let r = byDirectory[dir], let o = URIScheme.mediaObject(path[path.index(after: slash)...]) else { return nil }
+                return (r, o)
+            }
+            guard let r = rootRendition, let o = URIScheme.mediaObject(path) else { return nil }
+            return (r, o)
+        }
+
+        public func snapshots() -> [WindowSnapshot<Payload>] { windows.map { $0.snapshot() } }
+    }
+
+    public let windowSize: Int
+    public let playlistType: MediaPlaylist.PlaylistType?
+    private let makePayload: MakePayload
+    private let shareParts: LiveWindow<Payload>.ShareParts?
+    private let clock: @Sendable () -> Int64
+
+    private struct State {
+        var layout: Layout?
+        var finished = false
+        var waiters: [Int: LayoutWaiter] = [:]
+        var nextWaiterID = 0
+    }
+    private struct LayoutWaiter {
+        var continuation: CheckedContinuation<Void, Never>?
+        var resolved = false
+    }
+    private let state = Mutex(State())
+
+    public init(windowSize: Int = 6, playlistType: MediaPlaylist.PlaylistType? = nil,
+                clock: @escaping @Sendable () -> Int64 = LiveWindowClock.monotonicMilliseconds,
+                shareParts: LiveWindow<Payload>.ShareParts? = nil,
+                makePayload: @escaping MakePayload) {
+        self.windowSize = windowSize
+        self.playlistType = playlistType
+        self.clock = clock
+        self.shareParts = shareParts
+        self.makePayload = makePayload
+    }
+
+    public var layout: Layout? { state.withLock { $0.layout } }
+    /// `true` once the producer sent `end` (or ended before announcing a layout).
+    public var isFinished: Bool { state.withLock { $0.finished } }
+
+    public func consume(_ event: PresentationEvent) throws {
+        switch event {
+        case .layout(let renditions, let policy):
+            try announce(renditions, policy)
+        case .initSegment(let r, let bytes, let tracks):
+            try window(r).setInit(makePayload(bytes, .initSegment), digest: bytes, tracks: tracks)
+        case .part(let r, let info, let bytes):
+            try window(r).publishPart(info, makePayload(bytes, .part))
+        case .segment(let r, let info, let bytes):
+            try window(r).publishSegment(info, makePayload(bytes, .segment))
+        case .end:
+            finish()
+        }
+    }
+
+    /// Ends every window (and releases readers waiting for a layout that will never come).
+    public func finish() {
+        let (layout, waiters) = state.withLock { s in
+            s.finished = true
+            return (s.layout, Self.takeWaiters(&s))
+        }
+        layout?.windows.forEach { $0.finish() }
+        waiters.forEach { $0.resume() }
+    }
+
+    /// Marks every layout waiter resolved; returns the continuations to resume after unlocking.
+    private static func takeWaiters(_ s: inout State) -> [CheckedContinuation<Void, Never>] {
+        var out: [CheckedContinuation<Void, Never>] = []
+        for (id, var w) in s.waiters {
+            if let c = w.continuation {
+                out.append(c)
+                s.waiters[id] = nil
+            } else {
+                w.resolved = true
+                s.waiters[id] = w
+            }
+        }
+        return out
+    }
+
+    private func window(_ r: Int) throws -> LiveWindow<Payload> {
+        guard let layout = layout, layout.windows.indices.contains(r) else { throw PresentationError.unknownRendition(r) }
+        return layout.windows[r]
+    }
+
+    private func announce(_ renditions: [Rendition], _ policy: TimingPolicy) throws {
+        guard !renditions.isEmpty else { throw PresentationError.noRenditions }
+        var byPlaylist: [String: Int] = [:]
+        var byDirectory: [String: Int] = [:]
+        var root: Int?
+        for (i, r) in renditions.enumerated() {
+            guard byPlaylist.updateValue(i, forKey: r.scheme.playlistURI) == nil, r.scheme.playlistURI != "index.m3u8" else {
+                throw PresentationError.duplicateName(r.name)
+            }
+            if r.scheme.directory.isEmpty {
+                guard root == nil else { throw PresentationError.duplicateName(r.name) }
+                root = i
+            } else if byDirectory.updateValue(i, forKey: r.scheme.directory) != nil {
+                throw PresentationError.duplicateName(r.name)
+            }
+        }
+        let windows = renditions.map { _ in
+            LiveWindow<Payload>(windowSize: windowSize, playlistType: playlistType, policy: policy, clock: clock,
+                                shareParts: shareParts)
+        }
+        let layout = Layout(renditions: renditions, windows: windows, policy: policy, byPlaylist: byPlaylist,
+                            byDirectory: byDirectory, rootRendition: root)
+        let waiters: [CheckedContinuation<Void, Never>] = try state.withLock { s in
+            guard s.layout == nil else { throw PresentationError.layoutAlreadySet }
+            s.layout = layout
+            return Self.takeWaiters(&s)
+        }
+        waiters.forEach { $0.resume() }
+    }
+
+    /// Waits until every rendition can give out a playlist (or `timeout`, or the end of input); returns whether
+    /// the presentation is playable.
+    public func waitUntilPlayable(timeout: Duration) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        if layout == nil { await waitForLayout(until: deadline) }
+        guard let layout else { return false }
+        for w in layout.windows {
+            let left = deadline - ContinuousClock.now
+            guard left > .zero, await w.wait(for: .playable, timeout: left) else { return w.snapshot().isPlayable }
+        }
+        return true
+    }
+
+    private func waitForLayout(until deadline: ContinuousClock.Instant) async {
+        let id: Int? = state.withLock { s in
+            if s.layout != nil || s.finished { return nil }
+            defer { s.nextWaiterID += 1 }
+            s.waiters[s.nextWaiterID] = LayoutWaiter()
+            return s.nextWaiterID
+        }
+        guard let id else { return }
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+                    let now: Bool = self.state.withLock { s in
+                        guard var w = s.waiters[id], !w.resolved else { s.waiters[id] = nil; return true }
+                        w.continuation = c
+                        s.waiters[id] = w
+                        return false
+                    }
+                    if now { c.resume() }
+                }
+            }
+            group.addTask {
+                try? await Task.sleep(until: deadline)
+                let timedOut: CheckedContinuation<Void, Never>? = self.state.withLock { s in
+                    guard var w = s.waiters[id] else { return nil }
+                    if let c = w.continuation {
+                        s.waiters[id] = nil
+                        return c
+                    }
+                    w.resolved = true
+                    s.waiters[id] = w
+                    return nil
+                }
+                timedOut?.resume()
+            }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+}
+
+public enum PresentationError: Error, Equatable, CustomStringConvertible {
+    case noRenditions
+    case duplicateName(String)
+    case layoutAlreadySet
+    case unknownRendition(Int)
+
+    public var description: String {
+        switch self {
+        case .noRenditions: "a presentation needs at least one rendition"
+        case .duplicateName(let n): "two renditions would share the URIs of '\(n)'"
+        case .layoutAlreadySet: "the presentation's renditions were already announced"
+        case .unknownRendition(let r): "event for rendition \(r), which the layout does not have"
+        }
+    }
+}

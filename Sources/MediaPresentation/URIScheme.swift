@@ -1,0 +1,86 @@
+/// Every URI of one rendition, built in exactly one place and parsed back by the same rules (STYLE.md §9).
+/// The layout is the same on disk (`package`) and over HTTP (`serve`); URIs are relative to the multivariant
+/// playlist, which sits at the presentation's root.
+///
+/// ```
+/// muxed "stream" (root layout):  stream.m3u8   init.mp4        seg<N>.m4s        seg<N>.<i>.m4s
+/// nested "720p":                 720p.m3u8     720p/init.mp4   720p/seg<N>.m4s   720p/seg<N>.<i>.m4s
+/// ```
+/// Init segments after a codec change are `init1.mp4`, `init2.mp4`, …
+public struct URIScheme: Sendable, Hashable {
+    /// The media playlist's URI, relative to the presentation root (`720p.m3u8`).
+    public let playlistURI: String
+    /// Prefix of every media object (`""` or `720p/`).
+    public let directory: String
+
+    /// A rendition whose objects sit in a directory named after it (`720p/…`), playlist `name.m3u8`.
+    public static func nested(_ name: String) -> URIScheme {
+        URIScheme(playlistURI: name + ".m3u8", directory: name + "/")
+    }
+
+    /// A rendition whose objects sit at the root (the single muxed rendition: `init.mp4`, `seg<N>.m4s`).
+    public static func root(_ name: String) -> URIScheme {
+        URIScheme(playlistURI: name + ".m3u8", directory: "")
+    }
+
+    public init(playlistURI: String, directory: String) {
+        precondition(directory.isEmpty || directory.hasSuffix("/"), "a URI directory ends with /")
+        self.playlistURI = playlistURI
+        self.directory = directory
+    }
+
+    /// Objects are named relative to the media playlist, which sits at the root: so a nested rendition's
+    /// playlist lists `720p/seg3.m4s`.
+    public func initURI(_ index: Int) -> String { directory + (index == 0 ? "init.mp4" : "init\(index).mp4") }
+    public func segmentURI(_ sequence: UInt64) -> String { directory + "seg\(sequence).m4s" }
+    public func partURI(_ sequence: UInt64, _ index: Int) -> String { directory + "seg\(sequence).\(index).m4s" }
+
+    /// One object of a rendition.
+    public enum Object: Sendable, Hashable {
+        case playlist
+        case initSegment(Int)
+        case segment(UInt64)
+        case part(UInt64, Int)
+    }
+
+    /// The object a root-relative path names (no leading `/`), or `nil` if it is not one of this rendition's.
+    /// Numbers are strict decimals: no sign, no leading zero, at most 19 digits.
+    public func object(at path: Substring) -> Object? {
+        if path == playlistURI[...] { return .playlist }
+        guard path.hasPrefix(directory) else { return nil }
+        return Self.mediaObject(path.dropFirst(directory.count))
+    }
+
+    /// `init.mp4`, `init<K>.mp4`, `seg<N>.m4s`, `seg<N>.<i>.m4s` (a name with no directory).
+    static func mediaObject(_ name: Substring) -> Object? {
+        if name == "init.mp4" { return .initSegment(0) }
+        if name.hasPrefix("init"), name.hasSuffix(".mp4") {
+            guard let k = strictDecimal(name.dropFirst(4).dropLast(4)), k > 0, k <= UInt64(Int32.max) else { return nil }
+            return .initSegment(Int(k))
+        }
+        guard name.hasPrefix("seg"), name.hasSuffix(".m4s") else { return nil }
+        let middle = name.dropFirst(3).dropLast(4)
+        let pieces = middle.split(separator: ".", maxSplits: 2, omittingEmptySubsequences: false)
+        switch pieces.count {
+        case 1:
+            return strictDecimal(pieces[0]).map { .segment($0) }
+        case 2:
+            guard let n = strictDecimal(pieces[0]), let i = strictDecimal(pieces[1]), i <= UInt64(Int32.max) else { return nil }
+            return .part(n, Int(i))
+        default:
+            return nil
+        }
+    }
+
+    /// Unsigned decimal without sign or leading zeros, 1–19 digits.
+    public static func strictDecimal(_ s: Substring) -> UInt64? {
+        let u = s.utf8
+        guard !u.isEmpty, u.count <= 19, u.first != UInt8(ascii: "0") || u.count == 1 else { return nil }
+        var v: UInt64 = 0
+        for c in u {
+            guard c >= UInt8(ascii: "0"), c <= UInt8(ascii: "9") else { return nil }
+            v = v * 10 + UInt64(c - UInt8(ascii: "0"))
+        }
+        return v
+    }
+}

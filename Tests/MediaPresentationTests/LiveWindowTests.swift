@@ -1,0 +1,233 @@
+import HLS
+import MediaCore
+import Synchronization
+import Testing
+import TestSupport
+@testable import MediaPresentation
+
+@Suite struct LiveWindowTests {
+    let scheme = URIScheme.root("stream")
+
+    func playlist(_ w: LiveWindow<[UInt8]>, type: MediaPlaylist.PlaylistType? = nil) throws -> MediaPlaylist {
+        try #require(PlaylistBuilder.mediaPlaylist(w.snapshot(), scheme: scheme, playlistType: type))
+    }
+
+    @Test func mediaSequenceCountsEvictedSegments() throws {
+        let feed = Feed(LiveWindow(windowSize: 3))
+        #expect(PlaylistBuilder.mediaPlaylist(feed.window.snapshot(), scheme: scheme, playlistType: nil) == nil)
+        for n in 0..<10 {
+            feed.segment()
+            let evicted = max(0, n + 1 - 3)
+            let p = try playlist(feed.window)
+            #expect(feed.window.snapshot().mediaSequence == UInt64(evicted))
+            #expect(p.mediaSequence == UInt64(evicted))
+            #expect(p.segments.map(\.uri) == (evicted...n).map { "seg\($0).m4s" })
+            #expect(p.playlistType == nil && !p.endList)
+            #expect(try MediaPlaylist.parse(p.render()) == p)
+        }
+    }
+
+    @Test func discontinuitySequenceCountsEvictedDiscontinuities() throws {
+        let clock = ManualClock()
+        let feed = Feed(LiveWindow(windowSize: 2, clock: clock.read))
+        feed.segment()                       // 0
+        feed.segment(discontinuity: true)    // 1: DISCONTINUITY
+        feed.segment()                       // 2
+        #expect(feed.window.snapshot().discontinuitySequence == 0)
+        feed.segment()                       // 3, evicts 1
+        var p = try playlist(feed.window)
+        #expect(p.mediaSequence == 2 && p.discontinuitySequence == 1)
+        #expect(p.segments.allSatisfy { !$0.discontinuity })
+
+        // A new, different init: the next segment gets DISCONTINUITY + EXT-X-MAP:URI="init1.mp4".
+        feed.window.setInit(Fixture.initBytes + [0], digest: Fixture.initBytes + [0], tracks: Fixture.tracks)
+        feed.segment()                       // 4, evicts 2
+        p = try playlist(feed.window)
+        #expect(p.segments.map(\.discontinuity) == [false, true])
+        #expect(p.segments.map(\.mapURI) == [nil, "init1.mp4"])
+        #expect(p.mapURI == "init.mp4")
+        #expect(p.render().contains("#EXT-X-DISCONTINUITY\n#EXT-X-MAP:URI=\"init1.mp4\"\n#EXT-X-PROGRAM-DATE-TIME:"))
+        feed.segment()                       // 5, evicts 3
+        feed.segment()                       // 6, evicts 4 (the discontinuity)
+        p = try playlist(feed.window)
+        #expect(p.discontinuitySequence == 2)
+        #expect(p.mapURI == "init1.mp4")
+        #expect(p.segments.allSatisfy { $0.mapURI == nil && !$0.discontinuity })
+        // The same bytes again: no new URI.
+        feed.window.setInit(Fixture.initBytes + [0], digest: Fixture.initBytes + [0], tracks: Fixture.tracks)
+        // init.mp4 stays while retained segments need it, then goes.
+        #expect(feed.window.snapshot().inits.map(\.index) == [0, 1])
+        clock.advance(millis: 60_000)
+        feed.segment()
+        #expect(feed.window.snapshot().inits.map(\.index) == [1])
+    }
+
+    /// RFC 8216 §6.2.2: "When the server removes a media segment URI from the Playlist, the corresponding media
+    /// segment MUST remain available to clients for a period of time equal to the duration of the segment plus the
+    /// duration of the longest Playlist file distributed by the server containing that segment."
+    /// Segment 0 (1 s) was listed in playlists of up to 6 s: it must stay for 7 s after its eviction. The window
+    /// keeps it for the playlist after the eviction too (7 s) plus its own second (an LL playlist also lists the
+    /// parts of the segment in progress): 8 s.
+    @Test func evictedSegmentsStayForTheirDurationPlusThePlaylistDurationInWallClockTime() throws {
+        let clock = ManualClock()
+        let feed = Feed(LiveWindow(windowSize: 6, clock: clock.read))
+        for _ in 0..<7 { feed.segment() }                // 0 evicted at t = 0
+        #expect(feed.window.snapshot().windowSequences == 1..<7)
+        clock.advance(millis: 7_000)
+        feed.segment()                                   // publishing purges what expired: 0 must stay (7 s rule)
+        #expect(feed.window.snapshot().segment(0) != nil)
+        clock.advance(millis: 1_001)                     // t = 8.001 s
+        feed.segment()
+        #expect(feed.window.snapshot().segment(0) == nil)
+        #expect(feed.window.snapshot().segment(1) != nil)
+    }
+
+    /// However fast the input is read (no wall-clock time passes), retention keeps evicted segments, bounded only
+    /// by the memory cap.
+    @Test func fastInputKeepsSegmentsUpToTheCap() throws {
+        let clock = ManualClock()
+        let feed = Feed(LiveWindow(windowSize: 3, maxRetained: 10, clock: clock.read))
+        for _ in 0..<100 { feed.segment() }
+        let s = feed.window.snapshot()
+        #expect(s.window.count == 3)
+        #expect(s.retained.count == 10)
+        #expect(s.availableSequences == 87..<100)
+    }
+
+    @Test func payloadsAreTheOnesPublished() throws {
+        let feed = Feed(LiveWindow(windowSize: 2))
+        feed.segment(bytes: 333)
+        #expect(try #require(feed.window.snapshot().segment(0)).payload == [UInt8](repeating: 0, count: 333))
+        #expect(feed.window.snapshot().segment(0)?.info.byteCount == 333)
+    }
+
+    @Test func finishAddsEndListAndVODType() throws {
+        let live = Feed(LiveWindow(windowSize: 2))
+        for _ in 0..<3 { live.segment() }
+        live.window.finish()
+        var p = try playlist(live.window)
+        #expect(p.endList && p.playlistType == nil && p.segments.count == 2)
+
+        let vod = Feed(LiveWindow(windowSize: 2, playlistType: .vod))
+        for _ in 0..<3 { vod.segment() }
+        p = try playlist(vod.window, type: .vod)
+        #expect(p.playlistType == nil && p.segments.count == 3 && !p.endList)  // no PLAYLIST-TYPE while live
+        vod.window.finish()
+        p = try playlist(vod.window, type: .vod)
+        #expect(p.playlistType == .vod && p.endList && p.mediaSequence == 0)
+    }
+
+    @Test func targetDurationCoversLongSegmentsAndKeepsThePolicyFloor() throws {
+        let feed = Feed(LiveWindow(windowSize: 3, policy: TimingPolicy(targetDuration: 2)))
+        feed.segment()
+        #expect(try playlist(feed.window).targetDuration == 2)
+        feed.window.publishSegment(SegmentInfo(sequence: 1, startTime: .seconds(1), duration: MediaTime(value: 225_000, timescale: 90_000),
+                                               byteCount: 10), [])
+        let p = try playlist(feed.window)
+        #expect(p.targetDuration == 3)
+        for s in p.segments { #expect(MediaPlaylist.roundedDuration(s.duration) <= p.targetDuration) }
+    }
+
+    /// An LL stream's first segment is one part long (the encoder puts a keyframe there), so a playlist is given out
+    /// after one part, and it always lists a complete segment (a legacy client that loaded a playlist of parts only
+    /// would find nothing to play).
+    @Test func lowLatencyPlaylistNeedsASegmentAndItsHeaderIsFixed() throws {
+        let w = LiveWindow<[UInt8]>(windowSize: 6, policy: TimingPolicy(targetDuration: 1, partTarget: MediaTime(value: 334, timescale: 1000)))
+        w.setInit(Fixture.initBytes, digest: Fixture.initBytes, tracks: Fixture.tracks)
+        w.publishPart(Fixture.part(0, 0), [1])
+        #expect(!w.snapshot().isPlayable)
+        w.publishSegment(SegmentInfo(sequence: 0, startTime: .zero(90_000), duration: MediaTime(value: 30_000, timescale: 90_000),
+                                     byteCount: 1), [1])
+        w.publishPart(Fixture.part(1, 0), [2])
+        #expect(w.snapshot().isPlayable)
+        let p = try playlist(w)
+        #expect(p.segments.map(\.uri) == ["seg0.m4s"])
+        #expect(p.segments[0].parts.map(\.uri) == ["seg0.0.m4s"])
+        #expect(p.trailingParts.map(\.uri) == ["seg1.0.m4s"])
+        #expect(p.preloadHint?.uri == "seg1.1.m4s")
+        #expect(p.partTarget == MediaTime(value: 334, timescale: 1000))
+        #expect(p.serverControl?.partHoldBack == MediaTime(value: 1_002_000, timescale: 1_000_000))
+        let text = p.render()
+        #expect(text.contains("PART-HOLD-BACK=1.002") && text.contains("#EXT-X-PART-INF:PART-TARGET=0.334\n"))
+        #expect(text.contains("CAN-SKIP-UNTIL=6.0"))
+    }
+
+    @Test func partTargetAndHoldBackNeverChange() throws {
+        let w = LiveWindow<[UInt8]>(windowSize: 6, policy: TimingPolicy(targetDuration: 1, partTarget: MediaTime(value: 334, timescale: 1000)))
+        w.setInit(Fixture.initBytes, digest: Fixture.initBytes, tracks: Fixture.tracks)
+        var seen: Set<String> = []
+        for n in 0..<20 {
+            for i in 0..<3 {
+                w.publishPart(Fixture.part(UInt64(n), i, millis: i == 2 ? 332 : 334), [])
+                guard w.snapshot().isPlayable else { continue }
+                let p = try playlist(w)
+                seen.insert("\(String(describing: p.partTarget)) \(String(describing: p.serverControl))")
+            }
+            w.publishSegment(Fixture.info(UInt64(n)), [])
+        }
+        #expect(seen.count == 1)
+    }
+
+    @Test func waitForPlayable() async throws {
+        let w = LiveWindow<[UInt8]>(windowSize: 3)
+        #expect(await w.wait(for: .playable, timeout: .milliseconds(30)) == false)
+        w.setInit(Fixture.initBytes, digest: Fixture.initBytes, tracks: Fixture.tracks)
+        async let waited = w.wait(for: .playable, timeout: .seconds(10))
+        try await Task.sleep(for: .milliseconds(50))
+        let start = ContinuousClock.now
+        w.publishSegment(Fixture.info(0), [])
+        #expect(await waited == true)
+        #expect(ContinuousClock.now - start < .seconds(5))
+        #expect(await w.wait(for: .playable, timeout: .zero) == true)
+        #expect(w.pendingWaiterCount == 0)
+    }
+
+    @Test func concurrentReadersSeeMonotonicMediaSequence() async throws {
+        let window = LiveWindow<[UInt8]>(windowSize: 6)
+        window.setInit(Fixture.initBytes, digest: Fixture.initBytes, tracks: Fixture.tracks)
+        let total = 10_000
+        let readersStarted = StartedCounter()
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            group.addTask {
+                while readersStarted.value.load(ordering: .acquiring) < 3 { await Task.yield() }
+                for i in 0..<total {
+                    window.publishSegment(Fixture.info(UInt64(i), bytes: 64), [])
+                    if i % 64 == 0 { await Task.yield() }
+                }
+                window.finish()
+                return 0
+            }
+            for _ in 0..<3 {
+                group.addTask {
+                    readersStarted.value.add(1, ordering: .releasing)
+                    var last: UInt64 = 0
+                    var lastVersion: UInt64 = 0
+                    var reads = 0
+                    while true {
+                        let s = window.snapshot()
+                        #expect(s.mediaSequence >= last)
+                        #expect(s.version >= lastVersion)
+                        #expect(s.window.count <= 6)
+                        #expect(s.window.first.map { $0.sequence == s.mediaSequence } ?? true)
+                        last = s.mediaSequence
+                        lastVersion = s.version
+                        reads += 1
+                        if s.finished { break }
+                        await Task.yield()
+                    }
+                    return reads
+                }
+            }
+            var reads = 0
+            for try await r in group { reads += r }
+            #expect(reads > 3)
+        }
+        #expect(window.snapshot().mediaSequence == UInt64(total - 6))
+        #expect(window.snapshot().nextSequence == UInt64(total))
+    }
+}
+
+/// Counts reader tasks that have started (shared across the task group).
+final class StartedCounter: Sendable {
+    let value = Atomic<Int>(0)
+}
