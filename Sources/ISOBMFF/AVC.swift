@@ -138,6 +138,39 @@ public enum AVC {
         return (sps, pps)
     }
 
+    /// The SPS and PPS NAL units of an AVCDecoderConfigurationRecord (ISO/IEC 14496-15 §5.3.3.1); what does not
+    /// parse is left out.
+    public static func parameterSets(avcC: [UInt8]) -> (sps: [[UInt8]], pps: [[UInt8]]) {
+        var i = 5
+        func sets(_ count: Int) -> [[UInt8]] {
+            var out: [[UInt8]] = []
+            for _ in 0..<count {
+                guard i + 2 <= avcC.count else { break }
+                let n = Int(avcC[i]) << 8 | Int(avcC[i + 1])
+                i += 2
+                guard i + n <= avcC.count else { break }
+                out.append(Array(avcC[i..<(i + n)]))
+                i += n
+            }
+            return out
+        }
+        guard avcC.count > 6, avcC[0] == 1 else { return ([], []) }
+        let spsCount = Int(avcC[i] & 0x1F)
+        i += 1
+        let sps = sets(spsCount)
+        guard i < avcC.count else { return (sps, []) }
+        let ppsCount = Int(avcC[i])
+        i += 1
+        return (sps, sets(ppsCount))
+    }
+
+    /// Whether two configuration records carry the same SPS and PPS (the rest of the record is derived from them).
+    public static func sameParameterSets(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        if a == b { return true }
+        let pa = parameterSets(avcC: a), pb = parameterSets(avcC: b)
+        return pa.sps == pb.sps && pa.pps == pb.pps
+    }
+
     /// Whether the access unit (Annex-B or length-prefixed) contains an IDR slice (NAL type 5).
     public static func containsIDR(_ data: [UInt8]) -> Bool {
         var found = false

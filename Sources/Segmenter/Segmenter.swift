@@ -1,65 +1,12 @@
 import ISOBMFF
 import MediaCore
 
-/// A finished media segment: `styp` followed by one or more `moof`+`mdat` fragments (its parts).
-public struct Segment: Sendable {
-    /// 0-based, continuous.
-    public var sequence: UInt64
-    /// The whole segment file.
-    public var bytes: [UInt8]
-    /// Byte ranges of the fragments inside `bytes` (the `styp` belongs to the first one).
-    public var fragmentRanges: [Range<Int>]
-    /// Decode time of the segment's first sample on the reference track (its `tfdt`).
-    public var startTime: MediaTime
-    /// Exact duration on the reference track (video when present, else audio): the sum of its sample durations.
-    public var duration: MediaTime
-    /// Wall-clock time at which the segment's first reference sample was taken in, if the caller gave one.
-    public var programDateTime: WallClock?
-    /// Per track (same order as the segmenter's tracks): sample count and first decode time, in the track timescale
-    /// (-1 when the track has no sample in this segment).
-    public var trackSampleCounts: [Int]
-    public var trackStartTimes: [Int64]
-    /// Whether the reference track's first sample is a sync sample.
-    public var startsWithSyncSample: Bool
-}
-
-/// A low-latency part: one `moof`+`mdat` fragment of the segment in progress, handed on as soon as it is complete.
-public struct Part: Sendable {
-    /// The segment this part belongs to.
-    public var segmentSequence: UInt64
-    /// 0-based within its segment.
-    public var index: Int
-    public var bytes: [UInt8]
-    /// Duration on the reference track.
-    public var duration: MediaTime
-    /// Starts with a sync sample on the reference track (`INDEPENDENT=YES`).
-    public var independent: Bool
-}
-
-/// What the segmenter produces, in the order it must be published: every part of a segment comes before it.
-public enum SegmenterEvent: Sendable {
-    case part(Part)
-    case segment(Segment)
-
-    public var segment: Segment? {
-        if case .segment(let s) = self { return s }
-        return nil
-    }
-}
-
-public enum SegmenterError: Error, Equatable, CustomStringConvertible {
-    case noTracks
-    case unknownTrack(Int)
-
-    public var description: String {
-        switch self {
-        case .noTracks: "no video or audio track to segment"
-        case .unknownTrack(let i): "sample for unknown track \(i)"
-        }
-    }
-}
-
-/// Cuts samples of one or two tracks into segments of fMP4 fragments.
+/// Cuts samples of one or more tracks into segments of fMP4 fragments, for one or more renditions.
+///
+/// - Tracks are partitioned into `groups` (renditions): each group gets its own init segment and its own
+///   fragments, holding only its tracks (a ladder: one group per video rung and one for audio, CMAF style; a
+///   single muxed rendition: one group with every track). Every group is cut at the same boundaries, decided on
+///   one reference track, so segment N and part N.i start at the same media time in every rendition.
 ///
 /// - Cuts a segment at the first reference-track sync sample whose DTS is at least `segmentDuration` past the
 ///   segment start (video: keyframes, so segments follow the keyframes when they are farther apart; audio-only:
@@ -76,9 +23,17 @@ public struct Segmenter {
     public let segmentDuration: MediaTime
     /// When set, each segment is written as several fragments of about this duration (low-latency parts).
     public let fragmentDuration: MediaTime?
-    public let initSegment: [UInt8]
+    /// Track indices of each rendition, in order.
+    public let groups: [[Int]]
+    /// The init segment of each group (only its tracks).
+    public let initSegments: [[UInt8]]
+    /// The first group's init segment.
+    public var initSegment: [UInt8] { initSegments[0] }
     /// Index into `tracks` of the track that decides where segments are cut.
     public let referenceTrack: Int
+    /// Per group: the track whose samples define the group's part and segment durations (its first video track,
+    /// else its first track).
+    let groupReference: [Int]
     /// Samples dropped because they came before the stream's first keyframe or before time zero.
     public private(set) var droppedLeadingSamples = 0
     /// How many decided cuts may wait for a lagging track before fragments are written without it.
@@ -111,29 +66,68 @@ public struct Segmenter {
     }
 
     private var states: [TrackState]
-    private var nextSequence: UInt64 = 0
-    private var fragmentSequence: UInt32 = 1
+
+    /// Per group: the parts of the segment in progress and the numbering of its objects.
+    private struct GroupState {
+        var parts: [(bytes: [UInt8], duration: Int64, independent: Bool)] = []
+        var nextSequence: UInt64 = 0
+        var fragmentSequence: UInt32 = 1
+        var startsWithSync = false
+        var discontinuity = false
+    }
+    private var groupStates: [GroupState]
+    /// Where the timeline starts: the earliest first sample of any track decodes at this time.
+    private let timelineStart: MediaTime?
+    /// End of the last sample written on the reference track, in its ticks.
+    private var referenceEnd: Int64?
     /// Start of the segment being filled and of its latest part, in reference-track ticks (after the offset).
     private var segmentStart: Int64?
+    /// Where the current segment-duration cell began: a segment is cut at the first sync sample one segment
+    /// duration past it. The short first segment does not move it, so the second one ends on the grid.
+    private var gridStart: Int64?
+    /// With parts, the first segment ends at the first sync sample one part in (one part long when the encoder put
+    /// a keyframe there), so every client, LL or not, has a complete segment to start with after one part.
+    private var shortFirstSegmentDecided = false
     private var partStart: Int64?
     private var boundaries: [Boundary] = []
-    /// Parts of the segment in progress: bytes and reference-track duration.
-    private var parts: [(bytes: [UInt8], duration: Int64, independent: Bool)] = []
     private var segmentWallClock: WallClock?
-    private var segmentStartsWithSync = false
     /// Samples held until every track has shown its first timestamp (to choose the common offset).
     private var preroll: [(track: Int, sample: Sample, wallClock: WallClock?)] = []
     private var offsetChosen = false
 
-    public init(tracks: [TrackFormat], segmentDuration: MediaTime, fragmentDuration: MediaTime? = nil) throws {
+    /// - Parameters:
+    ///   - groups: track indices per rendition (default: one rendition with every track).
+    ///   - firstSequences: the first segment sequence number of each group (to continue a numbering).
+    ///   - timelineStart: continue a timeline: the earliest sample decodes at this time instead of 0, and the
+    ///     first segment of every group is marked `discontinuity` (used when codec parameters change mid-stream).
+    public init(tracks: [TrackFormat], segmentDuration: MediaTime, fragmentDuration: MediaTime? = nil,
+                groups: [[Int]]? = nil, firstSequences: [UInt64]? = nil, timelineStart: MediaTime? = nil) throws {
         guard !tracks.isEmpty else { throw SegmenterError.noTracks }
+        let groups = groups ?? [Array(tracks.indices)]
+        guard groups.allSatisfy({ !$0.isEmpty }), groups.flatMap({ $0 }).sorted() == Array(tracks.indices) else {
+            throw SegmenterError.invalidGroups
+        }
         self.tracks = tracks
+        self.groups = groups
         self.segmentDuration = segmentDuration
         self.fragmentDuration = fragmentDuration
         self.referenceTrack = tracks.firstIndex { $0.kind == .video } ?? 0
+        self.groupReference = groups.map { g in g.first { tracks[$0].kind == .video } ?? g[0] }
         self.states = tracks.map { TrackState(timescale: $0.timescale) }
-        self.initSegment = try InitSegment.make(tracks: tracks)
+        self.initSegments = try groups.map { g in try InitSegment.make(tracks: g.map { tracks[$0] }) }
+        self.timelineStart = timelineStart
+        self.groupStates = groups.indices.map { i in
+            GroupState(nextSequence: firstSequences?[i] ?? 0, discontinuity: timelineStart != nil)
+        }
     }
+
+    /// The end of the last sample written on the reference track (where a continuing timeline starts).
+    public var endTime: MediaTime? {
+        referenceEnd.map { MediaTime(value: $0, timescale: states[referenceTrack].timescale) }
+    }
+
+    /// The sequence number the next segment of each group will get.
+    public var nextSequences: [UInt64] { groupStates.map(\.nextSequence) }
 
     private var referenceIsVideo: Bool { tracks[referenceTrack].kind == .video }
 
@@ -175,7 +169,7 @@ public struct Segmenter {
         // Whatever is left forms the last part and segment.
         if states.contains(where: { !$0.ready.isEmpty }) {
             out += try cut(Boundary(time: Int64.max, endsSegment: true, wallClock: nil))
-        } else if !parts.isEmpty {
+        } else if groupStates.contains(where: { !$0.parts.isEmpty }) {
             out += try closeSegment(nextWallClock: nil)
         }
         return out
@@ -206,6 +200,9 @@ public struct Segmenter {
         for t in states.indices {
             // Round the shift down so that no track's first DTS becomes negative.
             states[t].offset = -MediaTime.rescale(earliest.value, from: earliest.timescale, to: states[t].timescale, rounding: .down)
+            if let start = timelineStart {
+                states[t].offset += MediaTime.rescale(start.value, from: start.timescale, to: states[t].timescale, rounding: .up)
+            }
         }
     }
 
@@ -254,12 +251,21 @@ public struct Segmenter {
         guard let start = segmentStart else {
             segmentStart = sample.dts
             partStart = sample.dts
+            gridStart = sample.dts
             segmentWallClock = wallClock
             return
         }
-        let lastSegmentStart = boundaries.last(where: \.endsSegment)?.time ?? start
-        if sample.isSync && sample.dts - lastSegmentStart >= ticks(segmentDuration, track: referenceTrack) {
+        let segmentTicks = ticks(segmentDuration, track: referenceTrack)
+        if let fragmentDuration, !shortFirstSegmentDecided, sample.dts - start >= ticks(fragmentDuration, track: referenceTrack) {
+            shortFirstSegmentDecided = true
+            if sample.isSync && sample.dts - start < segmentTicks {
+                boundaries.append(Boundary(time: sample.dts, endsSegment: true, wallClock: wallClock))
+                return
+            }
+        }
+        if sample.isSync && sample.dts - (gridStart ?? start) >= segmentTicks {
             boundaries.append(Boundary(time: sample.dts, endsSegment: true, wallClock: wallClock))
+            gridStart = sample.dts
             return
         }
         if let fragmentDuration {
@@ -293,11 +299,12 @@ public struct Segmenter {
         return out
     }
 
-    /// Writes the ready samples before the boundary as one part; closes the segment when the boundary ends it.
+    /// Writes the ready samples before the boundary as one part per group; closes the segments when the boundary
+    /// ends them.
     private mutating func cut(_ b: Boundary) throws -> [SegmenterEvent] {
         var out: [SegmenterEvent] = []
         let end = b.time == Int64.max ? nil : MediaTime(value: b.time, timescale: states[referenceTrack].timescale)
-        if let part = try writePart(upTo: end) { out.append(.part(part)) }
+        out += try writeParts(upTo: end).map { .part($0) }
         if b.endsSegment {
             out += try closeSegment(nextWallClock: b.wallClock)
         }
@@ -306,7 +313,7 @@ public struct Segmenter {
         return out
     }
 
-    private mutating func writePart(upTo end: MediaTime?) throws -> Part? {
+    private mutating func writeParts(upTo end: MediaTime?) throws -> [Part] {
         var taken: [ArraySlice<Ready>] = []
         for t in states.indices {
             let ready = states[t].ready
@@ -317,73 +324,89 @@ public struct Segmenter {
             }
             taken.append(ready[..<n])
         }
-        guard taken.contains(where: { !$0.isEmpty }) else { return nil }
+        guard taken.contains(where: { !$0.isEmpty }) else { return [] }
 
-        var trafs: [TrackFragment] = []
-        var payload = 0
-        for (t, items) in taken.enumerated() where !items.isEmpty {
-            trafs.append(TrackFragment(
-                trackID: tracks[t].trackID,
-                baseMediaDecodeTime: UInt64(items.first!.sample.dts),
-                samples: items.map {
-                    FragmentSample(duration: UInt32(clamping: $0.duration), size: UInt32($0.sample.data.count),
-                                   isSync: $0.sample.isSync,
-                                   compositionOffset: Int32(clamping: $0.sample.pts - $0.sample.dts))
-                },
-                isVideo: tracks[t].kind == .video))
-            payload += items.reduce(0) { $0 + $1.sample.data.count }
+        var parts: [Part] = []
+        for (g, members) in groups.enumerated() where members.contains(where: { !taken[$0].isEmpty }) {
+            var trafs: [TrackFragment] = []
+            var payload = 0
+            for t in members where !taken[t].isEmpty {
+                let items = taken[t]
+                trafs.append(TrackFragment(
+                    trackID: tracks[t].trackID,
+                    baseMediaDecodeTime: UInt64(items.first!.sample.dts),
+                    samples: items.map {
+                        FragmentSample(duration: UInt32(clamping: $0.duration), size: UInt32($0.sample.data.count),
+                                       isSync: $0.sample.isSync,
+                                       compositionOffset: Int32(clamping: $0.sample.pts - $0.sample.dts))
+                    },
+                    isVideo: tracks[t].kind == .video))
+                payload += items.reduce(0) { $0 + $1.sample.data.count }
+            }
+            var bytes = try MediaSegmentBoxes.fragmentHeader(sequenceNumber: groupStates[g].fragmentSequence, tracks: trafs)
+            groupStates[g].fragmentSequence &+= 1
+            bytes.reserveCapacity(bytes.count + payload)
+            for t in members { for item in taken[t] { bytes += item.sample.data } }
+
+            let ref = taken[groupReference[g]]
+            let duration = ref.reduce(Int64(0)) { $0 + $1.duration }
+            let first = groupStates[g].parts.isEmpty
+            let independent = ref.first?.sample.isSync ?? first
+            if first { groupStates[g].startsWithSync = ref.first?.sample.isSync ?? false }
+            let index = groupStates[g].parts.count
+            groupStates[g].parts.append((bytes, duration, independent))
+            parts.append(Part(group: g, segmentSequence: groupStates[g].nextSequence, index: index, bytes: bytes,
+                              duration: MediaTime(value: duration, timescale: states[groupReference[g]].timescale),
+                              independent: independent))
         }
-        var bytes = try MediaSegmentBoxes.fragmentHeader(sequenceNumber: fragmentSequence, tracks: trafs)
-        fragmentSequence &+= 1
-        bytes.reserveCapacity(bytes.count + payload)
-        for items in taken { for item in items { bytes += item.sample.data } }
-
-        let ref = taken[referenceTrack]
-        let duration = ref.reduce(Int64(0)) { $0 + $1.duration }
-        let independent = parts.isEmpty ? (ref.first?.sample.isSync ?? true) : (ref.first?.sample.isSync ?? false)
-        if parts.isEmpty { segmentStartsWithSync = ref.first?.sample.isSync ?? false }
+        if let last = taken[referenceTrack].last { referenceEnd = last.sample.dts + last.duration }
         for t in states.indices {
             if states[t].segmentFirstDTS == nil { states[t].segmentFirstDTS = taken[t].first?.sample.dts }
             states[t].segmentSampleCount += taken[t].count
             states[t].ready.removeFirst(taken[t].count)
         }
-        let index = parts.count
-        parts.append((bytes, duration, independent))
-        return Part(segmentSequence: nextSequence, index: index, bytes: bytes,
-                    duration: MediaTime(value: duration, timescale: states[referenceTrack].timescale),
-                    independent: independent)
+        return parts
     }
 
     private mutating func closeSegment(nextWallClock: WallClock?) throws -> [SegmenterEvent] {
         defer {
-            parts = []
             segmentWallClock = nextWallClock
             for t in states.indices {
                 states[t].segmentSampleCount = 0
                 states[t].segmentFirstDTS = nil
             }
         }
-        guard !parts.isEmpty else { return [] }
-        var bytes = MediaSegmentBoxes.styp()
-        bytes.reserveCapacity(bytes.count + parts.reduce(0) { $0 + $1.bytes.count })
-        var ranges: [Range<Int>] = []
-        for (i, p) in parts.enumerated() {
-            let start = i == 0 ? 0 : bytes.count
-            bytes += p.bytes
-            ranges.append(start..<bytes.count)
+        var out: [SegmenterEvent] = []
+        for (g, members) in groups.enumerated() where !groupStates[g].parts.isEmpty {
+            let parts = groupStates[g].parts
+            groupStates[g].parts = []
+            var bytes = MediaSegmentBoxes.styp()
+            bytes.reserveCapacity(bytes.count + parts.reduce(0) { $0 + $1.bytes.count })
+            var ranges: [Range<Int>] = []
+            for (i, p) in parts.enumerated() {
+                let start = i == 0 ? 0 : bytes.count
+                bytes += p.bytes
+                ranges.append(start..<bytes.count)
+            }
+            let ref = groupReference[g]
+            let videoTracks = members.filter { tracks[$0].kind == .video }
+            var segment = Segment(
+                group: g,
+                sequence: groupStates[g].nextSequence,
+                bytes: bytes,
+                fragmentRanges: ranges,
+                startTime: MediaTime(value: states[ref].segmentFirstDTS ?? segmentStart ?? 0, timescale: states[ref].timescale),
+                duration: MediaTime(value: parts.reduce(0) { $0 + $1.duration }, timescale: states[ref].timescale),
+                programDateTime: segmentWallClock,
+                trackSampleCounts: states.indices.map { members.contains($0) ? states[$0].segmentSampleCount : 0 },
+                trackStartTimes: states.indices.map { members.contains($0) ? states[$0].segmentFirstDTS ?? -1 : -1 },
+                startsWithSyncSample: groupStates[g].startsWithSync)
+            segment.discontinuity = groupStates[g].discontinuity
+            segment.videoSampleCount = videoTracks.isEmpty ? nil : videoTracks.reduce(0) { $0 + states[$1].segmentSampleCount }
+            groupStates[g].discontinuity = false
+            groupStates[g].nextSequence += 1
+            out.append(.segment(segment))
         }
-        let refTimescale = states[referenceTrack].timescale
-        let segment = Segment(
-            sequence: nextSequence,
-            bytes: bytes,
-            fragmentRanges: ranges,
-            startTime: MediaTime(value: states[referenceTrack].segmentFirstDTS ?? segmentStart ?? 0, timescale: refTimescale),
-            duration: MediaTime(value: parts.reduce(0) { $0 + $1.duration }, timescale: refTimescale),
-            programDateTime: segmentWallClock,
-            trackSampleCounts: states.map(\.segmentSampleCount),
-            trackStartTimes: states.map { $0.segmentFirstDTS ?? -1 },
-            startsWithSyncSample: segmentStartsWithSync)
-        nextSequence += 1
-        return [.segment(segment)]
+        return out
     }
 }

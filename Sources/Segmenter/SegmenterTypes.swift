@@ -1,0 +1,71 @@
+import ISOBMFF
+import MediaCore
+
+/// A finished media segment: `styp` followed by one or more `moof`+`mdat` fragments (its parts).
+public struct Segment: Sendable {
+    /// The rendition (track group) this segment belongs to: an index into `Segmenter.groups`.
+    public var group: Int = 0
+    /// 0-based, continuous within its group.
+    public var sequence: UInt64
+    /// The whole segment file.
+    public var bytes: [UInt8]
+    /// Byte ranges of the fragments inside `bytes` (the `styp` belongs to the first one).
+    public var fragmentRanges: [Range<Int>]
+    /// Decode time of the segment's first sample on the reference track (its `tfdt`).
+    public var startTime: MediaTime
+    /// Exact duration on the reference track (video when present, else audio): the sum of its sample durations.
+    public var duration: MediaTime
+    /// Wall-clock time at which the segment's first reference sample was taken in, if the caller gave one.
+    public var programDateTime: WallClock?
+    /// Per track (same order as the segmenter's tracks): sample count and first decode time, in the track timescale
+    /// (-1 when the track has no sample in this segment).
+    public var trackSampleCounts: [Int]
+    public var trackStartTimes: [Int64]
+    /// Whether the reference track's first sample is a sync sample.
+    public var startsWithSyncSample: Bool
+    /// The first segment after the segmenter was re-created for new codec parameters (a new timeline).
+    public var discontinuity = false
+    /// Video samples in the segment (over the group's video tracks), `nil` when the group has no video.
+    public var videoSampleCount: Int?
+}
+
+/// A low-latency part: one `moof`+`mdat` fragment of the segment in progress, handed on as soon as it is complete.
+public struct Part: Sendable {
+    /// The rendition (track group) this part belongs to.
+    public var group: Int = 0
+    /// The segment this part belongs to.
+    public var segmentSequence: UInt64
+    /// 0-based within its segment.
+    public var index: Int
+    public var bytes: [UInt8]
+    /// Duration on the reference track.
+    public var duration: MediaTime
+    /// Starts with a sync sample on the reference track (`INDEPENDENT=YES`).
+    public var independent: Bool
+}
+
+/// What the segmenter produces, in the order it must be published: every part of a segment comes before it.
+public enum SegmenterEvent: Sendable {
+    case part(Part)
+    case segment(Segment)
+
+    public var segment: Segment? {
+        if case .segment(let s) = self { return s }
+        return nil
+    }
+}
+
+public enum SegmenterError: Error, Equatable, CustomStringConvertible {
+    case noTracks
+    case unknownTrack(Int)
+    case invalidGroups
+
+    public var description: String {
+        switch self {
+        case .noTracks: "no video or audio track to segment"
+        case .unknownTrack(let i): "sample for unknown track \(i)"
+        case .invalidGroups: "every track must belong to exactly one non-empty group"
+        }
+    }
+}
+
