@@ -17,6 +17,9 @@ public struct VideoSettings: Sendable {
     public var tune: String? = "zerolatency"
     public var crf: Int?
     public var bitRate: Int?
+    /// VBV peak rate and buffer (bits/s, bits), for ladder rungs.
+    public var maxBitRate: Int?
+    public var bufferSize: Int?
     /// Output size; nil keeps the input size.
     public var width: Int?
     public var height: Int?
@@ -40,14 +43,32 @@ public enum PipelineError: Error, CustomStringConvertible, Equatable {
     }
 }
 
-/// Turns the packets of one input stream into samples of one output track.
-protocol TrackProcessor: AnyObject {
+/// Turns the packets of one input stream into samples of one or more output tracks (a ladder: one decode,
+/// several encodes).
+protocol StreamProcessor: AnyObject {
+    var outputKinds: [TrackFormat.Kind] { get }
+    /// Per output: known once the codec configuration has been seen; may change mid-stream (new SPS/PPS).
+    var outputFormats: [TrackFormat?] { get }
+    /// Samples per output.
+    func process(_ packet: Packet) throws -> [[Sample]]
+    func flush() throws -> [[Sample]]
+}
+
+/// A processor with one output track.
+protocol TrackProcessor: StreamProcessor {
     var kind: TrackFormat.Kind { get }
     /// Known once the codec configuration has been seen (at once, or after the first keyframe for in-band SPS/PPS).
     var format: TrackFormat? { get }
     var timescale: Int32 { get }
-    func process(_ packet: Packet) throws -> [Sample]
-    func flush() throws -> [Sample]
+    func samples(for packet: Packet) throws -> [Sample]
+    func flushSamples() throws -> [Sample]
+}
+
+extension TrackProcessor {
+    var outputKinds: [TrackFormat.Kind] { [kind] }
+    var outputFormats: [TrackFormat?] { [format] }
+    func process(_ packet: Packet) throws -> [[Sample]] { [try samples(for: packet)] }
+    func flush() throws -> [[Sample]] { [try flushSamples()] }
 }
 
 // MARK: - Copy
@@ -74,20 +95,31 @@ final class H264CopyProcessor: TrackProcessor {
     }
 
     private func makeFormat(avcC: [UInt8]) -> TrackFormat {
-        TrackFormat(trackID: trackID, kind: .video, timescale: timescale, codec: .h264(avcC: avcC),
-                    width: stream.width, height: stream.height,
-                    sampleAspectRatio: stream.sampleAspectRatio.isValid ? stream.sampleAspectRatio : Rational(1, 1))
+        // The picture size comes from the SPS when it parses (it changes with the SPS), else from the probe.
+        let sps = AVC.parameterSets(avcC: avcC).sps.first.flatMap { try? SPSInfo(nal: $0) }
+        let sar = sps?.sampleAspectRatio ?? (stream.sampleAspectRatio.isValid ? stream.sampleAspectRatio : Rational(1, 1))
+        return TrackFormat(trackID: trackID, kind: .video, timescale: timescale, codec: .h264(avcC: avcC),
+                           width: sps?.width ?? stream.width, height: sps?.height ?? stream.height,
+                           sampleAspectRatio: sar.isValid ? sar : Rational(1, 1))
     }
 
-    func process(_ packet: Packet) throws -> [Sample] {
-        if let extra = packet.newExtradata, !extra.isEmpty, format == nil, let avcC = try? AVC.avcC(fromExtradata: extra) {
-            format = makeFormat(avcC: avcC)
+    /// Takes a configuration record; a different one (other SPS/PPS bytes) replaces the format.
+    private func update(avcC: [UInt8]) {
+        if case .h264(let current)? = format?.codec, AVC.sameParameterSets(current, avcC) { return }
+        format = makeFormat(avcC: avcC)
+    }
+
+    func samples(for packet: Packet) throws -> [Sample] {
+        if let extra = packet.newExtradata, !extra.isEmpty, let avcC = try? AVC.avcC(fromExtradata: extra) {
+            update(avcC: avcC)
         }
         let data = AVC.isAnnexB(packet.data) ? AVC.lengthPrefixed(fromAnnexB: packet.data) : packet.data
-        if format == nil {
+        // In-band parameter sets: the first ones give the format; different ones on a keyframe change it
+        // (a new init segment and a discontinuity follow).
+        if format == nil || packet.isKeyframe {
             let sets = AVC.parameterSets(in: data)
             if !sets.sps.isEmpty, !sets.pps.isEmpty, let avcC = try? AVC.makeAVCC(sps: sets.sps, pps: sets.pps) {
-                format = makeFormat(avcC: avcC)
+                update(avcC: avcC)
             }
         }
         guard !data.isEmpty else { return [] }
@@ -103,7 +135,7 @@ final class H264CopyProcessor: TrackProcessor {
         MediaTime.rescale(t * Int64(stream.timeBase.numerator), from: stream.timeBase.denominator, to: timescale)
     }
 
-    func flush() throws -> [Sample] { [] }
+    func flushSamples() throws -> [Sample] { [] }
 }
 
 /// AAC copied as it is: ADTS headers are stripped (the AudioSpecificConfig is built from the first one),
@@ -131,7 +163,7 @@ final class AACCopyProcessor: TrackProcessor {
                     sampleRate: Int(timescale), channelCount: max(1, stream.channelCount))
     }
 
-    func process(_ packet: Packet) throws -> [Sample] {
+    func samples(for packet: Packet) throws -> [Sample] {
         var payloads: [[UInt8]]
         if ADTS.isADTS(packet.data) {
             let frames = try ADTS.frames(in: packet.data)
@@ -162,7 +194,7 @@ final class AACCopyProcessor: TrackProcessor {
         return out
     }
 
-    func flush() throws -> [Sample] { [] }
+    func flushSamples() throws -> [Sample] { [] }
 }
 
 /// A time base's denominator when it is a fine enough tick (1/90000, 1/15360, 1/48000), else `fallback`.
@@ -173,14 +205,28 @@ func outputTimescale(for tb: Rational, minimum: Int32, fallback: Int32) -> Int32
 
 // MARK: - Transcode
 
-/// Forces a keyframe at each segment boundary, by timestamp, so encoded segments are exact.
+/// Forces a keyframe at each segment boundary, by timestamp, so encoded segments are exact; with `startup`, one
+/// more at that offset from the first frame (the end of the short first segment that LL-HLS starts with).
 struct KeyframeSchedule {
     let interval: Int64  // ticks
+    var startup: Int64?
     var next: Int64?
+    private var startupAt: Int64?
+
+    init(interval: Int64, startup: Int64? = nil) {
+        self.interval = interval
+        self.startup = startup
+    }
+
     mutating func isBoundary(_ pts: Int64) -> Bool {
         guard let n = next else {
             next = pts + interval
+            startupAt = startup.map { pts + $0 }
             return true
+        }
+        if let s = startupAt, pts >= s {
+            startupAt = nil
+            if pts < n { return true }
         }
         if pts >= n {
             // Skip boundaries that fell in a gap.
@@ -193,45 +239,56 @@ struct KeyframeSchedule {
     }
 }
 
-/// Wraps the H.264 encoder: raw frames in, length-prefixed H.264 samples out (timescale 90 kHz).
+/// Wraps the H.264 encoder: raw frames in, length-prefixed H.264 samples out (timescale 90 kHz unless told).
+/// Keyframes are forced on the segment grid by timestamp, so every stage with the same grid (every rung of a
+/// ladder) puts its IDRs at the same media times.
 final class VideoEncodeStage {
-    static let timescale: Int32 = 90_000
+    static let defaultTimescale: Int32 = 90_000
+    let timescale: Int32
     let encoder: VideoEncoder
     let format: TrackFormat
     private var schedule: KeyframeSchedule
     private var lastPTS: Int64?
     private let frameTicks: Int64
 
+    /// - Parameter startupKeyframe: an extra IDR this long after the first frame (the LL-HLS part duration: the
+    ///   first segment is one part long, see `Segmenter`).
     init(width: Int, height: Int, frameRate: Rational, settings: VideoSettings, segmentDuration: MediaTime,
-         trackID: UInt32) throws {
+         trackID: UInt32, timescale: Int32 = VideoEncodeStage.defaultTimescale, startupKeyframe: MediaTime? = nil) throws {
+        self.timescale = timescale
         let fr = frameRate.isValid ? frameRate : Rational(30, 1)
-        frameTicks = max(1, MediaTime.rescale(Int64(fr.denominator), from: fr.numerator, to: Self.timescale))
+        frameTicks = max(1, MediaTime.rescale(Int64(fr.denominator), from: fr.numerator, to: timescale))
         let gopFrames = max(1, Int(MediaTime.rescale(segmentDuration.value * Int64(fr.numerator),
                                                      from: segmentDuration.timescale, to: fr.denominator, rounding: .up)))
-        var o = VideoEncoderOptions(width: width, height: height, timeBase: Rational(1, Self.timescale),
+        var o = VideoEncoderOptions(width: width, height: height, timeBase: Rational(1, timescale),
                                     frameRate: fr, gopFrames: gopFrames)
         o.preset = settings.preset
         o.tune = settings.tune
         o.crf = settings.crf
         o.bitRate = settings.bitRate
+        o.maxBitRate = settings.maxBitRate
+        o.bufferSize = settings.bufferSize
         encoder = try VideoEncoder(o)
         let avcC = try AVC.avcC(fromExtradata: encoder.extradata)
-        format = TrackFormat(trackID: trackID, kind: .video, timescale: Self.timescale, codec: .h264(avcC: avcC),
+        format = TrackFormat(trackID: trackID, kind: .video, timescale: timescale, codec: .h264(avcC: avcC),
                              width: width, height: height)
-        schedule = KeyframeSchedule(interval: segmentDuration.converted(to: Self.timescale).value)
+        schedule = KeyframeSchedule(interval: segmentDuration.converted(to: timescale).value,
+                                    startup: startupKeyframe.map { $0.converted(to: timescale).value })
     }
 
-    /// `frame.pts` must already be in 90 kHz ticks.
+    /// `frame.pts` must already be in `timescale` ticks.
     func encode(_ frame: RawVideoFrame) throws -> [Sample] {
         var f = frame
         f.pts = nextPTS(frame.pts)
         return try encoder.encode(f, forceKeyframe: schedule.isBoundary(f.pts)).map(Self.sample)
     }
 
-    /// A decoded frame as it is (no copy); `pts` in 90 kHz ticks.
-    func encode(_ frame: VideoFrame, pts: Int64) throws -> [Sample] {
+    /// A decoded frame as it is (no copy); `pts` in `timescale` ticks. `forceKeyframe` adds an IDR off the
+    /// segment grid (a ladder following a copied source's keyframes passes `true` there and `false` elsewhere).
+    func encode(_ frame: VideoFrame, pts: Int64, forceKeyframe: Bool? = nil) throws -> [Sample] {
         let t = nextPTS(pts)
-        return try encoder.encode(frame, pts: t, forceKeyframe: schedule.isBoundary(t)).map(Self.sample)
+        let key = forceKeyframe ?? schedule.isBoundary(t)
+        return try encoder.encode(frame, pts: t, forceKeyframe: key).map(Self.sample)
     }
 
     private func nextPTS(_ pts: Int64) -> Int64 {
@@ -276,12 +333,13 @@ final class AudioEncodeStage {
 final class VideoTranscodeProcessor: TrackProcessor {
     let kind = TrackFormat.Kind.video
     var format: TrackFormat? { stage.format }
-    var timescale: Int32 { VideoEncodeStage.timescale }
+    var timescale: Int32 { stage.timescale }
     private let decoder: VideoDecoder
     private let stage: VideoEncodeStage
     private let timeBase: Rational
 
-    init(demuxer: Demuxer, stream: StreamInfo, settings: VideoSettings, segmentDuration: MediaTime, trackID: UInt32) throws {
+    init(demuxer: Demuxer, stream: StreamInfo, settings: VideoSettings, segmentDuration: MediaTime, trackID: UInt32,
+         startupKeyframe: MediaTime? = nil) throws {
         guard stream.width > 0, stream.height > 0 else {
             throw PipelineError.missingCodecConfiguration(
                 "the input's video stream (\(stream.codecName)) has no picture size: the data is not a valid stream (raw video needs --video-size)")
@@ -294,21 +352,22 @@ final class VideoTranscodeProcessor: TrackProcessor {
         height = max(2, height & ~1)
         decoder = try demuxer.makeVideoDecoder(stream: stream.index, output: VideoOutputFormat(width: width, height: height))
         stage = try VideoEncodeStage(width: width, height: height, frameRate: stream.frameRate ?? Rational(30, 1),
-                                     settings: settings, segmentDuration: segmentDuration, trackID: trackID)
+                                     settings: settings, segmentDuration: segmentDuration, trackID: trackID,
+                                     startupKeyframe: startupKeyframe)
         timeBase = stream.timeBase
     }
 
     // Decoded frames stay in FFmpeg memory from the decoder to x264 (no copy when already yuv420p at the output size).
-    func process(_ packet: Packet) throws -> [Sample] {
+    func samples(for packet: Packet) throws -> [Sample] {
         try decoder.decodeFrames(packet).flatMap(encode)
     }
 
-    func flush() throws -> [Sample] {
+    func flushSamples() throws -> [Sample] {
         try decoder.flushFrames().flatMap(encode) + stage.flush()
     }
 
     private func encode(_ frame: VideoFrame) throws -> [Sample] {
-        let pts = MediaTime.rescale(frame.pts * Int64(timeBase.numerator), from: timeBase.denominator, to: VideoEncodeStage.timescale)
+        let pts = MediaTime.rescale(frame.pts * Int64(timeBase.numerator), from: timeBase.denominator, to: stage.timescale)
         return try stage.encode(frame, pts: pts)
     }
 }
@@ -329,6 +388,6 @@ final class AudioTranscodeProcessor: TrackProcessor {
         stage = try AudioEncodeStage(sampleRate: rate, channelCount: channels, bitRate: bitRate, trackID: trackID)
     }
 
-    func process(_ packet: Packet) throws -> [Sample] { try decoder.decode(packet).flatMap(stage.encode) }
-    func flush() throws -> [Sample] { try decoder.flush().flatMap(stage.encode) + stage.flush() }
+    func samples(for packet: Packet) throws -> [Sample] { try decoder.decode(packet).flatMap(stage.encode) }
+    func flushSamples() throws -> [Sample] { try decoder.flush().flatMap(stage.encode) + stage.flush() }
 }

@@ -4,62 +4,63 @@ import Glibc
 #endif
 import HLS
 import MediaCore
-import Segmenter
-import Synchronization
+import MediaPresentation
 
-/// Writes a VOD presentation to a directory: `init.mp4`, `seg<N>.m4s`, `stream.m3u8` (media playlist with
-/// `EXT-X-PLAYLIST-TYPE:VOD` and `EXT-X-ENDLIST`) and `index.m3u8` (multivariant playlist).
-public final class VODWriter: Sendable {
+/// Writes a VOD presentation to a directory, in the same layout the live origin serves: per rendition its init
+/// segment(s), segments and media playlist (`EXT-X-PLAYLIST-TYPE:VOD`, `EXT-X-ENDLIST`), and `index.m3u8`.
+/// Playlists come from the same window snapshots and builders as live ones; they are written once every segment
+/// is on disk.
+public final class VODWriter: PresentationConsumer, Sendable {
     public let directory: URL
-    private struct State {
-        var tracks: [TrackFormat] = []
-        var segments: [(uri: String, duration: MediaTime, bytes: Int)] = []
-        var videoFrames = 0
-    }
-    private let state = Mutex(State())
+    private let presentation: Presentation<Void>
 
     public init(directory: URL) throws {
         self.directory = directory
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        presentation = Presentation(windowSize: 1, playlistType: .vod) { _, _ in () }
     }
 
-    public var output: PipelineOutput {
-        PipelineOutput(
-            start: { [self] initSegment, tracks, _ in
-                try write(initSegment, to: "init.mp4")
-                state.withLock { $0.tracks = tracks }
-            },
-            segment: { [self] segment in
-                let name = "seg\(segment.sequence).m4s"
-                try write(segment.bytes, to: name)
-                state.withLock {
-                    $0.segments.append((name, segment.duration, segment.bytes.count))
-                    if let v = $0.tracks.firstIndex(where: { $0.kind == .video }) {
-                        $0.videoFrames += segment.trackSampleCounts[v]
-                    }
-                }
-            })
+    public func consume(_ event: PresentationEvent) throws {
+        switch event {
+        case .layout(let renditions, let policy):
+            for r in renditions where !r.scheme.directory.isEmpty {
+                try FileManager.default.createDirectory(at: directory.appendingPathComponent(r.scheme.directory),
+                                                        withIntermediateDirectories: true)
+            }
+            // Whole segments only: a VOD playlist lists no LL-HLS parts.
+            try presentation.consume(.layout(renditions, TimingPolicy(targetDuration: policy.targetDuration)))
+        case .initSegment(let r, let bytes, _):
+            try presentation.consume(event)
+            guard let layout = presentation.layout, let index = layout.windows[r].snapshot().inits.last?.index else { return }
+            try write(bytes, to: layout.renditions[r].scheme.initURI(index))
+        case .segment(let r, let info, let bytes):
+            guard let layout = presentation.layout, layout.renditions.indices.contains(r) else {
+                throw PresentationError.unknownRendition(r)
+            }
+            try write(bytes, to: layout.renditions[r].scheme.segmentURI(info.sequence))
+            try presentation.consume(event)
+        case .part:
+            break
+        case .end:
+            try presentation.consume(event)
+        }
     }
 
-    /// Writes the playlists once every segment is on disk. Returns the number of segments.
+    /// Writes the playlists once every segment is on disk. Returns the number of segments of the first rendition.
     @discardableResult
     public func finish() throws -> Int {
-        let s = state.withLock { $0 }
-        guard !s.segments.isEmpty else { return 0 }
-        let playlist = MediaPlaylist(
-            targetDuration: MediaPlaylist.targetDuration(for: s.segments.map(\.duration)),
-            mediaSequence: 0, discontinuitySequence: 0, mapURI: "init.mp4", playlistType: .vod,
-            segments: s.segments.enumerated().map { n, seg in
-                PlaylistSegment(sequence: UInt64(n), uri: seg.uri, duration: seg.duration, programDateTime: nil,
-                                discontinuity: false, mapURI: nil)
-            },
-            endList: true)
-        try write(Array(playlist.render().utf8), to: "stream.m3u8")
-        let variant = VariantSummary(tracks: s.tracks, segments: s.segments.map { ($0.bytes, $0.duration) },
-                                     videoFrames: s.videoFrames)
-        let multivariant = MultivariantPlaylist(variants: [variant.variant(uri: "stream.m3u8")])
-        try write(Array(multivariant.render().utf8), to: "index.m3u8")
-        return s.segments.count
+        presentation.finish()
+        guard let layout = presentation.layout else { return 0 }
+        let snapshots = layout.snapshots()
+        guard let first = snapshots.first, !first.window.isEmpty else { return 0 }
+        for (r, snap) in zip(layout.renditions, snapshots) {
+            guard let playlist = PlaylistBuilder.mediaPlaylist(snap, scheme: r.scheme, playlistType: .vod) else { continue }
+            try write(Array(playlist.render().utf8), to: r.scheme.playlistURI)
+        }
+        if let multivariant = PlaylistBuilder.multivariant(layout.renditions, snapshots) {
+            try write(Array(multivariant.render().utf8), to: "index.m3u8")
+        }
+        return first.window.count
     }
 
     /// Plain `open`/`write`: no temporary file, rename or `fsync` per segment (FileManager's atomic write
@@ -87,31 +88,4 @@ public struct VODWriterError: Error, CustomStringConvertible {
     public let path: String
     public let errno: Int32
     public var description: String { "cannot write '\(path)': \(String(cString: strerror(errno)))" }
-}
-
-/// The `EXT-X-STREAM-INF` attributes of one rendition, measured from its segments.
-public struct VariantSummary: Sendable {
-    public var tracks: [TrackFormat]
-    public var segments: [(bytes: Int, duration: MediaTime)]
-    public var videoFrames: Int
-
-    public init(tracks: [TrackFormat], segments: [(bytes: Int, duration: MediaTime)], videoFrames: Int) {
-        self.tracks = tracks
-        self.segments = segments
-        self.videoFrames = videoFrames
-    }
-
-    public func variant(uri: String) -> VariantStream {
-        func bps(_ bytes: Int, _ d: MediaTime) -> Int {
-            d.value > 0 ? Int((Int128(bytes) * 8 * Int128(d.timescale) + Int128(d.value) - 1) / Int128(d.value)) : 0
-        }
-        let peak = segments.map { bps($0.bytes, $0.duration) }.max() ?? 0
-        let totalBytes = segments.reduce(0) { $0 + $1.bytes }
-        let totalDuration = segments.reduce(MediaTime.zero(segments.first?.duration.timescale ?? 1000)) { $0 + $1.duration }
-        let video = tracks.first { $0.kind == .video }
-        let fps = video != nil && totalDuration.value > 0 ? Double(videoFrames) / totalDuration.seconds : nil
-        return VariantStream(bandwidth: max(peak, 1), averageBandwidth: max(bps(totalBytes, totalDuration), 1),
-                             codecs: tracks.map(\.codecString).joined(separator: ","),
-                             resolution: video.map { .init(width: $0.width, height: $0.height) }, frameRate: fps, uri: uri)
-    }
 }

@@ -71,6 +71,9 @@ struct MediaOptions: ParsableArguments {
     @Option(name: .customLong("audio-bitrate"), help: ArgumentHelp("AAC bit rate when encoding.", valueName: "rate"))
     var audioBitrate: String = "128k"
 
+    @Option(help: ArgumentHelp("Adaptive bit rate: one video rendition per rung, plus the audio as its own rendition. Rungs are heights, optionally with a bit rate (720:3000k), or 'source' to copy the input's H.264. Default rates: 1080p 5000k, 720p 2800k, 480p 1400k, 360p 800k, 240p 400k.", valueName: "rungs"))
+    var ladder: String?
+
     @Flag(name: .customLong("wallclock-timestamps"), help: "Ignore input timestamps and stamp frames with their arrival time.")
     var wallclockTimestamps = false
 
@@ -107,6 +110,14 @@ struct MediaOptions: ParsableArguments {
         }
         o.audioBitRate = try parseBitRate(audioBitrate, flag: "--audio-bitrate")
         o.wallclockTimestamps = wallclockTimestamps
+        if let ladder {
+            do {
+                _ = try Ladder.parse(ladder)
+            } catch {
+                throw ValidationError(error.description)
+            }
+            o.ladder = ladder
+        }
         return o
     }
 

@@ -42,7 +42,7 @@ struct PackageCommand: AsyncParsableCommand {
         } catch {
             fail("cannot create '\(output)': \(error.localizedDescription)")
         }
-        let pipeline = Pipeline(options: options, output: writer.output, logger: logger)
+        let pipeline = Pipeline(options: options, output: writer, logger: logger)
         let status = StatusLine(enabled: !quiet && isatty(STDERR_FILENO) == 1)
         let done = PipelineOutcome()
         let statusThread = Thread {

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import MediaCore
+import MediaPresentation
 import Origin
 import Pipeline
 
@@ -86,28 +87,15 @@ struct ServeCommand: AsyncParsableCommand {
             partTarget = part
         }
 
-        let stream = LiveStream(windowSize: window, partTarget: partTarget)
-        let pipeline = Pipeline(
-            options: options,
-            output: PipelineOutput(
-                start: { initSegment, tracks, targetDuration in
-                    stream.setInitSegment(initSegment, tracks: tracks, targetDuration: targetDuration)
-                },
-                segment: { segment in
-                    stream.publish(LiveSegment(bytes: segment.bytes, duration: segment.duration,
-                                               programDateTime: segment.programDateTime ?? .now,
-                                               discontinuity: false))
-                },
-                part: { part in
-                    stream.publishPart(LivePart(bytes: part.bytes, duration: part.duration, independent: part.independent))
-                }),
-            logger: logger)
+        let presentation = LivePresentation.live(windowSize: window)
+        let pipeline = Pipeline(options: options, output: presentation, logger: logger)
 
         var config = OriginConfiguration()
         config.host = host
         config.port = port
         config.hlsJSPath = resolveHLSJS()
-        let server = OriginServer(stream: stream, configuration: config, logger: logger)
+        config.lowLatencyPage = partTarget != nil
+        let server = OriginServer(registry: PresentationRegistry(root: presentation), configuration: config, logger: logger)
 
         // The pipeline blocks on reads: it gets its own thread. Its end (or failure) ends the playlist.
         let inputEnded = PipelineOutcome()
@@ -118,7 +106,7 @@ struct ServeCommand: AsyncParsableCommand {
             } catch {
                 inputEnded.set(.failed(describe(error)))
             }
-            stream.finish()
+            presentation.finish()
         })
 
         let serverTask = Task {
@@ -139,7 +127,7 @@ struct ServeCommand: AsyncParsableCommand {
                 case .failed(let message) where !reported:
                     reported = true
                     status.clear()
-                    if stream.snapshot().segmentCount == 0 {
+                    if (presentation.layout?.windows.first?.snapshot().nextSequence ?? 0) == 0 {
                         // Nothing was ever served: this is a startup error. Exit with it.
                         fail(message)
                     }

@@ -1,5 +1,8 @@
 import HLS
+import Hummingbird
+import Logging
 import MediaCore
+import MediaPresentation
 @testable import Origin
 
 /// Hand-built fMP4 pieces for origin tests.
@@ -38,6 +41,80 @@ enum Fixture {
                             at ms: Int64 = 1_763_785_226_000) -> LiveSegment {
         LiveSegment(bytes: segment(videoSamples: UInt32(seconds) * fps, payload: payload),
                     duration: .seconds(seconds, timescale: 90_000),
-                    programDateTime: WallClock(millisecondsSince1970: ms), discontinuity: discontinuity)
+                    programDateTime: WallClock(millisecondsSince1970: ms), discontinuity: discontinuity,
+                    videoFrames: Int(UInt32(seconds) * fps))
+    }
+}
+
+/// A finished segment as a test hands it to `TestStream`.
+struct LiveSegment {
+    var bytes: [UInt8]
+    var duration: MediaTime
+    var programDateTime: WallClock
+    var discontinuity = false
+    var videoFrames: Int?
+}
+
+/// A part as a test hands it to `TestStream`.
+struct LivePart {
+    var bytes: [UInt8]
+    var duration: MediaTime
+    var independent: Bool
+}
+
+/// One muxed rendition at the root of a live presentation, fed the way the pipeline feeds it (events), with
+/// the few looks into its window that the HTTP tests compare responses with.
+final class TestStream: Sendable {
+    let presentation: LivePresentation
+    let scheme = URIScheme.root("stream")
+
+    init(windowSize: Int = 6, targetDuration: Int = 1, partTarget: MediaTime? = nil) {
+        presentation = .live(windowSize: windowSize)
+        try! presentation.consume(.layout([.muxed()], TimingPolicy(targetDuration: targetDuration, partTarget: partTarget)))
+    }
+
+    var window: LiveWindow<ServedObject> { presentation.layout!.windows[0] }
+    var partTarget: MediaTime? { window.policy.partTarget }
+
+    func setInitSegment(_ bytes: [UInt8], tracks: [TrackFormat]) {
+        try! presentation.consume(.initSegment(rendition: 0, bytes: bytes, tracks: tracks))
+    }
+
+    func publishPart(_ part: LivePart) {
+        let s = window.snapshot()
+        try! presentation.consume(.part(rendition: 0, PartInfo(segmentSequence: s.nextSequence, index: s.partial.count,
+                                                               duration: part.duration, byteCount: part.bytes.count,
+                                                               independent: part.independent), bytes: part.bytes))
+    }
+
+    func publish(_ segment: LiveSegment) {
+        let n = window.snapshot().nextSequence
+        try! presentation.consume(.segment(rendition: 0, SegmentInfo(
+            sequence: n, startTime: MediaTime(value: Int64(n) * segment.duration.value, timescale: segment.duration.timescale),
+            duration: segment.duration, byteCount: segment.bytes.count, programDateTime: segment.programDateTime,
+            discontinuity: segment.discontinuity, videoSampleCount: segment.videoFrames), bytes: segment.bytes))
+    }
+
+    func finish() { presentation.finish() }
+
+    func snapshot() -> WindowSnapshot<ServedObject> { window.snapshot() }
+
+    /// The media playlist as the origin renders it (no other renditions: no reports).
+    var mediaPlaylistText: String? {
+        PlaylistBuilder.mediaPlaylist(snapshot(), scheme: scheme, playlistType: nil)?.render()
+    }
+
+    var multivariantText: String? {
+        PlaylistBuilder.multivariant([.muxed()], [snapshot()])?.render()
+    }
+
+    func segmentBytes(_ n: UInt64) -> ByteBuffer? { snapshot().segment(n)?.payload.body }
+    func partBytes(_ n: UInt64, _ i: Int) -> ByteBuffer? { snapshot().part(n, i)?.payload.body }
+    var pendingWaiterCount: Int { window.pendingWaiterCount }
+
+    func server(configuration: OriginConfiguration, logger: Logger) -> OriginServer {
+        var c = configuration
+        c.lowLatencyPage = partTarget != nil
+        return OriginServer(registry: PresentationRegistry(root: presentation), configuration: c, logger: logger)
     }
 }

@@ -3,6 +3,7 @@ import HummingbirdTesting
 import Logging
 import Synchronization
 import Testing
+import MediaPresentation
 @testable import Origin
 
 final class CapturedLogs: Sendable {
@@ -27,10 +28,10 @@ struct CapturingLogHandler: LogHandler {
     @Test func requestsAreLoggedAtDebugWithRequestMetadata() async throws {
         let sink = CapturedLogs()
         let logger = Logger(label: "capture") { _ in CapturingLogHandler(sink: sink) }
-        let stream = LiveStream(windowSize: 3)
+        let stream = TestStream(windowSize: 3)
         stream.setInitSegment(Fixture.initBytes, tracks: Fixture.tracks)
         stream.publish(Fixture.liveSegment())
-        let server = OriginServer(stream: stream, configuration: .init(port: 0), logger: logger)
+        let server = stream.server(configuration: .init(port: 0), logger: logger)
         try await server.makeApplication().test(.live) { client in
             let ok = try await client.execute(uri: "/seg0.m4s", method: .get)
             let missing = try await client.execute(uri: "/missing", method: .get)

@@ -6,6 +6,7 @@ import Logging
 import MediaCore
 import Synchronization
 import Testing
+import MediaPresentation
 @testable import Origin
 
 /// LL-HLS: parts, blocking playlist reload, preload-hint part requests.
@@ -13,6 +14,8 @@ import Testing
 /// 50- and 200-waiter tests running alongside on 2 cores would blur.
 @Suite(.serialized) struct LowLatencyTests {
     static let partDuration = MediaTime(value: 30_000, timescale: 90_000)  // 1/3 s
+    /// The stream's fixed PART-TARGET, as the pipeline derives it: 10 frames of 30 fps, up to whole milliseconds.
+    static let partTarget = MediaTime(value: 334, timescale: 1000)
     static let t0: Int64 = 1_763_785_226_000
 
     /// Distinct bytes per part: `[seq, index, …]`.
@@ -20,37 +23,36 @@ import Testing
         [UInt8(truncatingIfNeeded: seq), UInt8(index)] + [UInt8](repeating: 0xCD, count: 100)
     }
 
-    static func publishParts(_ stream: LiveStream, _ count: Int) {
+    static func publishParts(_ stream: TestStream, _ count: Int) {
         let seq = stream.snapshot().nextSequence
-        let have = stream.snapshot().partialPartCount
+        let have = stream.snapshot().partial.count
         for i in have..<have + count {
             stream.publishPart(LivePart(bytes: partBytes(seq, i), duration: partDuration, independent: i == 0))
         }
     }
 
     /// Publishes the rest of the parts (up to 3) and the full segment (`styp` + parts).
-    static func publishSegment(_ stream: LiveStream) {
+    static func publishSegment(_ stream: TestStream) {
         let seq = stream.snapshot().nextSequence
-        publishParts(stream, 3 - stream.snapshot().partialPartCount)
+        publishParts(stream, 3 - stream.snapshot().partial.count)
         let bytes = Fixture.box("styp", Array("msdh".utf8) + [0, 0, 0, 0]) + (0..<3).flatMap { partBytes(seq, $0) }
         stream.publish(LiveSegment(bytes: bytes, duration: .seconds(1, timescale: 90_000),
                                    programDateTime: WallClock(millisecondsSince1970: t0 + Int64(seq) * 1000),
                                    videoFrames: 30))
     }
 
-    static func makeStream(segments: Int, windowSize: Int = 6) -> LiveStream {
-        let stream = LiveStream(windowSize: windowSize, targetDuration: 1, partTarget: partDuration)
+    static func makeStream(segments: Int, windowSize: Int = 6) -> TestStream {
+        let stream = TestStream(windowSize: windowSize, targetDuration: 1, partTarget: partTarget)
         stream.setInitSegment(Fixture.initBytes, tracks: Fixture.tracks)
         for _ in 0..<segments { publishSegment(stream) }
         return stream
     }
 
-    static func makeServer(_ stream: LiveStream, reload: Duration = .seconds(3), partWait: Duration = .seconds(1))
+    static func makeServer(_ stream: TestStream, reload: Duration = .seconds(3), partWait: Duration = .seconds(1))
         -> OriginServer {
         var logger = Logger(label: "ll-test")
         logger.logLevel = .warning
-        return OriginServer(stream: stream,
-                            configuration: .init(port: 0, firstSegmentWait: .milliseconds(100),
+        return stream.server(configuration: .init(port: 0, firstSegmentWait: .milliseconds(100),
                                                  blockingReloadTimeout: reload, partWait: partWait),
                             logger: logger)
     }
@@ -60,15 +62,15 @@ import Testing
     @Test func llPlaylistGolden() throws {
         let stream = Self.makeStream(segments: 4)
         Self.publishParts(stream, 2)
-        let text = try #require(stream.snapshot().mediaPlaylistText)
+        let text = try #require(stream.mediaPlaylistText)
         // Parts for segments starting within 3 s of the end (0.666 s in progress + seg3 + seg2 = 2.666 s;
         // seg1 would reach 3.666 s), the 2 parts of seg4 in progress, then the hint for seg4.2.
         #expect(text == """
             #EXTM3U
             #EXT-X-VERSION:7
             #EXT-X-TARGETDURATION:1
-            #EXT-X-SERVER-CONTROL:CAN-BLOCK-RELOAD=YES,PART-HOLD-BACK=1.000002,HOLD-BACK=3.0
-            #EXT-X-PART-INF:PART-TARGET=0.333334
+            #EXT-X-SERVER-CONTROL:CAN-BLOCK-RELOAD=YES,PART-HOLD-BACK=1.002,HOLD-BACK=3.0,CAN-SKIP-UNTIL=6.0
+            #EXT-X-PART-INF:PART-TARGET=0.334
             #EXT-X-MEDIA-SEQUENCE:0
             #EXT-X-INDEPENDENT-SEGMENTS
             #EXT-X-MAP:URI="init.mp4"
@@ -106,11 +108,11 @@ import Testing
     @Test func partsTrimmedBeyondThreeTargetDurations() throws {
         let stream = Self.makeStream(segments: 8)
         // No part in progress: seg7, seg6, seg5 start 1, 2, 3 s from the end.
-        var p = try MediaPlaylist.parse(try #require(stream.snapshot().mediaPlaylistText))
+        var p = try MediaPlaylist.parse(try #require(stream.mediaPlaylistText))
         #expect(p.segments.filter { !$0.parts.isEmpty }.map(\.sequence) == [5, 6, 7])
         #expect(p.trailingParts.isEmpty && p.preloadHint?.uri == "seg8.0.m4s")
         Self.publishParts(stream, 1)
-        p = try MediaPlaylist.parse(try #require(stream.snapshot().mediaPlaylistText))
+        p = try MediaPlaylist.parse(try #require(stream.mediaPlaylistText))
         #expect(p.segments.filter { !$0.parts.isEmpty }.map(\.sequence) == [6, 7])
         #expect(p.trailingParts.map(\.uri) == ["seg8.0.m4s"])
         // Every listed part is within 3 target durations (+ one part) of the end.
@@ -120,7 +122,7 @@ import Testing
             if !s.parts.isEmpty { #expect(fromEnd <= 3_000_000) }
         }
         // Parts of a segment still in the window remain servable although no longer listed.
-        #expect(stream.snapshot().partBytes(3, 1).map { Array($0.readableBytesView) } == Self.partBytes(3, 1))
+        #expect(stream.partBytes(3, 1).map { Array($0.readableBytesView) } == Self.partBytes(3, 1))
     }
 
     @Test func partsShareTheSegmentBufferOnlyWhenBytesMatch() throws {
@@ -129,7 +131,7 @@ import Testing
         // A segment that is not styp + parts: parts keep their own bytes.
         stream.publish(LiveSegment(bytes: [9, 9, 9], duration: .seconds(1, timescale: 90_000),
                                    programDateTime: WallClock(millisecondsSince1970: Self.t0)))
-        let snap = stream.snapshot()
+        let snap = stream
         #expect(snap.partBytes(1, 0).map { Array($0.readableBytesView) } == Self.partBytes(1, 0))
         #expect(snap.partBytes(1, 1).map { Array($0.readableBytesView) } == Self.partBytes(1, 1))
         #expect(snap.partBytes(1, 2) == nil)
@@ -141,21 +143,28 @@ import Testing
             a.baseAddress! >= b.baseAddress! && a.baseAddress! < b.baseAddress! + b.count } })
     }
 
-    @Test func partTargetNeverBelowAPublishedPart() throws {
+    /// PART-TARGET and PART-HOLD-BACK are the stream's policy, the same in every reload (Apple's player stops when
+    /// they change), and no listed part exceeds PART-TARGET (RFC 8216bis §4.4.4.9).
+    @Test func partTargetIsTheStreamsFixedPolicy() throws {
         let stream = Self.makeStream(segments: 1)
-        stream.publishPart(LivePart(bytes: [1], duration: MediaTime(value: 40_500, timescale: 90_000), independent: true))
-        let p = try MediaPlaylist.parse(try #require(stream.snapshot().mediaPlaylistText))
-        #expect(p.partTarget == MediaTime(value: 450_000, timescale: 1_000_000))
-        #expect(p.serverControl?.partHoldBack == MediaTime(value: 1_350_000, timescale: 1_000_000))
-        for part in p.trailingParts + p.segments.flatMap(\.parts) { #expect(part.duration <= p.partTarget!) }
+        var seen: [MediaPlaylist] = []
+        for _ in 0..<4 {
+            Self.publishParts(stream, 1)
+            seen.append(try MediaPlaylist.parse(try #require(stream.mediaPlaylistText)))
+        }
+        for p in seen {
+            #expect(p.partTarget == MediaTime(value: 334_000, timescale: 1_000_000))
+            #expect(p.serverControl?.partHoldBack == MediaTime(value: 1_002_000, timescale: 1_000_000))
+            for part in p.trailingParts + p.segments.flatMap(\.parts) { #expect(part.duration <= p.partTarget!) }
+        }
     }
 
     @Test func standardStreamIgnoresPartsAndDirectives() async throws {
-        let stream = LiveStream(windowSize: 3, targetDuration: 1)
+        let stream = TestStream(windowSize: 3, targetDuration: 1)
         stream.setInitSegment(Fixture.initBytes, tracks: Fixture.tracks)
         stream.publishPart(LivePart(bytes: [1, 2], duration: Self.partDuration, independent: true))
         stream.publish(Fixture.liveSegment())
-        let text = try #require(stream.snapshot().mediaPlaylistText)
+        let text = try #require(stream.mediaPlaylistText)
         #expect(!text.contains("EXT-X-PART") && !text.contains("SERVER-CONTROL") && !text.contains("PRELOAD-HINT"))
         let server = Self.makeServer(stream)
         try await server.makeApplication().test(.router) { client in
@@ -212,7 +221,7 @@ import Testing
         Self.publishParts(stream, 1)
         let server = Self.makeServer(stream, partWait: .seconds(5))
         try await server.makeApplication().test(.router) { client in
-            let hint = try MediaPlaylist.parse(try #require(stream.snapshot().mediaPlaylistText)).preloadHint
+            let hint = try MediaPlaylist.parse(try #require(stream.mediaPlaylistText)).preloadHint
             #expect(hint?.uri == "seg2.1.m4s")
             let done = Atomic<Bool>(false)
             async let response = { let r = try await client.execute(uri: "/seg2.1.m4s", method: .get); done.store(true, ordering: .sequentiallyConsistent); return r }()
@@ -387,7 +396,7 @@ import Testing
 
     @Test func cancelledWaitLeavesNoWaiter() async throws {
         let stream = Self.makeStream(segments: 1)
-        let task = Task { await stream.waitForPlaylist(msn: 5, part: nil, timeout: .seconds(30)) }
+        let task = Task { await stream.window.wait(for: .playlist(msn: 5, part: nil), timeout: .seconds(30)) }
         let deadline = ContinuousClock.now + .seconds(5)
         while stream.pendingWaiterCount < 1 && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
         #expect(stream.pendingWaiterCount == 1)
@@ -401,7 +410,7 @@ import Testing
             for i in 0..<200 {
                 group.addTask {
                     let msn = stream.snapshot().nextSequence
-                    _ = await stream.waitForPart(msn: msn, index: i % 3, timeout: .milliseconds(Int64(i % 7) * 20))
+                    _ = await stream.window.wait(for: .part(msn: msn, index: i % 3), timeout: .milliseconds(Int64(i % 7) * 20))
                 }
             }
             for _ in 0..<10 { Self.publishSegment(stream); await Task.yield() }

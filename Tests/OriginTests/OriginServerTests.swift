@@ -5,18 +5,18 @@ import HummingbirdTesting
 import Logging
 import MediaCore
 import Testing
+import MediaPresentation
 @testable import Origin
 
 @Suite struct OriginServerTests {
     static func makeServer(windowSize: Int = 3, segments: Int = 2, hlsJSPath: String? = nil,
-                           wait: Duration = .milliseconds(100)) -> (LiveStream, OriginServer) {
-        let stream = LiveStream(windowSize: windowSize, targetDuration: 1)
+                           wait: Duration = .milliseconds(100)) -> (TestStream, OriginServer) {
+        let stream = TestStream(windowSize: windowSize, targetDuration: 1)
         if segments > 0 { stream.setInitSegment(Fixture.initBytes, tracks: Fixture.tracks) }
         for i in 0..<segments { stream.publish(Fixture.liveSegment(payload: 1000 + i)) }
         var logger = Logger(label: "origin-test")
         logger.logLevel = .warning
-        let server = OriginServer(stream: stream,
-                                  configuration: .init(port: 0, hlsJSPath: hlsJSPath, firstSegmentWait: wait),
+        let server = stream.server(configuration: .init(port: 0, hlsJSPath: hlsJSPath, firstSegmentWait: wait),
                                   logger: logger)
         return (stream, server)
     }
@@ -38,7 +38,7 @@ import Testing
                 Self.expectCORS(r)
             }
             let media = try await client.execute(uri: "/stream.m3u8", method: .get)
-            #expect(String(buffer: media.body) == stream.snapshot().mediaPlaylistText)
+            #expect(String(buffer: media.body) == stream.mediaPlaylistText)
             let parsed = try MediaPlaylist.parse(String(buffer: media.body))
             #expect(parsed.segments.map(\.uri) == ["seg0.m4s", "seg1.m4s"])
         }
@@ -54,7 +54,7 @@ import Testing
             #expect(v.codecs == "avc1.64001f,mp4a.40.2")
             #expect(v.resolution == .init(width: 1280, height: 720))
             #expect(v.frameRate == 30)
-            let sizes = try [0, 1].map { try #require(stream.snapshot().segmentBytes($0)).readableBytes }
+            let sizes = try [0, 1].map { try #require(stream.segmentBytes($0)).readableBytes }
             #expect(v.bandwidth == sizes.max()! * 8)
             #expect(v.averageBandwidth == (sizes[0] + sizes[1]) * 8 / 2)
             #expect(v.uri == "stream.m3u8")
@@ -69,7 +69,7 @@ import Testing
             #expect(seg.headers[.contentType] == "video/iso.segment")
             #expect(seg.headers[.cacheControl] == "public, max-age=31536000, immutable")
             #expect(seg.headers[.contentLength] == String(seg.body.readableBytes))
-            #expect(seg.body == stream.snapshot().segmentBytes(1))
+            #expect(seg.body == stream.segmentBytes(1))
             Self.expectCORS(seg)
 
             let ini = try await client.execute(uri: "/init.mp4", method: .get)
@@ -219,7 +219,7 @@ import Testing
             _ = try await client.execute(uri: "/nope", method: .get)
         }
         #expect(server.stats.requests == 3)
-        let seg = try #require(stream.snapshot().segmentBytes(0)).readableBytes
+        let seg = try #require(stream.segmentBytes(0)).readableBytes
         #expect(server.stats.bytesSent == seg + "Not Found\n".utf8.count)
     }
 

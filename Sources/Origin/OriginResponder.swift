@@ -1,0 +1,188 @@
+import HLS
+import Hummingbird
+import Logging
+import MediaCore
+import MediaPresentation
+import NIOCore
+
+/// Routes a request to the page, hls.js, or an object of a registered presentation. Owns the HTTP side only:
+/// status codes, headers and `ByteBuffer`s; what exists and when is the presentations' business.
+struct OriginResponder: HTTPResponder {
+    typealias Context = OriginRequestContext
+
+    let registry: PresentationRegistry
+    let stats: OriginStats
+    let page: PreparedResponse
+    let hlsJS: PreparedResponse?
+    /// `nil`: two target durations.
+    let firstSegmentWait: Duration?
+    /// `nil`: three target durations.
+    let blockingReloadTimeout: Duration?
+    /// `nil`: three part targets.
+    let partWait: Duration?
+    let cors = CORSHeadersMiddleware<OriginRequestContext>()
+    let playlists = PlaylistCache()
+
+    static let maxPathLength = 256
+    static let notFound = PreparedResponse.text(.notFound, "Not Found\n")
+    static let badRequest = PreparedResponse.text(.badRequest, "Bad Request\n")
+    static let uriTooLong = PreparedResponse.text(.uriTooLong, "URI Too Long\n")
+    static let methodNotAllowed = PreparedResponse.text(.methodNotAllowed, "Method Not Allowed\n",
+                                                        extra: [.allow: ResponseHeaders.allowMethods])
+    static let serviceUnavailable = PreparedResponse.text(.serviceUnavailable, "Not available yet, retry shortly\n",
+                                                          extra: [.retryAfter: "1"])
+
+    func respond(to request: Request, context: Context) async throws -> Response {
+        let response = try await cors.handle(request, context: context) { request, context in
+            await self.route(request, path: Substring(request.uri.path), remote: context.channel.remoteAddress)
+        }
+        context.logger.debug("request", metadata: [
+            "method": "\(request.method.rawValue)", "path": "\(request.uri.path.prefix(Self.maxPathLength))",
+            "status": "\(response.status.code)", "remote": "\(context.channel.remoteAddress?.description ?? "-")",
+        ])
+        return response
+    }
+
+    private func send(_ prepared: PreparedResponse, _ request: Request) -> Response {
+        send(prepared.status, prepared.headers, prepared.body, request)
+    }
+
+    private func send(_ status: HTTPResponse.Status, _ headers: HTTPFields, _ body: ByteBuffer, _ request: Request) -> Response {
+        if request.method == .head {
+            stats.countRequest(bytes: 0)
+            return Response(status: status, headers: headers, body: .init())
+        }
+        stats.countRequest(bytes: body.readableBytes)
+        return Response(status: status, headers: headers, body: .init(byteBuffer: body))
+    }
+
+    /// Answers one request for `path` (the request's path, or what follows the mount point of `OriginMiddleware`).
+    func route(_ request: Request, path: Substring, remote: SocketAddress?) async -> Response {
+        guard request.method == .get || request.method == .head else { return send(Self.methodNotAllowed, request) }
+        guard path.utf8.count <= Self.maxPathLength else { return send(Self.uriTooLong, request) }
+        guard path.utf8.first == UInt8(ascii: "/"), !Self.hasDotDot(path.utf8) else { return send(Self.badRequest, request) }
+        switch path {
+        case "/", "/index.html": return send(page, request)
+        case "/hls.mjs": return send(hlsJS ?? Self.notFound, request)
+        default: break
+        }
+        guard let (presentation, inner) = registry.resolve(path.dropFirst()) else { return send(Self.notFound, request) }
+        stats.sawViewer(remote)
+        if inner == "index.m3u8" { return await multivariant(presentation, request) }
+        guard let layout = presentation.layout else {
+            // Not announced yet: only a playlist can be waited for.
+            guard inner.hasSuffix(".m3u8"), await presentation.waitUntilPlayable(timeout: firstWait(nil)),
+                  let layout = presentation.layout, let (r, object) = layout.resolve(inner), object == .playlist else {
+                return send(Self.retryLater(presentation), request)
+            }
+            return await mediaPlaylist(presentation, layout, r, request)
+        }
+        guard let (r, object) = layout.resolve(inner) else { return send(Self.notFound, request) }
+        let window = layout.windows[r]
+        switch object {
+        case .playlist:
+            return await mediaPlaylist(presentation, layout, r, request)
+        case .initSegment(let i):
+            guard let o = window.snapshot().initSegment(i) else { return send(Self.notFound, request) }
+            return send(.ok, o.payload.headers, o.payload.body, request)
+        case .segment(let n):
+            guard let o = window.snapshot().segment(n) else { return send(Self.notFound, request) }
+            return send(.ok, o.payload.headers, o.payload.body, request)
+        case .part(let n, let i):
+            return await part(window, n, i, request)
+        }
+    }
+
+    private func firstWait(_ layout: LivePresentation.Layout?) -> Duration {
+        firstSegmentWait ?? .seconds(2 * (layout?.policy.targetDuration ?? 1))
+    }
+
+    private static func retryLater(_ p: LivePresentation) -> PreparedResponse {
+        PreparedResponse.text(.serviceUnavailable, p.isFinished ? "The stream ended before it had a segment\n" : "No segment yet, retry shortly\n",
+                              extra: [.retryAfter: "1"])
+    }
+
+    private func multivariant(_ p: LivePresentation, _ request: Request) async -> Response {
+        if !(p.layout.map { $0.snapshots().allSatisfy(\.isPlayable) } ?? false) {
+            _ = await p.waitUntilPlayable(timeout: firstWait(p.layout))
+        }
+        guard let layout = p.layout else { return send(Self.retryLater(p), request) }
+        let snaps = layout.snapshots()
+        let key = PlaylistCache.Key(presentation: ObjectIdentifier(p), rendition: -1, skip: false)
+        guard let (body, headers) = playlists.get(key, versions: snaps.map(\.version), render: {
+            PlaylistBuilder.multivariant(layout.renditions, snaps)?.render()
+        }) else { return send(Self.retryLater(p), request) }
+        return send(.ok, headers, body, request)
+    }
+
+    private func mediaPlaylist(_ p: LivePresentation, _ layout: LivePresentation.Layout, _ r: Int,
+                               _ request: Request) async -> Response {
+        let window = layout.windows[r]
+        var skip = false
+        if layout.policy.partTarget != nil {
+            // Delivery directives (RFC 8216bis §6.2.5): only for LL-HLS streams, which offer them.
+            let query = request.uri.queryParameters
+            if let s = query.get("_HLS_skip") {
+                // §6.2.5.1: "_HLS_skip=YES" (or "v2", which also skips date ranges: there are none here).
+                guard s == "YES" || s == "v2" else { return send(Self.badRequest, request) }
+                skip = true
+            }
+            let msnText = query.get("_HLS_msn"), partText = query.get("_HLS_part")
+            if let msnText {
+                guard let msn = Self.decimal(msnText) else { return send(Self.badRequest, request) }
+                var part: Int?
+                if let partText {
+                    guard let v = Self.decimal(partText), v <= UInt64(Int32.max) else { return send(Self.badRequest, request) }
+                    part = Int(v)
+                }
+                let snap = window.snapshot()
+                // More than two segments beyond the last one in the playlist: 400 (§6.2.5.2).
+                if msn > snap.nextSequence + 1 { return send(Self.badRequest, request) }
+                let timeout = blockingReloadTimeout ?? .seconds(3 * snap.targetDuration)
+                guard await window.wait(for: .playlist(msn: msn, part: part), timeout: timeout) else {
+                    return send(Self.serviceUnavailable, request)
+                }
+            } else if partText != nil {
+                return send(Self.badRequest, request)  // _HLS_part needs _HLS_msn
+            }
+        }
+        if !window.snapshot().isPlayable {
+            _ = await window.wait(for: .playable, timeout: firstWait(layout))
+        }
+        let snaps = layout.snapshots()
+        let key = PlaylistCache.Key(presentation: ObjectIdentifier(p), rendition: r, skip: skip)
+        guard let (body, headers) = playlists.get(key, versions: snaps.map(\.version), render: {
+            let reports = layout.policy.partTarget == nil ? [] : layout.renditions.indices.compactMap { o in
+                o == r ? nil : PlaylistBuilder.renditionReport(snaps[o], scheme: layout.renditions[o].scheme)
+            }
+            return PlaylistBuilder.mediaPlaylist(snaps[r], scheme: layout.renditions[r].scheme,
+                                                 playlistType: p.playlistType, reports: reports, skip: skip)?.render()
+        }) else { return send(Self.retryLater(p), request) }
+        return send(.ok, headers, body, request)
+    }
+
+    private func part(_ window: LiveWindow<ServedObject>, _ n: UInt64, _ i: Int, _ request: Request) async -> Response {
+        if let o = window.snapshot().part(n, i) { return send(.ok, o.payload.headers, o.payload.body, request) }
+        guard let target = window.policy.partTarget else { return send(Self.notFound, request) }
+        let timeout = partWait ?? .microseconds(3 * MediaTime.rescale(target.value, from: target.timescale, to: 1_000_000,
+                                                                      rounding: .up))
+        _ = await window.wait(for: .part(msn: n, index: i), timeout: timeout)
+        let snap = window.snapshot()
+        if let o = snap.part(n, i) { return send(.ok, o.payload.headers, o.payload.body, request) }
+        // Never will exist → 404; still possible (timed out) → 503.
+        return send(snap.partMayAppear(n, i) ? Self.serviceUnavailable : Self.notFound, request)
+    }
+
+    /// Strict unsigned decimal (1–19 digits, no sign, no leading zero).
+    static func decimal(_ s: String) -> UInt64? { URIScheme.strictDecimal(Substring(s)) }
+
+    static func hasDotDot(_ utf8: Substring.UTF8View) -> Bool {
+        var previousDot = false
+        for c in utf8 {
+            let dot = c == UInt8(ascii: ".")
+            if dot && previousDot { return true }
+            previousDot = dot
+        }
+        return false
+    }
+}

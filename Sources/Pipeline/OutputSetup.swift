@@ -1,0 +1,132 @@
+import FFmpegBridge
+import Logging
+import MediaCore
+import MediaPresentation
+
+/// One processor and where its outputs go among the output tracks.
+struct ProcessorSlot {
+    let streamIndex: Int
+    let processor: any StreamProcessor
+    /// Output track index of the processor's first output.
+    let firstTrack: Int
+}
+
+/// What a demuxed input becomes: processors per input stream, output tracks, and the renditions they form.
+///
+/// - Without a ladder: one muxed rendition (video and audio tracks in the same fragments), H.264/AAC copied
+///   when `--transcode` allows, anything else encoded.
+/// - With a ladder: one video rendition per rung (a `source` rung copies the input's H.264; the others are one
+///   decode, one scale and one libx264 encode each), and the audio as its own rendition in group `audio`.
+struct OutputSetup {
+    var processors: [ProcessorSlot] = []
+    var plan: RenditionPlan
+    /// The reference video track is copied (its keyframes decide the cuts).
+    var copiesVideo: Bool
+    var videoStream: StreamInfo?
+    /// The processor whose packets are counted as input video frames for the status line.
+    var statsProcessor: Int?
+
+    static let audioGroup = "audio"
+
+    static func make(demuxer: Demuxer, url: String, options: PipelineOptions, logger: Logger) throws -> OutputSetup {
+        let video = demuxer.streams.first { $0.kind == .video && $0.width > 0 && !isAttachedPicture($0) }
+            ?? demuxer.streams.first { $0.kind == .video }
+        let audio = demuxer.streams.first { $0.kind == .audio }
+        guard video != nil || audio != nil else { throw PipelineError.noMediaStreams(url) }
+        var setup = OutputSetup(plan: RenditionPlan(renditions: [], groups: []), copiesVideo: false, videoStream: video)
+        var nextTrack = 0
+        func add(_ stream: StreamInfo, _ p: any StreamProcessor) {
+            setup.processors.append(ProcessorSlot(streamIndex: stream.index, processor: p, firstTrack: nextTrack))
+            nextTrack += p.outputKinds.count
+        }
+        var ladder: [LadderRung]?
+        if let spec = options.ladder {
+            if let v = video {
+                let planned = try Ladder.plan(spec, sourceWidth: v.width, sourceHeight: v.height,
+                                              sourceSampleAspectRatio: v.sampleAspectRatio, sourceIsH264: v.isH264,
+                                              sourceBitRate: v.bitRate > 0 ? v.bitRate : nil,
+                                              segmentDuration: options.segmentDuration)
+                planned.notices.forEach { logger.notice("\($0)") }
+                ladder = planned.rungs
+            } else {
+                logger.notice("--ladder: the input has no video; serving its audio as one rendition")
+            }
+        }
+
+        if let v = video, let rungs = ladder {
+            let source = rungs.first(where: \.isSource)
+            let encoded = rungs.filter { !$0.isSource }
+            var renditions: [Rendition] = []
+            let fps = v.frameRate.map { Double($0.numerator) / Double($0.denominator) }
+            if source != nil {
+                let p = try H264CopyProcessor(stream: v, trackID: UInt32(nextTrack + 1))
+                add(v, p)
+                setup.copiesVideo = true
+                setup.statsProcessor = 0
+            }
+            if !encoded.isEmpty {
+                // Encoded rungs share the copied source's timescale, so segment N has the same tfdt in every rung.
+                let timescale = source != nil ? outputTimescale(for: v.timeBase, minimum: 10_000, fallback: 90_000)
+                    : VideoEncodeStage.defaultTimescale
+                let p = try LadderVideoProcessor(demuxer: demuxer, stream: v, rungs: encoded, settings: options.video,
+                                                 segmentDuration: options.segmentDuration,
+                                                 firstTrackID: UInt32(nextTrack + 1), timescale: timescale,
+                                                 followSourceKeyframes: source != nil,
+                                                 startupKeyframe: source != nil ? nil : options.partDuration)
+                if setup.statsProcessor == nil { setup.statsProcessor = setup.processors.count }
+                add(v, p)
+            }
+            for r in (source.map { [$0] } ?? []) + encoded {
+                renditions.append(Rendition(name: r.name, kind: .video, scheme: .nested(r.name),
+                                            audioGroup: audio != nil ? audioGroup : nil, declaredBitRate: r.bitRate,
+                                            declaredFrameRate: fps))
+            }
+            logger.info("video: \(v.codecName) \(v.width)x\(v.height) -> ladder \(rungs.map(\.description).joined(separator: ", "))")
+            if let a = audio {
+                add(a, try audioProcessor(a, demuxer: demuxer, options: options, trackID: UInt32(nextTrack + 1), logger: logger))
+                renditions.append(Rendition(name: "audio", kind: .audio, scheme: .nested("audio"), audioGroup: audioGroup,
+                                            declaredBitRate: options.audioBitRate))
+            }
+            setup.plan = RenditionPlan(renditions: renditions, groups: (0..<nextTrack).map { [$0] })
+            return setup
+        }
+
+        if let v = video {
+            let p: any TrackProcessor
+            if v.isH264 && options.transcode != .always {
+                p = try H264CopyProcessor(stream: v, trackID: UInt32(nextTrack + 1))
+                setup.copiesVideo = true
+            } else if options.transcode == .never {
+                throw PipelineError.cannotCopy(kind: "video", codec: v.codecName)
+            } else {
+                p = try VideoTranscodeProcessor(demuxer: demuxer, stream: v, settings: options.video,
+                                                segmentDuration: options.segmentDuration, trackID: UInt32(nextTrack + 1),
+                                                startupKeyframe: options.partDuration)
+            }
+            setup.statsProcessor = 0
+            add(v, p)
+            logger.info("video: \(v.codecName) \(v.width)x\(v.height) \(p is H264CopyProcessor ? "copied" : "encoded to H.264")")
+        }
+        if let a = audio {
+            add(a, try audioProcessor(a, demuxer: demuxer, options: options, trackID: UInt32(nextTrack + 1), logger: logger))
+        }
+        setup.plan = .muxed(trackCount: nextTrack)
+        return setup
+    }
+
+    private static func audioProcessor(_ a: StreamInfo, demuxer: Demuxer, options: PipelineOptions, trackID: UInt32,
+                                       logger: Logger) throws -> any TrackProcessor {
+        let p: any TrackProcessor
+        if a.isAAC && options.transcode != .always {
+            p = try AACCopyProcessor(stream: a, trackID: trackID)
+        } else if options.transcode == .never {
+            throw PipelineError.cannotCopy(kind: "audio", codec: a.codecName)
+        } else {
+            p = try AudioTranscodeProcessor(demuxer: demuxer, stream: a, bitRate: options.audioBitRate, trackID: trackID)
+        }
+        logger.info("audio: \(a.codecName) \(a.sampleRate) Hz \(a.channelCount) ch \(p is AACCopyProcessor ? "copied" : "encoded to AAC")")
+        return p
+    }
+
+    static func isAttachedPicture(_ s: StreamInfo) -> Bool { s.codecName == "mjpeg" && s.frameRate == nil && s.duration == nil }
+}

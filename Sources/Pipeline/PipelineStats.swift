@@ -1,0 +1,73 @@
+import Foundation
+import MediaCore
+import Synchronization
+
+/// Live figures for the status line. Written by the pipeline thread, read by anyone.
+public final class PipelineStats: Sendable {
+    struct Values {
+        var videoFrames: Int64 = 0
+        var mediaMicros: Int64 = 0
+        var segments: Int = 0
+        var bytesOut: Int64 = 0
+        var mediaOutMicros: Int64 = 0
+        var startedAt: ContinuousClock.Instant?
+    }
+    private let values = Mutex(Values())
+    public init() {}
+
+    func update(_ f: (inout Values) -> Void) { values.withLock { f(&$0) } }
+
+    public struct Snapshot: Sendable {
+        public var videoFrames: Int64
+        public var mediaSeconds: Double
+        public var wallSeconds: Double
+        public var segments: Int
+        /// Output bits per second of media.
+        public var bitRate: Double
+        public var speed: Double { wallSeconds > 0 ? mediaSeconds / wallSeconds : 0 }
+    }
+
+    public func snapshot() -> Snapshot {
+        values.withLock { v in
+            let wall = v.startedAt.map { (ContinuousClock.now - $0) } ?? .zero
+            let wallSeconds = Double(wall.components.seconds) + Double(wall.components.attoseconds) / 1e18
+            return Snapshot(videoFrames: v.videoFrames, mediaSeconds: Double(v.mediaMicros) / 1e6, wallSeconds: wallSeconds,
+                            segments: v.segments,
+                            bitRate: v.mediaOutMicros > 0 ? Double(v.bytesOut) * 8e6 / Double(v.mediaOutMicros) : 0)
+        }
+    }
+}
+
+func micros(_ d: Duration) -> Int64 {
+    d.components.seconds * 1_000_000 + d.components.attoseconds / 1_000_000_000_000
+}
+
+/// Sleeps so that media time `t` is handed on no earlier than `t` after the first call (like ffmpeg's `-re`).
+struct Pacer {
+    let enabled: Bool
+    private var origin: ContinuousClock.Instant?
+    private var originMedia: Int64 = 0
+
+    init(enabled: Bool) { self.enabled = enabled }
+
+    mutating func wait(untilMediaMicros t: Int64, stop: () -> Bool) {
+        guard enabled else { return }
+        guard let origin else {
+            self.origin = .now
+            originMedia = t
+            return
+        }
+        let due = origin + .microseconds(t - originMedia)
+        while !stop() {
+            let now = ContinuousClock.now
+            if now >= due { return }
+            // Sleep in short steps so stop() is noticed quickly.
+            let left = due - now
+            Thread.sleep(forTimeInterval: min(0.1, Double(micros(left)) / 1e6))
+        }
+    }
+}
+
+extension WallClock {
+    public static var now: WallClock { WallClock(millisecondsSince1970: Int64(Date().timeIntervalSince1970 * 1000)) }
+}

@@ -1,0 +1,52 @@
+import HLS
+import Logging
+import MediaCore
+import MediaPresentation
+
+/// Publishes an application's own encoded samples (H.264 and AAC from its capture and encoders) into a
+/// presentation, a VOD writer, or any consumer: the segmenter cuts them into segments and LL-HLS parts exactly as
+/// it does for `hls-origin serve`.
+///
+/// ```swift
+/// let presentation = LivePresentation.live()
+/// let publisher = try SamplePublisher(tracks: [video, audio], output: presentation)
+/// try publisher.append(sample, track: 0)          // DTS order within each track
+/// ```
+/// Not `Sendable`: feed it from one task or thread.
+public final class SamplePublisher {
+    public let tracks: [TrackFormat]
+    private var sink: SegmentingSink
+    private var finished = false
+
+    /// - Parameters:
+    ///   - tracks: the output tracks (video timescale e.g. 90 000, audio the sample rate; `trackID` 1-based).
+    ///   - renditions: how tracks form renditions: `nil` for one muxed rendition at the root, or one rendition per
+    ///     entry with the indices of its tracks (a ladder: one per video track, one for the audio).
+    ///   - partDuration: LL-HLS part duration (`nil`: no parts).
+    public init(tracks: [TrackFormat], renditions: [(Rendition, [Int])]? = nil, segmentDuration: MediaTime = .seconds(1),
+                partDuration: MediaTime? = MediaTime(value: 333, timescale: 1000), output: any PresentationConsumer,
+                logger: Logger = Logger(label: "hls-origin")) throws {
+        guard !tracks.isEmpty else { throw PipelineError.invalidOption("a publisher needs at least one track") }
+        let plan = renditions.map { RenditionPlan(renditions: $0.map(\.0), groups: $0.map(\.1)) }
+            ?? .muxed(trackCount: tracks.count)
+        self.tracks = tracks
+        sink = SegmentingSink(output: output, stats: PipelineStats(), segmentDuration: segmentDuration,
+                              partDuration: partDuration, targetDuration: MediaPlaylist.targetDuration(for: [segmentDuration]),
+                              waitForSecondKeyframe: false, plan: plan, kinds: tracks.map(\.kind), logger: logger)
+    }
+
+    /// Appends one sample of `track` (an index into `tracks`), in decode order within the track. `wallClock` is when
+    /// it was captured (for `EXT-X-PROGRAM-DATE-TIME`).
+    public func append(_ sample: Sample, track: Int, wallClock: WallClock = .now) throws {
+        guard !finished else { return }
+        guard tracks.indices.contains(track) else { throw PipelineError.invalidOption("no track \(track)") }
+        try sink.accept([sample], track: track, formats: tracks, wallClock: wallClock)
+    }
+
+    /// Ends the stream: the last segment is written and the playlists get `EXT-X-ENDLIST`.
+    public func finish() throws {
+        guard !finished else { return }
+        finished = true
+        try sink.finish(formats: tracks)
+    }
+}
