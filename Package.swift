@@ -8,6 +8,8 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "hls-origin", targets: ["hls-origin"]),
+        // The origin as a library: presentations, the pipeline, and routes to mount on an app's own router.
+        .library(name: "HLSOrigin", targets: ["HLSOrigin"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
@@ -47,6 +49,12 @@ let package = Package(
             "MediaCore", "ISOBMFF", "Segmenter", "FFmpegBridge", "TestPattern", "HLS", "MediaPresentation",
             .product(name: "Logging", package: "swift-log"),
         ]),
+        .target(name: "HLSOrigin", dependencies: ["MediaCore", "MediaPresentation", "Origin", "Pipeline"]),
+        // An app embedding the library (built with the package; the e2e suite runs it).
+        .executableTarget(name: "EmbeddedOriginExample", dependencies: [
+            "HLSOrigin", .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "Logging", package: "swift-log"),
+        ], path: "Examples/EmbeddedOrigin"),
         .executableTarget(name: "hls-origin", dependencies: [
             "Pipeline", "Origin", "HLS", "MediaCore", "MediaPresentation",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),

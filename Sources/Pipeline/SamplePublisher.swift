@@ -14,7 +14,7 @@ import MediaPresentation
 /// ```
 /// Not `Sendable`: feed it from one task or thread.
 public final class SamplePublisher {
-    public let tracks: [TrackFormat]
+    public private(set) var tracks: [TrackFormat]
     private var sink: SegmentingSink
     private var finished = false
 
@@ -41,6 +41,15 @@ public final class SamplePublisher {
         guard !finished else { return }
         guard tracks.indices.contains(track) else { throw PipelineError.invalidOption("no track \(track)") }
         try sink.accept([sample], track: track, formats: tracks, wallClock: wallClock)
+    }
+
+    /// New codec parameters for a track (the app's encoder was reconfigured: a new size, new SPS/PPS). From the
+    /// next sample on, which should be a keyframe, the renditions get a new init segment and a discontinuity.
+    public func update(_ format: TrackFormat, track: Int) throws {
+        guard tracks.indices.contains(track), tracks[track].kind == format.kind else {
+            throw PipelineError.invalidOption("track \(track) cannot become a \(format.kind.rawValue) track")
+        }
+        tracks[track] = format
     }
 
     /// Ends the stream: the last segment is written and the playlists get `EXT-X-ENDLIST`.

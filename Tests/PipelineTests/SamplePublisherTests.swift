@@ -1,0 +1,68 @@
+import HLS
+import MediaCore
+import MediaPresentation
+import Pipeline
+import Testing
+
+/// An app's own samples through `SamplePublisher` into a presentation: segments, parts, and a codec change.
+@Suite struct SamplePublisherTests {
+    static let avcA: [UInt8] = [1, 0x64, 0, 0x1F, 0xFF, 0xE1, 0, 4, 0x67, 0x64, 0, 0x1F, 1, 0, 2, 0x68, 0xEE]
+    static let avcB: [UInt8] = [1, 0x42, 0xC0, 0x1E, 0xFF, 0xE1, 0, 4, 0x67, 0x42, 0xC0, 0x1E, 1, 0, 2, 0x68, 0xCE]
+    static let video = TrackFormat(trackID: 1, kind: .video, timescale: 90_000, codec: .h264(avcC: avcA), width: 1280, height: 720)
+    static let audio = TrackFormat(trackID: 2, kind: .audio, timescale: 48_000, codec: .aac(audioSpecificConfig: [0x11, 0x90]),
+                                   sampleRate: 48_000, channelCount: 2)
+
+    /// `seconds` of 30 fps video (keyframe each second) and AAC, interleaved, starting at `from` seconds.
+    static func feed(_ p: SamplePublisher, seconds: Int, from: Int = 0) throws {
+        var audioNext = Int64(from) * 48_000
+        for i in (from * 30)..<((from + seconds) * 30) {
+            let t = Int64(i) * 3000
+            try p.append(Sample(data: [0, 0, 0, 1, 0x65], dts: t, pts: t, isSync: i % 30 == 0, durationHint: 3000), track: 0)
+            while audioNext * 90_000 < (t + 3000) * 48_000 {
+                try p.append(Sample(data: [0x21], dts: audioNext, pts: audioNext, isSync: true, durationHint: 1024), track: 1)
+                audioNext += 1024
+            }
+        }
+    }
+
+    @Test func publishesSegmentsPartsAndEndList() throws {
+        let presentation = Presentation<[UInt8]>(windowSize: 10) { bytes, _ in bytes }
+        let publisher = try SamplePublisher(tracks: [Self.video, Self.audio], output: presentation)
+        try Self.feed(publisher, seconds: 4)
+        try publisher.finish()
+        let layout = try #require(presentation.layout)
+        #expect(layout.renditions.map(\.name) == ["stream"])
+        let snap = layout.windows[0].snapshot()
+        #expect(snap.finished)
+        #expect(snap.window.count == 4)
+        #expect(snap.window.allSatisfy { $0.info.startsWithSyncSample && $0.info.videoSampleCount == 30 })
+        #expect(snap.window.allSatisfy { $0.parts.count == 3 })
+        let playlist = try #require(PlaylistBuilder.mediaPlaylist(snap, scheme: layout.renditions[0].scheme, playlistType: nil))
+        #expect(playlist.endList && playlist.segments.count == 4)
+    }
+
+    @Test func aCodecChangeGivesANewInitAndADiscontinuity() throws {
+        let presentation = Presentation<[UInt8]>(windowSize: 10) { bytes, _ in bytes }
+        let publisher = try SamplePublisher(tracks: [Self.video, Self.audio], partDuration: nil, output: presentation)
+        try Self.feed(publisher, seconds: 3)
+        var smaller = Self.video
+        smaller.codec = .h264(avcC: Self.avcB)
+        smaller.width = 640
+        smaller.height = 360
+        try publisher.update(smaller, track: 0)
+        try Self.feed(publisher, seconds: 3, from: 3)
+        try publisher.finish()
+        let layout = try #require(presentation.layout)
+        let snap = layout.windows[0].snapshot()
+        #expect(snap.inits.map(\.index) == [0, 1])
+        #expect(snap.inits.last?.tracks.first?.width == 640)
+        #expect(snap.window.map(\.sequence) == Array(0..<6))
+        #expect(snap.window.map(\.discontinuity) == [false, false, false, true, false, false])
+        #expect(snap.window.map(\.initIndex) == [0, 0, 0, 1, 1, 1])
+        // The timeline continues: the segment after the change starts where the last one ended.
+        #expect(snap.window[3].info.startTime == snap.window[2].info.startTime + snap.window[2].info.duration)
+        let text = try #require(PlaylistBuilder.mediaPlaylist(snap, scheme: layout.renditions[0].scheme, playlistType: nil)).render()
+        #expect(text.contains("#EXT-X-DISCONTINUITY\n#EXT-X-MAP:URI=\"init1.mp4\"\n"))
+        #expect(throws: PipelineError.self) { try publisher.update(Self.audio, track: 0) }
+    }
+}
