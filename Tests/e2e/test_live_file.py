@@ -41,24 +41,53 @@ def test_file_without_loop_ends_and_keeps_serving(start_origin, media):
 
 
 def test_window_slides_and_evicted_segments_expire(start_origin, media):
-    """A 2-segment window over a looped file: the media sequence counts evictions, the window's segments
-    download, and a segment evicted more than one playlist duration ago answers 404."""
+    """A 2-segment window over a looped file: the media sequence counts evictions, the window's segments download,
+    and an evicted segment stays as long as RFC 8216 §6.2.2 requires, then goes (memory stays bounded):
+
+    "When the server removes a media segment URI from the Playlist, the corresponding media segment MUST remain
+    available to clients for a period of time equal to the duration of the segment plus the duration of the longest
+    Playlist file distributed by the server containing that segment."
+    """
     from hlsharness import http, m3u8
     s = start_origin(media["clip.mp4"], "--loop", "--window", "2")
-    deadline = time.monotonic() + 20
+    watched = 2                  # the segment whose eviction we time
+    longest = 0.0                # longest playlist (s) that listed it
+    duration = None
+    evicted_at = None
+    deadline = time.monotonic() + 30
     pl = None
     while time.monotonic() < deadline:
         r = http.get(s.url("/stream.m3u8"))
         assert r.status == 200, r
         pl = m3u8.parse_media(r.text)
-        if pl.media_sequence >= 6:
+        listed = [sg for sg in pl.segments if sg.uri == f"seg{watched}.m4s"]
+        if listed:
+            longest = max(longest, pl.total_duration)
+            duration = listed[0].duration
+        elif duration is not None and evicted_at is None:
+            evicted_at = time.monotonic()
+        if pl.media_sequence >= 6 and evicted_at is not None:
             break
-        time.sleep(0.25)
+        time.sleep(0.05)
     assert pl is not None and pl.media_sequence >= 6, "the window did not slide"
+    assert evicted_at is not None, f"seg{watched} was never seen leaving the playlist"
     assert len(pl.segments) == 2
     first = pl.media_sequence
     assert [sg.uri for sg in pl.segments] == [f"seg{first}.m4s", f"seg{first + 1}.m4s"]
     assert all(http.get(s.url("/" + sg.uri)).status == 200 for sg in pl.segments)
-    # Evicted more than one playlist duration ago: gone.
+
+    must_stay = duration + longest          # 1 s + 2 s
+    # Available until the RFC's period has passed (measured from when we saw it go, which is after it went).
+    while time.monotonic() < evicted_at + must_stay - 0.3:
+        assert http.get(s.url(f"/seg{watched}.m4s")).status == 200, (
+            f"seg{watched} gone {time.monotonic() - evicted_at:.2f}s after leaving the playlist (< {must_stay:.1f}s)")
+        time.sleep(0.2)
+    # ...and gone a little later, not kept forever.
+    gone = None
+    while time.monotonic() < evicted_at + 3 * must_stay:
+        if http.get(s.url(f"/seg{watched}.m4s")).status == 404:
+            gone = time.monotonic() - evicted_at
+            break
+        time.sleep(0.2)
+    assert gone is not None, f"seg{watched} still served {3 * must_stay:.0f}s after leaving the playlist"
     assert http.get(s.url("/seg0.m4s")).status == 404
-    assert http.get(s.url(f"/seg{first - 4}.m4s")).status == 404

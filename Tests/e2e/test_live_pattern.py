@@ -8,7 +8,7 @@ import tempfile
 
 import pytest
 
-from hlsharness import chromium, clients, http, livecheck, procs
+from hlsharness import chromium, clients, grid, http, livecheck, procs
 from hlsharness.testenv import need, need_chromium
 
 HLSJS_VERSION = "1.6.15"
@@ -51,8 +51,10 @@ def test_playlist_strict(clients_run):
     assert r.segments_downloaded >= 10
     assert r.target_duration == 1
     assert r.codecs and "avc1" in r.codecs.lower()
-    # Encoded with a forced IDR on every boundary: each segment lasts exactly --segment-duration (1 s, 30 frames).
-    assert r.segment_seconds and all(abs(d - 1.0) < 1e-9 for d in r.segment_seconds), r.segment_seconds
+    # Encoded with a forced IDR on every boundary: each segment lasts exactly --segment-duration (1 s, 30 frames),
+    # after a first segment of one LL part (10 frames) and a second that ends on the grid.
+    assert r.first_msn == 0 and r.segment_seconds, r.segment_seconds
+    assert grid.encoded_grid_problems(r.segment_seconds, tolerance=1e-9, includes_last=False) == [], r.segment_seconds
 
 
 def test_ffmpeg_reads_10s_silently(clients_run):
