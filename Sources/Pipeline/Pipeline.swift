@@ -15,6 +15,20 @@ public enum InputSpec: Sendable, Equatable {
     case testPattern(width: Int, height: Int, frameRate: Rational)
     /// A path, a URL, or `-` for standard input.
     case url(String)
+
+    /// An input that arrives as it is produced (a pipe, a device, a network stream): it is not paced, cannot be
+    /// rewound, and its GOP is measured from the first keyframes instead of a scan.
+    public static func isLive(_ url: String) -> Bool {
+        url == "-" || url.hasPrefix("pipe:") || url.hasPrefix("udp:") || url.hasPrefix("rtp:") || url.hasPrefix("srt:")
+            || url.hasPrefix("rtmp:") || url.hasPrefix("tcp:") || url.hasPrefix("/dev/")
+    }
+
+    /// A one-line error for an input that is a local path which does not exist (checked before anything starts);
+    /// `nil` for URLs, pipes and existing files.
+    public static func missingFileError(_ url: String) -> String? {
+        if url.contains("://") || url == "-" || url.hasPrefix("pipe:") || FileManager.default.fileExists(atPath: url) { return nil }
+        return "cannot open '\(url)': No such file or directory"
+    }
 }
 
 public struct PipelineOptions: Sendable {
@@ -116,14 +130,9 @@ public final class Pipeline: @unchecked Sendable {
         return try Demuxer(url: url, options: o, interruptFlag: flag)
     }
 
-    static func isLive(_ url: String) -> Bool {
-        url == "-" || url.hasPrefix("pipe:") || url.hasPrefix("udp:") || url.hasPrefix("rtp:") || url.hasPrefix("srt:")
-            || url.hasPrefix("rtmp:") || url.hasPrefix("tcp:") || url.hasPrefix("/dev/")
-    }
-
     private func runDemuxed(url: String) throws {
         let demuxer = try openDemuxer(url)
-        let live = Self.isLive(url)
+        let live = InputSpec.isLive(url)
         let realtime = options.realtime ?? !live
         let setup = try OutputSetup.make(demuxer: demuxer, url: url, options: options, logger: logger)
         let processors = setup.processors

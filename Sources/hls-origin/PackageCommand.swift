@@ -30,9 +30,7 @@ struct PackageCommand: AsyncParsableCommand {
 
     func run() async throws {
         let logger = makeLogger(level: logLevel)
-        if !input.contains("://") && input != "-" && !input.hasPrefix("pipe:") && !FileManager.default.fileExists(atPath: input) {
-            fail("cannot open '\(input)': No such file or directory")
-        }
+        if let error = InputSpec.missingFileError(input) { fail(error) }
         var options = try media.pipelineOptions(input: .url(input))
         options.realtime = false
         options.targetDurationUpFront = false

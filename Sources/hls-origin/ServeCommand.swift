@@ -66,9 +66,7 @@ struct ServeCommand: AsyncParsableCommand {
         let logger = makeLogger(level: logLevel)
         let spec: InputSpec
         if let input {
-            if !input.contains("://") && input != "-" && !input.hasPrefix("pipe:") && !FileManager.default.fileExists(atPath: input) {
-                fail("cannot open '\(input)': No such file or directory")
-            }
+            if let error = InputSpec.missingFileError(input) { fail(error) }
             spec = .url(input)
         } else {
             let (w, h) = try parseSize(testPatternSize, flag: "--test-pattern-size")

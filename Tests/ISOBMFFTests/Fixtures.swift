@@ -1,3 +1,4 @@
+import TestSupport
 import Foundation
 
 /// Files under Tests/ISOBMFFTests/Fixtures (regenerate with scripts/regen-fixtures.sh).

@@ -75,7 +75,7 @@ func run(_ seg: inout Segmenter, _ stream: [(track: Int, sample: Sample)]) throw
             var expectedNext: [Int64?] = [nil, nil]
             var total = MediaTime.zero(90000)
             for s in segments {
-                let parsed = try TestFragmentReader.read(s.bytes)
+                let parsed = try trafs(s.bytes)
                 for traf in parsed {
                     let t = Int(traf.trackID) - 1
                     #expect(traf.baseMediaDecodeTime >= 0)
@@ -184,62 +184,13 @@ func run(_ seg: inout Segmenter, _ stream: [(track: Int, sample: Sample)]) throw
             out += try seg.append(Sample(data: [1, 2, 3], dts: dts, pts: dts, isSync: true), track: 0)
         }
         out += try seg.finish()
-        let trafs = try out.flatMap { try TestFragmentReader.read($0.bytes) }
-        let durations = trafs.flatMap(\.durations)
+        let fragments = try out.flatMap { try trafs($0.bytes) }
+        let durations = fragments.flatMap(\.durations)
         #expect(durations.allSatisfy { $0 > 0 })
     }
 }
 
-/// A minimal reader for the tests here: the box walk is done independently of the writer.
-enum TestFragmentReader {
-    struct Traf { var trackID: UInt32; var baseMediaDecodeTime: UInt64; var durations: [UInt32] }
-    struct Bad: Error { var what: String }
-
-    static func u32(_ b: [UInt8], _ o: Int) -> UInt32 { b[o..<o + 4].reduce(0) { $0 << 8 | UInt32($1) } }
-    static func u64(_ b: [UInt8], _ o: Int) -> UInt64 { UInt64(u32(b, o)) << 32 | UInt64(u32(b, o + 4)) }
-
-    static func boxes(_ b: [UInt8], _ range: Range<Int>) throws -> [(type: String, body: Range<Int>)] {
-        var out: [(String, Range<Int>)] = []
-        var o = range.lowerBound
-        while o < range.upperBound {
-            guard o + 8 <= range.upperBound else { throw Bad(what: "truncated header") }
-            let size = Int(u32(b, o))
-            let type = String(decoding: b[o + 4..<o + 8], as: UTF8.self)
-            guard size >= 8, o + size <= range.upperBound else { throw Bad(what: "bad size \(type)") }
-            out.append((type, o + 8..<o + size))
-            o += size
-        }
-        return out
-    }
-
-    static func read(_ b: [UInt8]) throws -> [Traf] {
-        var out: [Traf] = []
-        for top in try boxes(b, 0..<b.count) where top.type == "moof" {
-            for traf in try boxes(b, top.body) where traf.type == "traf" {
-                var t = Traf(trackID: 0, baseMediaDecodeTime: 0, durations: [])
-                for child in try boxes(b, traf.body) {
-                    let o = child.body.lowerBound
-                    switch child.type {
-                    case "tfhd": t.trackID = u32(b, o + 4)
-                    case "tfdt": t.baseMediaDecodeTime = b[o] == 1 ? u64(b, o + 4) : UInt64(u32(b, o + 4))
-                    case "trun":
-                        let flags = u32(b, o) & 0xFFFFFF
-                        let count = Int(u32(b, o + 4))
-                        var p = o + 8
-                        if flags & 0x1 != 0 { p += 4 }
-                        if flags & 0x4 != 0 { p += 4 }
-                        for _ in 0..<count {
-                            if flags & 0x100 != 0 { t.durations.append(u32(b, p)); p += 4 }
-                            if flags & 0x200 != 0 { p += 4 }
-                            if flags & 0x400 != 0 { p += 4 }
-                            if flags & 0x800 != 0 { p += 4 }
-                        }
-                    default: break
-                    }
-                }
-                out.append(t)
-            }
-        }
-        return out
-    }
+/// The track fragments of a segment, read by the test-only reader in TestSupport (it shares no code with the writer).
+func trafs(_ bytes: [UInt8]) throws -> [ReadTrackFragment] {
+    try FragmentReader.readSegment(bytes).flatMap(\.tracks)
 }

@@ -1,49 +1,48 @@
-import TestSupport
 // Test-only ISO-BMFF reader. It deliberately shares no code with the writer in Sources/ISOBMFF:
 // its own big-endian decoding, its own box walker, its own trun/tfdt/tfhd parsing straight from
 // ISO/IEC 14496-12 (§4.2 boxes, §8.8.7 tfhd, §8.8.8 trun, §8.8.12 tfdt).
 
-struct ReadError: Error, CustomStringConvertible {
-    let description: String
-    init(_ d: String) { description = d }
+public struct ReadError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ d: String) { description = d }
 }
 
 /// Big-endian reads at absolute offsets, bounds-checked.
-struct Bytes {
-    let b: [UInt8]
-    init(_ b: [UInt8]) { self.b = b }
+public struct Bytes {
+    public let b: [UInt8]
+    public init(_ b: [UInt8]) { self.b = b }
 
-    func u(_ at: Int, _ width: Int) throws -> UInt64 {
+    public func u(_ at: Int, _ width: Int) throws -> UInt64 {
         guard at >= 0, width > 0, at + width <= b.count else { throw ReadError("read \(width) bytes at \(at) past \(b.count)") }
         var v: UInt64 = 0
         for i in 0..<width { v = v * 256 + UInt64(b[at + i]) }
         return v
     }
-    func u8(_ at: Int) throws -> UInt8 { UInt8(try u(at, 1)) }
-    func u16(_ at: Int) throws -> UInt16 { UInt16(try u(at, 2)) }
-    func u32(_ at: Int) throws -> UInt32 { UInt32(try u(at, 4)) }
-    func i32(_ at: Int) throws -> Int32 { Int32(bitPattern: try u32(at)) }
-    func u64(_ at: Int) throws -> UInt64 { try u(at, 8) }
-    func type(_ at: Int) throws -> String {
+    public func u8(_ at: Int) throws -> UInt8 { UInt8(try u(at, 1)) }
+    public func u16(_ at: Int) throws -> UInt16 { UInt16(try u(at, 2)) }
+    public func u32(_ at: Int) throws -> UInt32 { UInt32(try u(at, 4)) }
+    public func i32(_ at: Int) throws -> Int32 { Int32(bitPattern: try u32(at)) }
+    public func u64(_ at: Int) throws -> UInt64 { try u(at, 8) }
+    public func type(_ at: Int) throws -> String {
         guard at + 4 <= b.count else { throw ReadError("type at \(at) past end") }
         return String(decoding: b[at..<at + 4], as: UTF8.self)
     }
 }
 
 /// One box found in a buffer: where it starts, its total size, where its content starts, its children.
-struct ParsedBox {
-    var type: String
-    var offset: Int
-    var size: Int
-    var headerSize: Int
-    var children: [ParsedBox]
-    var contentStart: Int { offset + headerSize }
-    var end: Int { offset + size }
+public struct ParsedBox {
+    public var type: String
+    public var offset: Int
+    public var size: Int
+    public var headerSize: Int
+    public var children: [ParsedBox]
+    public var contentStart: Int { offset + headerSize }
+    public var end: Int { offset + size }
 
-    func child(_ t: String) -> ParsedBox? { children.first { $0.type == t } }
-    func all(_ t: String) -> [ParsedBox] { children.filter { $0.type == t } }
+    public func child(_ t: String) -> ParsedBox? { children.first { $0.type == t } }
+    public func all(_ t: String) -> [ParsedBox] { children.filter { $0.type == t } }
     /// Depth-first search below this box.
-    func find(_ path: [String]) -> ParsedBox? {
+    public func find(_ path: [String]) -> ParsedBox? {
         guard let first = path.first else { return self }
         for c in children where c.type == first {
             if let r = c.find(Array(path.dropFirst())) { return r }
@@ -51,16 +50,16 @@ struct ParsedBox {
         return nil
     }
     /// All box types in depth-first order, indented by depth (for structure assertions).
-    func outline(depth: Int = 0) -> [String] {
+    public func outline(depth: Int = 0) -> [String] {
         [String(repeating: " ", count: depth) + type] + children.flatMap { $0.outline(depth: depth + 1) }
     }
 }
 
-enum BoxReader {
+public enum BoxReader {
     /// Boxes whose content is only child boxes.
-    static let pureContainers: Set<String> = ["moov", "trak", "mdia", "minf", "dinf", "stbl", "mvex", "moof", "traf", "edts"]
+    public static let pureContainers: Set<String> = ["moov", "trak", "mdia", "minf", "dinf", "stbl", "mvex", "moof", "traf", "edts"]
     /// Boxes with a fixed-length prefix before child boxes: type -> bytes of prefix after the 8-byte header.
-    static let prefixedContainers: [String: Int] = [
+    public static let prefixedContainers: [String: Int] = [
         "stsd": 8,   // FullBox header + entry_count
         "dref": 8,   // FullBox header + entry_count
         "avc1": 78,  // VisualSampleEntry fields
@@ -69,7 +68,7 @@ enum BoxReader {
 
     /// Walks `range` of `bytes` as a sequence of boxes; every size must fit and the boxes must tile the range exactly.
     /// `mdat` payload beyond the buffer is allowed only when `allowTruncatedMdat` (header-only buffers).
-    static func walk(_ bytes: [UInt8], range: Range<Int>? = nil, allowTruncatedMdat: Bool = false) throws -> [ParsedBox] {
+    public static func walk(_ bytes: [UInt8], range: Range<Int>? = nil, allowTruncatedMdat: Bool = false) throws -> [ParsedBox] {
         let r = range ?? 0..<bytes.count
         let d = Bytes(bytes)
         var boxes: [ParsedBox] = []
@@ -114,35 +113,55 @@ enum BoxReader {
 }
 
 /// One sample as read back from `trun`.
-struct ReadSample: Equatable {
-    var duration: UInt32
-    var size: UInt32
-    var flags: UInt32
-    var cts: Int32
+public struct ReadSample: Equatable {
+    public var duration: UInt32
+    public var size: UInt32
+    public var flags: UInt32
+    public var cts: Int32
+    public init(duration: UInt32, size: UInt32, flags: UInt32, cts: Int32) {
+        self.duration = duration
+        self.size = size
+        self.flags = flags
+        self.cts = cts
+    }
 }
 
-struct ReadTrackFragment {
-    var trackID: UInt32
-    var tfhdFlags: UInt32
-    var baseMediaDecodeTime: UInt64
-    var trunVersion: UInt8
-    var dataOffset: Int32
-    var samples: [ReadSample]
+public struct ReadTrackFragment {
+    public var durations: [UInt32] { samples.map(\.duration) }
+    public var trackID: UInt32
+    public var tfhdFlags: UInt32
+    public var baseMediaDecodeTime: UInt64
+    public var trunVersion: UInt8
+    public var dataOffset: Int32
+    public var samples: [ReadSample]
     /// Byte ranges of each sample in the segment buffer.
-    var sampleRanges: [Range<Int>]
+    public var sampleRanges: [Range<Int>]
 }
 
-struct ReadFragment {
-    var sequenceNumber: UInt32
-    var tracks: [ReadTrackFragment]
-    var mdatPayload: Range<Int>
-    var topLevel: [ParsedBox]
+public struct ReadFragment {
+    public var sequenceNumber: UInt32
+    public var tracks: [ReadTrackFragment]
+    public var mdatPayload: Range<Int>
+    public var topLevel: [ParsedBox]
 }
 
-enum FragmentReader {
+public enum FragmentReader {
+    /// Every `moof`+`mdat` pair of a segment (`styp` then one fragment per LL-HLS part), each read and checked
+    /// as `read(_:)` does.
+    public static func readSegment(_ bytes: [UInt8]) throws -> [ReadFragment] {
+        let top = try BoxReader.walk(bytes)
+        var out: [ReadFragment] = []
+        for (i, box) in top.enumerated() where box.type == "moof" {
+            guard i + 1 < top.count, top[i + 1].type == "mdat" else { throw ReadError("moof without mdat") }
+            let start = i > 0 && top[i - 1].type == "styp" && out.isEmpty ? top[i - 1].offset : box.offset
+            out.append(try read(Array(bytes[start..<top[i + 1].end])))
+        }
+        return out
+    }
+
     /// Parses `styp? moof mdat` in `bytes` (a complete media segment including payload) and checks every
     /// trun data_offset lands inside the mdat payload and that the payload is exactly the samples.
-    static func read(_ bytes: [UInt8]) throws -> ReadFragment {
+    public static func read(_ bytes: [UInt8]) throws -> ReadFragment {
         let top = try BoxReader.walk(bytes)
         let d = Bytes(bytes)
         guard let moof = top.first(where: { $0.type == "moof" }) else { throw ReadError("no moof") }
@@ -215,7 +234,7 @@ enum FragmentReader {
 }
 
 /// "0a 0b ..." or "0a0b" -> bytes; whitespace and `|` separators are ignored.
-func hex(_ s: String) -> [UInt8] {
+public func hex(_ s: String) -> [UInt8] {
     let digits = s.unicodeScalars.filter { !$0.properties.isWhitespace && $0 != "|" }
     precondition(digits.count % 2 == 0, "odd hex literal")
     var out: [UInt8] = []
@@ -227,7 +246,7 @@ func hex(_ s: String) -> [UInt8] {
     return out
 }
 
-func hexString(_ b: some Sequence<UInt8>) -> String {
+public func hexString(_ b: some Sequence<UInt8>) -> String {
     b.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
 }
 
