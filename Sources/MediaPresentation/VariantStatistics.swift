@@ -49,9 +49,12 @@ public struct VariantStatistics: Sendable, Equatable {
             }
         }
         guard micros > 0 else { return nil }
+        // The average over durations truncated to microseconds can round one above the exact peak of a window of
+        // equal segments: an average is never above the peak.
+        let average = min(max(1, (bits * 1_000_000 + micros / 2) / micros), max(peak, 1))
         return VariantStatistics(
             peakBitRate: Int(clamping: Int64(clamping: max(peak, 1))),
-            averageBitRate: Int(clamping: Int64(clamping: max(1, (bits * 1_000_000 + micros / 2) / micros))),
+            averageBitRate: Int(clamping: Int64(clamping: average)),
             frameRate: frames > 0 && frameMicros > 0 ? Double(frames) * 1_000_000 / Double(frameMicros) : nil)
     }
 }

@@ -157,3 +157,17 @@ import TestSupport
         #expect(await ended == false)
     }
 }
+
+@Suite struct VariantStatisticsTests {
+    @Test func averageNeverExceedsPeak() throws {
+        // A third of a second truncates to 333 333 µs: the average computed over it would round above the peak.
+        let third = MediaTime(value: 30_000, timescale: 90_000)
+        for bytes in [1, 7, 41_666, 126_488, 999_999] {
+            let s = try #require(VariantStatistics.measure([.init(bytes: bytes, duration: third), .init(bytes: bytes, duration: third)]))
+            #expect(s.averageBitRate <= s.peakBitRate, "\(bytes)")
+            #expect(s.peakBitRate == (bytes * 8 * 3))
+        }
+        #expect(VariantStatistics.measure([]) == nil)
+        #expect(VariantStatistics.measure([.init(bytes: 10, duration: .zero(90_000))]) == nil)
+    }
+}
