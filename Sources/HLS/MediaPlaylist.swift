@@ -147,6 +147,12 @@ public struct MediaPlaylist: Sendable, Equatable {
     /// Parts of the segment in progress, after the last complete segment (or the only ones, when no
     /// segment is complete yet: `segments == []`).
     public var trailingParts: [PlaylistPart]
+    /// `EXT-X-DISCONTINUITY` and `EXT-X-MAP` for the segment in progress, rendered before its parts (and its
+    /// preload hint): a client appending those parts must know they start a new timeline with a new init segment
+    /// before the segment itself is listed (RFC 8216bis §4.4.4: Media Segment tags apply to the next segment,
+    /// and a part's segment is the next one).
+    public var trailingDiscontinuity = false
+    public var trailingMapURI: String?
     public var preloadHint: PreloadHint?
     /// `EXT-X-SKIP:SKIPPED-SEGMENTS` (§4.4.5.2): this is a Playlist Delta Update in which that many segments,
     /// starting at `mediaSequence`, were replaced by the tag. `segments[0].sequence` is then
@@ -252,6 +258,10 @@ public struct MediaPlaylist: Sendable, Equatable {
             if let pdt = s.programDateTime { out += "#EXT-X-PROGRAM-DATE-TIME:" + HLSFormat.programDateTime(pdt) + "\n" }
             for p in s.parts { Self.renderPart(p, into: &out) }
             out += "#EXTINF:" + HLSFormat.decimalSeconds(s.duration) + ",\n" + s.uri + "\n"
+        }
+        if !trailingParts.isEmpty || preloadHint != nil {
+            if trailingDiscontinuity { out += "#EXT-X-DISCONTINUITY\n" }
+            if let m = trailingMapURI, m != currentMap { out += "#EXT-X-MAP:URI=\"\(m)\"\n" }
         }
         for p in trailingParts { Self.renderPart(p, into: &out) }
         if let h = preloadHint { out += "#EXT-X-PRELOAD-HINT:TYPE=\(h.type.rawValue),URI=\"\(h.uri)\"\n" }

@@ -209,6 +209,9 @@ extension MediaPlaylist {
             playlistType: playlistType, segments: segments, endList: endList, serverControl: serverControl,
             partTarget: partTarget, trailingParts: pendingParts, preloadHint: preloadHint,
             skippedSegments: skippedSegments)
+        // Tags of the segment in progress, before its parts.
+        playlist.trailingDiscontinuity = pendingDiscontinuity
+        playlist.trailingMapURI = pendingMap
         for r in reports {
             if let lastMSN = r.lastMSN, r.lastPart != nil || !playlistHasParts(playlist) {
                 playlist.renditionReports.append(RenditionReport(uri: r.uri, lastMSN: lastMSN, lastPart: r.lastPart))

@@ -59,6 +59,12 @@ public enum PlaylistBuilder {
             }
             playlist.partTarget = partTarget
             playlist.trailingParts = playlistParts(snap.partial, snap.nextSequence, scheme)
+            // A new init segment since the last segment: the segment in progress starts a new timeline, and its
+            // parts must say so before the segment is listed.
+            if !snap.finished, let current = snap.inits.last?.index, let last = snap.window.last?.initIndex, current != last {
+                playlist.trailingDiscontinuity = true
+                playlist.trailingMapURI = scheme.initURI(current)
+            }
             if !snap.finished {
                 playlist.preloadHint = PreloadHint(type: .part, uri: scheme.partURI(snap.nextSequence, snap.partial.count))
             }

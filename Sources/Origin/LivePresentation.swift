@@ -43,8 +43,11 @@ public typealias LivePresentation = Presentation<ServedObject>
 
 extension Presentation where Payload == ServedObject {
     /// A live presentation for the origin: a sliding window of `windowSize` segments per rendition.
-    public static func live(windowSize: Int = 6, playlistType: MediaPlaylist.PlaylistType? = nil) -> LivePresentation {
-        LivePresentation(windowSize: windowSize, playlistType: playlistType, shareParts: ServedObject.sharingStorage) {
+    /// - Parameter clock: monotonic milliseconds, for retention (tests move it by hand).
+    public static func live(windowSize: Int = 6, playlistType: MediaPlaylist.PlaylistType? = nil,
+                            clock: @escaping @Sendable () -> Int64 = LiveWindowClock.monotonicMilliseconds) -> LivePresentation {
+        LivePresentation(windowSize: windowSize, playlistType: playlistType, clock: clock,
+                         shareParts: ServedObject.sharingStorage) {
             ServedObject(bytes: $0, kind: $1)
         }
     }

@@ -231,3 +231,27 @@ import TestSupport
 final class StartedCounter: Sendable {
     let value = Atomic<Int>(0)
 }
+
+@Suite struct InProgressDiscontinuityTests {
+    /// After a codec change, the parts of the segment in progress come after EXT-X-DISCONTINUITY and the new
+    /// EXT-X-MAP; once the segment is complete the tags stand before it as usual.
+    @Test func partsOfTheSegmentAfterANewInitCarryTheTags() throws {
+        let scheme = URIScheme.nested("720p")
+        let w = LiveWindow<[UInt8]>(windowSize: 6, policy: TimingPolicy(targetDuration: 1, partTarget: MediaTime(value: 334, timescale: 1000)))
+        w.setInit(Fixture.initBytes, digest: Fixture.initBytes, tracks: Fixture.tracks)
+        w.publishSegment(Fixture.info(0), [0])
+        w.setInit([9], digest: [9], tracks: Fixture.tracks)
+        var p = try #require(PlaylistBuilder.mediaPlaylist(w.snapshot(), scheme: scheme, playlistType: nil))
+        #expect(p.render().hasSuffix("#EXTINF:1.0,\n720p/seg0.m4s\n#EXT-X-DISCONTINUITY\n#EXT-X-MAP:URI=\"720p/init1.mp4\"\n#EXT-X-PRELOAD-HINT:TYPE=PART,URI=\"720p/seg1.0.m4s\"\n"))
+        w.publishPart(Fixture.part(1, 0), [1])
+        p = try #require(PlaylistBuilder.mediaPlaylist(w.snapshot(), scheme: scheme, playlistType: nil))
+        #expect(p.trailingDiscontinuity && p.trailingMapURI == "720p/init1.mp4")
+        #expect(p.render().contains("#EXT-X-DISCONTINUITY\n#EXT-X-MAP:URI=\"720p/init1.mp4\"\n#EXT-X-PART:DURATION=0.334,URI=\"720p/seg1.0.m4s\",INDEPENDENT=YES\n"))
+        #expect(try MediaPlaylist.parse(p.render()) == p)
+        w.publishSegment(Fixture.info(1), [1])
+        p = try #require(PlaylistBuilder.mediaPlaylist(w.snapshot(), scheme: scheme, playlistType: nil))
+        #expect(!p.trailingDiscontinuity && p.trailingMapURI == nil)
+        #expect(p.segments[1].discontinuity && p.segments[1].mapURI == "720p/init1.mp4")
+        #expect(try MediaPlaylist.parse(p.render()) == p)
+    }
+}

@@ -68,8 +68,9 @@ final class TestStream: Sendable {
     let presentation: LivePresentation
     let scheme = URIScheme.root("stream")
 
-    init(windowSize: Int = 6, targetDuration: Int = 1, partTarget: MediaTime? = nil) {
-        presentation = .live(windowSize: windowSize)
+    init(windowSize: Int = 6, targetDuration: Int = 1, partTarget: MediaTime? = nil,
+         clock: @escaping @Sendable () -> Int64 = LiveWindowClock.monotonicMilliseconds) {
+        presentation = .live(windowSize: windowSize, clock: clock)
         try! presentation.consume(.layout([.muxed()], TimingPolicy(targetDuration: targetDuration, partTarget: partTarget)))
     }
 

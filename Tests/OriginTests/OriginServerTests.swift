@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import MediaCore
+import Synchronization
 import Testing
 import MediaPresentation
 @testable import Origin
@@ -119,14 +120,25 @@ import MediaPresentation
         }
     }
 
+    /// An evicted segment answers 200 for its duration plus the playlist's (RFC 8216 §6.2.2), then 404 (with CORS).
     @Test func segmentsExpireAfterRetention() async throws {
-        let (stream, server) = Self.makeServer(windowSize: 2, segments: 3)
+        let now = Atomic<Int64>(0)
+        let stream = TestStream(windowSize: 2, clock: { now.load(ordering: .relaxed) })
+        stream.setInitSegment(Fixture.initBytes, tracks: Fixture.tracks)
+        for i in 0..<3 { stream.publish(Fixture.liveSegment(payload: 1000 + i)) }
+        var logger = Logger(label: "test")
+        logger.logLevel = .warning
+        let server = stream.server(configuration: .init(port: 0), logger: logger)
         try await server.makeApplication().test(.router) { client in
             // seg0 was evicted but is still retained.
             #expect(try await client.execute(uri: "/seg0.m4s", method: .get).status == .ok)
             let playlist = try MediaPlaylist.parse(String(buffer: try await client.execute(uri: "/stream.m3u8", method: .get).body))
             #expect(playlist.mediaSequence == 1)
-            for _ in 0..<3 { stream.publish(Fixture.liveSegment()) }
+            now.store(3_000, ordering: .relaxed)       // 1 s segment + 2 s playlist: must still be there
+            stream.publish(Fixture.liveSegment())
+            #expect(try await client.execute(uri: "/seg0.m4s", method: .get).status == .ok)
+            now.store(60_000, ordering: .relaxed)
+            for _ in 0..<2 { stream.publish(Fixture.liveSegment()) }
             let r = try await client.execute(uri: "/seg0.m4s", method: .get)
             #expect(r.status == .notFound)
             Self.expectCORS(r)
