@@ -42,6 +42,25 @@ struct SegmentingSink {
     private var kinds: [TrackFormat.Kind]
     private var warnedLongSegment = false
     private var clockAnchor: (wall: Int64, media: MediaTime)?
+    /// A codec change in progress (see `beginHandover`).
+    private var handover: Handover?
+
+    /// After a codec change, the old segmenter still takes the other tracks' samples that come before the change
+    /// (an MPEG-TS mux delivers audio late: the old encode's audio tail arrives after the new keyframe), so the
+    /// last segment before the discontinuity ends with all its tracks; the new segmenter takes the rest, and its
+    /// events wait until the old one has published its last segment.
+    private struct Handover {
+        let formats: [TrackFormat]
+        let changed: Int
+        /// Input presentation time of the first sample in the new format (its keyframe): where the old
+        /// segment's other tracks end.
+        let at: MediaTime
+        var drained: Set<Int>
+        /// Samples for the new segmenter, made once the old one has finished (its numbering is final then).
+        var pending: [(track: Int, sample: Sample, wallClock: WallClock?)] = []
+        /// The longest the other tracks are waited for (a stalled or ended track must not hold the stream).
+        static let limit = MediaTime.seconds(2)
+    }
     static let maxClockDriftMillis: Int64 = 5_000
 
     init(output: any PresentationConsumer, stats: PipelineStats, segmentDuration: MediaTime, partDuration: MediaTime?,
@@ -72,10 +91,27 @@ struct SegmentingSink {
             try start(formats: formats.compactMap { $0 })
             return
         }
-        if let f = formats[track], f != current.tracks[track] {
-            try restart(formats: formats.enumerated().map { $1 ?? current.tracks[$0] }, changed: track)
+        if handover == nil, let f = formats[track], f != current.tracks[track], let first = samples.first {
+            try beginHandover(formats: formats.enumerated().map { $1 ?? current.tracks[$0] }, changed: track,
+                              at: MediaTime(value: first.pts, timescale: f.timescale))
         }
-        for s in samples { try emit(try segmenter!.appendEvents(s, track: track, wallClock: wallClock)) }
+        for s in samples {
+            guard var h = handover else {
+                try emit(try segmenter!.appendEvents(s, track: track, wallClock: wallClock))
+                continue
+            }
+            let time = MediaTime(value: track == h.changed ? s.dts : s.pts, timescale: h.formats[track].timescale)
+            if track != h.changed && time < h.at {
+                try emit(try segmenter!.appendEvents(s, track: track, wallClock: wallClock))
+            } else {
+                h.drained.insert(track)
+                h.pending.append((track, s, wallClock))
+            }
+            handover = h
+            if h.drained.count == h.formats.count || (track == h.changed && time - h.at > Handover.limit) {
+                try completeHandover()
+            }
+        }
     }
 
     /// For copied live video: the first two keyframes tell the GOP length (or 10 s pass without a second one).
@@ -156,17 +192,25 @@ struct SegmentingSink {
         }
     }
 
-    /// New codec parameters on `changed`: finish the segment in progress with the old formats, then continue the
-    /// numbering and the timeline with a new segmenter (a new init segment; a discontinuity in every rendition).
-    private mutating func restart(formats: [TrackFormat], changed: Int) throws {
-        guard var old = segmenter else { return }
-        try emit(try old.finishEvents())
+    /// New codec parameters on `changed` at input time `at`: a new segmenter continues the numbering and the
+    /// timeline (a new init segment; a discontinuity in every rendition); the old one drains the other tracks.
+    private mutating func beginHandover(formats: [TrackFormat], changed: Int, at: MediaTime) throws {
         logger.notice("the input's \(formats[changed].kind.rawValue) format changed (\(describe(formats[changed]))): new init segment, EXT-X-DISCONTINUITY")
-        let seg = try Segmenter(tracks: formats, segmentDuration: segmentDuration, fragmentDuration: partDuration,
-                                groups: plan.groups, firstSequences: old.nextSequences,
-                                timelineStart: old.endTime ?? .zero(formats[0].timescale))
+        handover = Handover(formats: formats, changed: changed, at: at, drained: [changed])
+    }
+
+    /// The old segmenter's last segment, then the new init segments, then what the new segmenter produced meanwhile.
+    private mutating func completeHandover() throws {
+        guard let h = handover, var old = segmenter else { return }
+        handover = nil
+        try emit(try old.finishEvents())
+        var seg = try Segmenter(tracks: h.formats, segmentDuration: segmentDuration, fragmentDuration: partDuration,
+                                groups: plan.groups, firstSequences: old.nextSequences, continuing: old.timeline)
         try announceInits(seg)
+        var events: [SegmenterEvent] = []
+        for p in h.pending { events += try seg.appendEvents(p.sample, track: p.track, wallClock: p.wallClock) }
         segmenter = seg
+        try emit(events)
     }
 
     private func describe(_ f: TrackFormat) -> String {
@@ -179,6 +223,7 @@ struct SegmentingSink {
             guard known.count == formats.count, !held.isEmpty else { return }
             try start(formats: known)
         }
+        try completeHandover()
         try emit(try segmenter!.finishEvents())
         try output.consume(.end)
     }

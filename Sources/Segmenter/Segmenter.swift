@@ -76,8 +76,10 @@ public struct Segmenter {
         var discontinuity = false
     }
     private var groupStates: [GroupState]
-    /// Where the timeline starts: the earliest first sample of any track decodes at this time.
-    private let timelineStart: MediaTime?
+    /// The timeline this segmenter continues (after a codec change), if any.
+    private let continuing: Timeline?
+    /// Output time = input time + `shift`, chosen once every track has shown its first timestamp.
+    private var shift: MediaTime?
     /// End of the last sample written on the reference track, in its ticks.
     private var referenceEnd: Int64?
     /// Start of the segment being filled and of its latest part, in reference-track ticks (after the offset).
@@ -98,10 +100,11 @@ public struct Segmenter {
     /// - Parameters:
     ///   - groups: track indices per rendition (default: one rendition with every track).
     ///   - firstSequences: the first segment sequence number of each group (to continue a numbering).
-    ///   - timelineStart: continue a timeline: the earliest sample decodes at this time instead of 0, and the
-    ///     first segment of every group is marked `discontinuity` (used when codec parameters change mid-stream).
+    ///   - continuing: the timeline of the segmenter this one follows (after a codec change): the first segment of
+    ///     every group is marked `discontinuity` and the earliest sample decodes where that one's reference track
+    ///     ended, whatever the input's timestamps do.
     public init(tracks: [TrackFormat], segmentDuration: MediaTime, fragmentDuration: MediaTime? = nil,
-                groups: [[Int]]? = nil, firstSequences: [UInt64]? = nil, timelineStart: MediaTime? = nil) throws {
+                groups: [[Int]]? = nil, firstSequences: [UInt64]? = nil, continuing: Timeline? = nil) throws {
         guard !tracks.isEmpty else { throw SegmenterError.noTracks }
         let groups = groups ?? [Array(tracks.indices)]
         guard groups.allSatisfy({ !$0.isEmpty }), groups.flatMap({ $0 }).sorted() == Array(tracks.indices) else {
@@ -115,10 +118,24 @@ public struct Segmenter {
         self.groupReference = groups.map { g in g.first { tracks[$0].kind == .video } ?? g[0] }
         self.states = tracks.map { TrackState(timescale: $0.timescale) }
         self.initSegments = try groups.map { g in try InitSegment.make(tracks: g.map { tracks[$0] }) }
-        self.timelineStart = timelineStart
+        self.continuing = continuing
         self.groupStates = groups.indices.map { i in
-            GroupState(nextSequence: firstSequences?[i] ?? 0, discontinuity: timelineStart != nil)
+            GroupState(nextSequence: firstSequences?[i] ?? 0, discontinuity: continuing != nil)
         }
+    }
+
+    /// Where this segmenter's output timeline stands: what a segmenter continuing it needs.
+    public struct Timeline: Sendable, Equatable {
+        /// Output time = input time + shift.
+        public var shift: MediaTime
+        /// End of the last sample written on the reference track (output time).
+        public var end: MediaTime
+    }
+
+    /// `nil` until a sample was written.
+    public var timeline: Timeline? {
+        guard let shift, let end = endTime else { return nil }
+        return Timeline(shift: shift, end: end)
     }
 
     /// The end of the last sample written on the reference track (where a continuing timeline starts).
@@ -197,12 +214,14 @@ public struct Segmenter {
             if earliest == nil || time < earliest! { earliest = time }
         }
         guard let earliest else { return }
+        // The earliest sample decodes at 0; continuing a timeline, at the previous one's end: the first segment
+        // after the discontinuity then starts exactly where the playlist places it (the sum of the EXTINFs before
+        // it), which is where a player maps a new timeline (hls.js: the earliest tfdt goes to the segment's start).
+        let shift = (continuing?.end ?? .zero(earliest.timescale)) - earliest
+        self.shift = shift
         for t in states.indices {
-            // Round the shift down so that no track's first DTS becomes negative.
-            states[t].offset = -MediaTime.rescale(earliest.value, from: earliest.timescale, to: states[t].timescale, rounding: .down)
-            if let start = timelineStart {
-                states[t].offset += MediaTime.rescale(start.value, from: start.timescale, to: states[t].timescale, rounding: .up)
-            }
+            // Rounded up: no track's first DTS lands before its place (never negative from the start).
+            states[t].offset = MediaTime.rescale(shift.value, from: shift.timescale, to: states[t].timescale, rounding: .up)
         }
     }
 
@@ -225,8 +244,10 @@ public struct Segmenter {
             droppedLeadingSamples += 1
             return []
         }
-        if t != referenceTrack && referenceIsVideo && droppedLeadingSamples < 4096 {
-            // Other tracks begin with the first video keyframe, so the first segment starts in sync.
+        if t != referenceTrack && referenceIsVideo && continuing == nil && droppedLeadingSamples < 4096 {
+            // Other tracks begin with the first video keyframe, so the first segment starts in sync. (Not on a
+            // continued timeline: there the audio that precedes the new keyframe is the tail of the old encode,
+            // late in the interleaving, and dropping it would leave a hole.)
             let refStart = segmentStart.map { MediaTime(value: $0, timescale: states[referenceTrack].timescale) }
             if refStart == nil || MediaTime(value: sample.pts, timescale: states[t].timescale) < refStart! {
                 droppedLeadingSamples += 1

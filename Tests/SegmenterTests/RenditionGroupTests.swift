@@ -102,9 +102,9 @@ import Testing
         var rng = SplitMix64(seed: 5)
         var first = try Segmenter(tracks: [videoTrack, audioTrack], segmentDuration: .seconds(1))
         let a = try run(&first, makeStream(seconds: 3, rng: &rng))
-        let end = try #require(first.endTime)
+        let timeline = try #require(first.timeline)
         var second = try Segmenter(tracks: [videoTrack, audioTrack], segmentDuration: .seconds(1),
-                                   firstSequences: first.nextSequences, timelineStart: end)
+                                   firstSequences: first.nextSequences, continuing: timeline)
         // The new input's timestamps start over (a concatenation): the timeline still continues.
         let b = try run(&second, makeStream(seconds: 3, rng: &rng))
         #expect(a.map(\.sequence) + b.map(\.sequence) == Array(0..<UInt64(a.count + b.count)))
@@ -112,5 +112,22 @@ import Testing
         #expect(a.allSatisfy { !$0.discontinuity })
         let lastA = try #require(a.last)
         #expect(try #require(b.first).startTime == lastA.startTime + lastA.duration)
+
+        // Input timestamps that go on with a gap (here 0.5 s after where they stopped) are re-anchored at the end
+        // too: a player maps the new timeline to where the playlist places it.
+        let previous = try #require(second.timeline)
+        var third = try Segmenter(tracks: [videoTrack, audioTrack], segmentDuration: .seconds(1),
+                                  firstSequences: second.nextSequences, continuing: previous)
+        let onward = makeStream(seconds: 2, rng: &rng).map { item -> (track: Int, sample: Sample) in
+            var s = item.sample
+            let ticks = item.track == 0 ? Int64(3.5 * 90_000) : Int64(3.5 * 48_000)
+            s.dts += ticks
+            s.pts += ticks
+            return (item.track, s)
+        }
+        let c = try run(&third, onward)
+        let firstC = try #require(c.first)
+        #expect(firstC.discontinuity)
+        #expect(firstC.startTime == previous.end, "\(firstC.startTime) vs end \(previous.end)")
     }
 }
