@@ -9,8 +9,9 @@ import threading
 import time
 import urllib.parse
 from dataclasses import dataclass, field
+from fractions import Fraction
 
-from . import http, m3u8, mp4
+from . import http, llcheck, m3u8, mp4
 
 PLAYLIST_CONTENT_TYPES = {"application/vnd.apple.mpegurl", "application/x-mpegurl", "audio/mpegurl"}
 INIT_CONTENT_TYPES = {"video/mp4", "audio/mp4", "application/mp4"}
@@ -113,11 +114,14 @@ def check_common_headers(resp, kind, errors, live=True):
 class SegmentValidator:
     """Box-level checks of an init segment and a sequence of media segments (live or VOD)."""
 
-    def __init__(self, errors, encoded=False):
+    def __init__(self, errors, encoded=False, require_idr=False):
         self.errors = errors
         # Encoded by the origin itself: audio and video must start each segment within one AAC frame
         # (copied sources keep their own A/V offsets, and FFmpeg's own output differs by up to ~24 ms).
         self.encoded = encoded
+        # Every H.264 segment must start with an IDR picture (nal_unit_type 5), not just a sync-flagged sample:
+        # a client switching renditions at a segment boundary can only start decoding there from an IDR.
+        self.require_idr = require_idr
         self.init = None
         self.init_bytes = None
         self.prev = {}          # track_id -> (seq, end decode time)
@@ -162,15 +166,18 @@ class SegmentValidator:
         return self.video_track or (self.init.tracks[0] if self.init.tracks else None)
 
     def add_segment(self, seq, extinf, data, name):
+        """Check one media segment; returns {handler: (first tfdt, duration, sample count)}, times as Fractions of
+        seconds, for the cross-rendition checks (None when the segment cannot be parsed)."""
         self.segments += 1
         if self.init is None:
             self.errors.add(f"{name}: cannot check, no valid init segment")
-            return
+            return None
         try:
             frag = mp4.parse_fragment(data, self.init)
         except (mp4.MP4Error, IndexError, Exception) as e:  # noqa: BLE001
             self.errors.add(f"{name}: does not parse as a fragment: {e}")
-            return
+            return None
+        timing = {}
         seen = set()
         for run in frag.runs:
             t = self.init.track(run.track_id)
@@ -200,9 +207,14 @@ class SegmentValidator:
             self.prev[t.track_id] = (seq, end)
             if any(d == 0 for r in runs for d in r.durations):
                 self.errors.add(f"{name}: track {t.track_id} has zero-duration samples")
+            if t.timescale:
+                timing.setdefault(t.handler, (Fraction(start, t.timescale), Fraction(dur, t.timescale),
+                                              sum(len(r.durations) for r in runs)))
             if t.handler == "vide" and not mp4.is_sync(runs[0].flags[0]):
                 self.errors.add(f"{name}: does not start with a keyframe (first sample flags "
                                 f"0x{runs[0].flags[0]:08x})")
+            elif t.handler == "vide" and self.require_idr and t.sample_entry in ("avc1", "avc3"):
+                self.check_idr(data, t, name)
             if t is self.primary_track and extinf is not None and t.timescale:
                 secs = dur / t.timescale
                 self.media_seconds += secs
@@ -218,6 +230,28 @@ class SegmentValidator:
                 gap = ar[0].base_decode_time / audio.timescale - vr[0].base_decode_time / video.timescale
                 if abs(gap) > 1024 / audio.timescale + 1e-6:
                     self.errors.add(f"{name}: audio starts {gap * 1000:.1f} ms from video (more than one AAC frame)")
+        return timing
+
+    def check_idr(self, data, track, name):
+        try:
+            sample = mp4.first_sample_bytes(data, self.init, track.track_id)
+            types = mp4.nal_unit_types(sample or b"", track.nal_length_size or 4)
+        except (mp4.MP4Error, IndexError) as e:
+            self.errors.add(f"{name}: first video sample unreadable: {e}")
+            return
+        if 5 not in types:
+            self.errors.add(f"{name}: does not start with an IDR picture (first sample NAL types {types})")
+
+
+@dataclass
+class SegmentRecord:
+    """What a checker learnt about one downloaded media segment (for the cross-rendition checks)."""
+    seq: int
+    uri: str
+    extinf: float
+    size: int
+    timing: dict          # handler ('vide'/'soun') -> (first tfdt, duration: Fractions of seconds, samples)
+    pdt: float = None     # EXT-X-PROGRAM-DATE-TIME (epoch seconds), computed
 
 
 @dataclass
@@ -237,12 +271,20 @@ class LiveCheckResult:
     last_msn: int = None
     pdt_lag_last: float = None
     notes: list = field(default_factory=list)
+    # filled by check_media_playlist for check_live_presentation
+    name: str = None
+    url: str = None
+    init: object = None                                  # mp4.InitSegment of the first EXT-X-MAP
+    segments: dict = field(default_factory=dict)         # seq -> SegmentRecord (downloaded segments)
+    playlist: object = None                              # the last m3u8.MediaPlaylist
+    ll: object = None                                    # llcheck.PlaylistLL (parts, reports, server control)
 
     def summary(self):
-        return (f"polls={self.polls} changes={self.playlists_changed} segs={self.segments_downloaded} "
-                f"TD={self.target_duration} maxwait={self.max_wait_for_new_segment:.2f}s "
-                f"minwindow={self.min_full_window} msn={self.first_msn}->{self.last_msn} "
-                f"endlist={self.endlist} codecs={self.codecs} errors={len(self.errors)}")
+        return (f"{self.name + ': ' if self.name else ''}polls={self.polls} changes={self.playlists_changed} "
+                f"segs={self.segments_downloaded} TD={self.target_duration} "
+                f"maxwait={self.max_wait_for_new_segment:.2f}s minwindow={self.min_full_window} "
+                f"msn={self.first_msn}->{self.last_msn} endlist={self.endlist} codecs={self.codecs} "
+                f"{self.ll.summary() + ' ' if self.ll else ''}errors={len(self.errors)}")
 
 
 def fetch_multivariant(base_url, errors, live=True):
@@ -276,15 +318,31 @@ def fetch_multivariant(base_url, errors, live=True):
 
 def check_live_playlist(base_url, duration_s, poll_interval=0.5, download=True, allow_endlist=False,
                         stop_event=None, encoded=False):
-    """Poll base_url/stream.m3u8 (found through /index.m3u8) for duration_s seconds and check it strictly."""
+    """Poll base_url/stream.m3u8 (found through /index.m3u8, one variant) for duration_s seconds and check it
+    strictly. For a multivariant presentation use presentation.check_live_presentation."""
     errors = Errors()
-    res = LiveCheckResult(errors=[])
     media_url, codecs, resolution = fetch_multivariant(base_url, errors)
-    res.codecs = codecs
     if media_url is None:
-        res.errors = errors.list()
-        return res
-    seg_check = SegmentValidator(errors, encoded=encoded)
+        return LiveCheckResult(errors=errors.list(), codecs=codecs)
+    return check_media_playlist(media_url, duration_s, codecs=codecs, resolution=resolution,
+                                poll_interval=poll_interval, download=download, allow_endlist=allow_endlist,
+                                stop_event=stop_event, encoded=encoded, errors=errors)
+
+
+def check_media_playlist(media_url, duration_s, codecs=None, resolution=None, poll_interval=0.5, download=True,
+                         allow_endlist=False, stop_event=None, encoded=False, errors=None, name=None,
+                         require_idr=False, ll=False, siblings=(), numbers=False):
+    """Poll one live media playlist for duration_s seconds and check it strictly: every snapshot, the rules
+    across reloads, the init segment (against `codecs`/`resolution` when given) and every listed segment.
+
+    ll=True adds the LL-HLS rules of llcheck.PlaylistLL (parts downloaded and checked, EXT-X-SERVER-CONTROL /
+    EXT-X-PART-INF, and an EXT-X-RENDITION-REPORT for each URL in `siblings`); numbers=True checks how decimal
+    numbers are written (llcheck.number_problems); require_idr=True: every H.264 segment starts with an IDR."""
+    errors = errors if errors is not None else Errors()
+    res = LiveCheckResult(errors=[], codecs=codecs, name=name, url=media_url)
+    seg_check = SegmentValidator(errors, encoded=encoded, require_idr=require_idr)
+    llc = llcheck.PlaylistLL(media_url, errors, siblings, poll_interval) if ll else None
+    res.ll = llc
     uri_seq = {}        # absolute URI -> sequence number
     seq_uri = {}
     seq_pdt = {}
@@ -316,7 +374,9 @@ def check_live_playlist(base_url, duration_s, poll_interval=0.5, download=True, 
             errors.add(f"media playlist: {e}")
             time.sleep(poll_interval)
             continue
-        if r.text != last_text:
+        res.playlist = pl
+        changed = r.text != last_text
+        if changed:
             res.playlists_changed += 1
             last_text = r.text
         # --- per-snapshot rules
@@ -341,9 +401,19 @@ def check_live_playlist(base_url, duration_s, poll_interval=0.5, download=True, 
             res.endlist = True
             if not allow_endlist:
                 errors.add("EXT-X-ENDLIST appeared while the stream should be live")
+        if numbers and changed:
+            bad = llcheck.number_problems(r.text)
+            if bad:
+                errors.add(f"numbers with float noise (more than 6 decimals or 0.x00000y): {bad[:3]}")
+        if llc is not None:
+            llc.snapshot(pl)
+            llc.check_reports(pl)   # right away: the reported playlists are fetched next to this one
         if not pl.segments:
             if time.monotonic() - t_start > 3 * td:
                 errors.add("media playlist has no segments")
+            if llc is not None and download and pl.parts:
+                init_uri = _load_init(media_url, pl, init_uri, seg_check, errors, codecs, resolution, res, llc)
+                llc.download_parts(pl)
             time.sleep(poll_interval)
             continue
         for s in pl.segments:
@@ -428,19 +498,7 @@ def check_live_playlist(base_url, duration_s, poll_interval=0.5, download=True, 
         res.last_msn = pl.media_sequence
         # --- downloads
         if download:
-            first_map = pl.segments[0].map_uri
-            if first_map is None:
-                errors.add("no EXT-X-MAP (fMP4 init segment) in media playlist")
-            elif init_uri is None:
-                init_uri = http.join(media_url, first_map)
-                ir = http.get(init_uri)
-                if ir.status != 200:
-                    errors.add(f"GET {init_uri}: status {ir.status} {ir.error}")
-                else:
-                    check_common_headers(ir, "init", errors)
-                    seg_check.set_init(ir.body, codecs, resolution)
-            elif http.join(media_url, first_map) != init_uri:
-                errors.add(f"EXT-X-MAP changed to {first_map}")
+            init_uri = _load_init(media_url, pl, init_uri, seg_check, errors, codecs, resolution, res, llc)
             for s in pl.segments:
                 absu = http.join(media_url, s.uri)
                 if absu in downloaded:
@@ -452,7 +510,12 @@ def check_live_playlist(base_url, duration_s, poll_interval=0.5, download=True, 
                     continue
                 check_common_headers(sr, "segment", errors)
                 res.segments_downloaded += 1
-                seg_check.add_segment(s.seq, s.duration, sr.body, s.uri)
+                timing = seg_check.add_segment(s.seq, s.duration, sr.body, s.uri)
+                if timing is not None:
+                    res.segments[s.seq] = SegmentRecord(s.seq, absu, s.duration, len(sr.body), timing,
+                                                        s.pdt_computed)
+            if llc is not None:
+                llc.download_parts(pl)
         spent = time.monotonic() - now
         time.sleep(max(0.0, poll_interval - spent))
     res.max_wait_for_new_segment = max_wait
@@ -462,6 +525,37 @@ def check_live_playlist(base_url, duration_s, poll_interval=0.5, download=True, 
         errors.add(f"playlist changed only {res.playlists_changed} time(s) in {duration_s}s")
     res.errors = errors.list()
     return res
+
+
+def _load_init(media_url, pl, init_uri, seg_check, errors, codecs, resolution, res, llc):
+    """Fetch and check the init segment of the first EXT-X-MAP once; report a changed EXT-X-MAP. Returns the
+    absolute init URI in use."""
+    first = pl.segments[0] if pl.segments else None
+    first_map = first.map_uri if first else _part_map(pl)
+    if first_map is None:
+        errors.add("no EXT-X-MAP (fMP4 init segment) in media playlist")
+        return init_uri
+    absu = http.join(media_url, first_map)
+    if init_uri is None:
+        ir = http.get(absu)
+        if ir.status != 200:
+            errors.add(f"GET {absu}: status {ir.status} {ir.error}")
+            return None
+        check_common_headers(ir, "init", errors)
+        seg_check.set_init(ir.body, codecs, resolution)
+        res.init = seg_check.init
+        if llc is not None:
+            llc.init = seg_check.init
+        return absu
+    if absu != init_uri:
+        errors.add(f"EXT-X-MAP changed to {first_map}")
+    return init_uri
+
+
+def _part_map(pl):
+    """EXT-X-MAP URI of a playlist that lists only parts (no complete segment yet)."""
+    m = re.search(r'#EXT-X-MAP:.*?URI="([^"]+)"', pl.raw)
+    return m.group(1) if m else None
 
 
 @dataclass
@@ -640,3 +734,23 @@ def wait_for_endlist(base_url, timeout, proc=None, interval=0.25):
                 pass
         time.sleep(interval)
     return None
+
+
+# The multivariant (ladder) checks live in presentation.py (which imports this module); they are part of this
+# module's API too.
+def check_live_presentation(base_url, seconds, **kwargs):
+    """See presentation.check_live_presentation."""
+    from . import presentation  # noqa: PLC0415
+    return presentation.check_live_presentation(base_url, seconds, **kwargs)
+
+
+def check_delta_update(media_url, **kwargs):
+    """See presentation.check_delta_update."""
+    from . import presentation  # noqa: PLC0415
+    return presentation.check_delta_update(media_url, **kwargs)
+
+
+def check_vod_presentation(path, **kwargs):
+    """See presentation.check_vod_presentation."""
+    from . import presentation  # noqa: PLC0415
+    return presentation.check_vod_presentation(path, **kwargs)
