@@ -6,6 +6,8 @@ FFmpeg's own multivariant playlist lacks FRAME-RATE, AVERAGE-BANDWIDTH, AUTOSELE
 BANDWIDTH from the encoder settings (audio only with CRF), so index.m3u8 is written from the media instead:
 write_multivariant() measures it as RFC 8216 §4.1 defines it.
 """
+import hashlib
+import json
 import os
 import re
 import shutil
@@ -14,7 +16,7 @@ import tempfile
 import time
 
 from . import m3u8, mp4
-from .procs import Nginx, stop_process
+from .procs import REPO, Nginx, stop_process
 
 # name, size, x264 bit rate (small sizes: the ladder is about structure, not pictures)
 RUNGS = (("720p", "640x360", "900k"), ("480p", "480x270", "500k"), ("360p", "320x180", "250k"))
@@ -50,6 +52,26 @@ def _ffmpeg_args(seconds, rate, gop, rungs, hls_time, live, split_by_time):
     vsm = " ".join(f"v:{i},agroup:{AUDIO},name:{name}" for i, (name, _, _) in enumerate(rungs))
     args += ["-var_stream_map", f"{vsm} a:0,agroup:{AUDIO},default:yes,name:{AUDIO}"]
     return args
+
+
+def cached_ladder(**kwargs):
+    """ffmpeg_ladder(**kwargs) made once into .cache/e2e-media/ladder-<hash of the recipe>/."""
+    recipe = json.dumps([_ffmpeg_args(kwargs.get("seconds", 6), kwargs.get("rate", 30), kwargs.get("gop", 30),
+                                      kwargs.get("rungs", RUNGS), kwargs.get("hls_time", 1), False,
+                                      kwargs.get("split_by_time", False)), kwargs.get("multivariant", True)])
+    out = os.path.join(REPO, ".cache", "e2e-media", "ladder-" + hashlib.sha256(recipe.encode()).hexdigest()[:12])
+    if os.path.exists(os.path.join(out, f"{AUDIO}.m3u8")):
+        return out
+    tmp = tempfile.mkdtemp(prefix="ladder-", dir=os.path.dirname(out) if os.path.isdir(os.path.dirname(out))
+                           else None)
+    ffmpeg_ladder(os.path.join(tmp, "l"), **kwargs)
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    try:
+        os.rename(os.path.join(tmp, "l"), out)
+    except OSError:   # made meanwhile by another run
+        pass
+    shutil.rmtree(tmp, ignore_errors=True)
+    return out
 
 
 def ffmpeg_ladder(out, seconds=6, rate=30, gop=30, rungs=RUNGS, hls_time=1, split_by_time=False, multivariant=True):

@@ -49,13 +49,12 @@ MUTATIONS = {
 }
 
 
-def make_source(directory, seconds=30):
-    """FFmpeg's ladder in 1/3-second fragments (made once per directory)."""
-    return ladders.ffmpeg_ladder(directory, seconds=seconds, hls_time="0.333333", split_by_time=True,
-                                 multivariant=False)
+def make_source(seconds=30):
+    """FFmpeg's ladder in 1/3-second fragments (made once, cached under .cache/e2e-media)."""
+    return ladders.cached_ladder(seconds=seconds, hls_time="0.333333", split_by_time=True, multivariant=False)
 
 
-def _patch_tfdt(data, delta):
+def patch_tfdt(data, delta):
     """Add delta ticks to every tfdt in a fragment."""
     out = bytearray(data)
     for b in mp4.boxes(data):
@@ -71,7 +70,7 @@ def _patch_tfdt(data, delta):
     return bytes(out)
 
 
-def _unmark_idr(data, init):
+def unmark_idr(data, init):
     """Turn the first NAL unit of the first sample from an IDR slice (5) into a non-IDR slice (1)."""
     t = init.tracks[0]
     start, _ = mp4.first_sample_range(data, init, t.track_id)
@@ -96,11 +95,11 @@ class _Rendition:
             with open(os.path.join(directory, s.uri), "rb") as f:
                 data = f.read()
             if mutation == "tfdt_shift" and name == "480p":
-                data = _patch_tfdt(data, t.timescale // 30)
+                data = patch_tfdt(data, t.timescale // 30)
             if mutation == "audio_offset" and self.kind == "audio":
-                data = _patch_tfdt(data, 2 * AAC_FRAME)
+                data = patch_tfdt(data, 2 * AAC_FRAME)
             if mutation == "no_idr" and name == "360p" and len(self.frags) % PARTS == 0:
-                data = _unmark_idr(data, self.init)
+                data = unmark_idr(data, self.init)
             run = mp4.parse_fragment(data, self.init).track_runs(t.track_id)
             self.frags.append(data)
             self.starts.append(Fraction(run[0].base_decode_time, t.timescale))
