@@ -14,7 +14,7 @@ import shutil
 
 import pytest
 
-from hlsharness import http, ladders, llcheck, m3u8, mp4, presentation, simladder
+from hlsharness import chromium, http, ladders, llcheck, m3u8, mp4, presentation, simladder
 from hlsharness.testenv import need
 
 SIM_SECONDS = 5
@@ -241,3 +241,20 @@ def test_delta_update_against_sim_url_helpers():
     assert presentation.with_query("http://h/a.m3u8", "_HLS_skip=YES") == "http://h/a.m3u8?_HLS_skip=YES"
     assert presentation.with_query("http://h/a.m3u8?x=1", "_HLS_skip=v2") == "http://h/a.m3u8?x=1&_HLS_skip=v2"
     assert http.join("http://h/720p.m3u8", "audio.m3u8") == "http://h/audio.m3u8"
+
+
+def test_abr_requirements_logic():
+    def sw(t, bitrate):
+        return {"t": t, "level": 0, "height": 0, "bitrate": bitrate}
+    ok = {"started": True, "levels": [{"bitrate": 1}, {"bitrate": 2}], "fatal_errors": [], "media_error": None,
+          "advance_ratio": 0.95, "timeline": [{"t": t, "bitrate": 3000} for t in range(0, 15)],
+          "switches": [sw(0, 3000), sw(20, 1000), sw(45, 2000)]}
+    assert chromium.abr_problems(ok, 15, 30) == []
+    for change, needle in [({"switches": [sw(0, 3000), sw(45, 2000)]}, "no switch below"),
+                           ({"switches": [sw(0, 3000), sw(20, 1000)]}, "no switch up"),
+                           ({"switches": [sw(0, 3000), sw(20, 1000), sw(25, 2000)]}, "no switch up"),
+                           ({"fatal_errors": [{"details": "x", "fatal": True}]}, "fatal"),
+                           ({"levels": [{"bitrate": 1}]}, "level(s)"),
+                           ({"started": False}, "did not start")]:
+        probs = chromium.abr_problems(dict(ok, **change), 15, 30)
+        assert any(needle in p for p in probs), (change, probs)

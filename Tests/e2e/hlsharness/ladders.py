@@ -20,25 +20,30 @@ from .procs import REPO, Nginx, stop_process
 
 # name, size, x264 bit rate (small sizes: the ladder is about structure, not pictures)
 RUNGS = (("720p", "640x360", "900k"), ("480p", "480x270", "500k"), ("360p", "320x180", "250k"))
+# the sizes the names promise (reference_origin.py --ladder)
+FULL_RUNGS = (("720p", "1280x720", "2500k"), ("480p", "854x480", "1200k"), ("360p", "640x360", "600k"))
 AUDIO = "audio"
 
 
-def _ffmpeg_args(seconds, rate, gop, rungs, hls_time, live, split_by_time):
+def _ffmpeg_args(seconds, rate, gop, rungs, hls_time, live, split_by_time, input_file=None):
     n = len(rungs)
     chain = f"[0:v]split={n}" + "".join(f"[s{i}]" for i in range(n)) + ";" + ";".join(
         f"[s{i}]scale={size.replace('x', ':')}[v{i}]" for i, (_, size, _) in enumerate(rungs))
     args = ["ffmpeg", "-hide_banner", "-nostdin", "-loglevel", "error", "-y"]
     if live:
         args += ["-re"]
-    args += ["-f", "lavfi", "-i", f"testsrc2=size=1280x720:rate={rate}",
-             "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000"]
+    if input_file:
+        args += ["-i", input_file]
+    else:
+        args += ["-f", "lavfi", "-i", f"testsrc2=size=1280x720:rate={rate}",
+                 "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000"]
     if seconds:
         args += ["-t", str(seconds)]
     args += ["-filter_complex", chain]
     for i in range(n):
         args += ["-map", f"[v{i}]"]
-    args += ["-map", "1:a", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p",
-             "-g", str(gop), "-keyint_min", str(gop), "-sc_threshold", "0"]
+    args += ["-map", "0:a" if input_file else "1:a", "-c:v", "libx264", "-preset", "ultrafast",
+             "-pix_fmt", "yuv420p", "-g", str(gop), "-keyint_min", str(gop), "-sc_threshold", "0"]
     for i, (_, _, br) in enumerate(rungs):
         args += [f"-b:v:{i}", br, f"-maxrate:v:{i}", br, f"-bufsize:v:{i}", br]
     flags = ["split_by_time"] if split_by_time else []
@@ -74,14 +79,16 @@ def cached_ladder(**kwargs):
     return out
 
 
-def ffmpeg_ladder(out, seconds=6, rate=30, gop=30, rungs=RUNGS, hls_time=1, split_by_time=False, multivariant=True):
-    """A VOD ladder in the origin's layout under `out` (made once: reused when out/audio.m3u8 exists).
-    split_by_time with hls_time 1/3 gives 1/3-second fragments: the parts of simladder's LL-HLS origin."""
+def ffmpeg_ladder(out, seconds=6, rate=30, gop=30, rungs=RUNGS, hls_time=1, split_by_time=False, multivariant=True,
+                  input_file=None):
+    """A VOD ladder in the origin's layout under `out` (made once: reused when out/audio.m3u8 exists), from the
+    test pattern or input_file. split_by_time with hls_time 1/3 gives 1/3-second fragments: the parts of
+    simladder's LL-HLS origin."""
     if os.path.exists(os.path.join(out, f"{AUDIO}.m3u8")):
         return out
     tmp = tempfile.mkdtemp(prefix="ffladder-")
     try:
-        args = _ffmpeg_args(seconds, rate, gop, rungs, hls_time, False, split_by_time)
+        args = _ffmpeg_args(seconds, rate, gop, rungs, hls_time, False, split_by_time, input_file)
         args += ["-hls_segment_filename", os.path.join(tmp, "%v", "seg%d.m4s"), os.path.join(tmp, "%v", "s.m3u8")]
         p = subprocess.run(args, stdin=subprocess.DEVNULL, capture_output=True, timeout=300)
         if p.returncode != 0:

@@ -3,6 +3,7 @@
 blocking reloads, rendition reports). Its media is FFmpeg's: a ladder cut into 1/3-second fragments
 (ladders.ffmpeg_ladder with split_by_time); part N.i is fragment 3N+i and segment N the three fragments in a row.
 Time slides a window over them in real time. Each mutation breaks one rule, so every check is proven to fail."""
+import bisect
 import functools
 import http.server
 import math
@@ -82,7 +83,10 @@ def unmark_idr(data, init):
 
 
 class _Rendition:
-    def __init__(self, directory, name, mutation):
+    """One rendition's fragments; with loop_parts, its first loop_parts fragments repeat forever (tfdt moved on by
+    the loop's duration each time round)."""
+
+    def __init__(self, directory, name, mutation, loop_parts=None):
         with open(os.path.join(directory, name, "init.mp4"), "rb") as f:
             self.init_bytes = f.read()
         self.init = mp4.parse_init(self.init_bytes)
@@ -91,7 +95,7 @@ class _Rendition:
         with open(os.path.join(directory, f"{name}.m3u8")) as f:
             pl = m3u8.parse_media(f.read())
         self.frags, self.starts, self.durs = [], [], []
-        for s in pl.segments:
+        for s in pl.segments[:loop_parts]:
             with open(os.path.join(directory, s.uri), "rb") as f:
                 data = f.read()
             if mutation == "tfdt_shift" and name == "480p":
@@ -104,32 +108,62 @@ class _Rendition:
             self.frags.append(data)
             self.starts.append(Fraction(run[0].base_decode_time, t.timescale))
             self.durs.append(Fraction(sum(r.duration for r in run), t.timescale))
+        self.count = len(self.frags) // PARTS * PARTS      # usable parts (whole segments)
+        if loop_parts and self.count != loop_parts:
+            raise ValueError(f"{name}: {len(self.frags)} fragments, {loop_parts} needed to loop")
+        self.loop = sum(self.durs[:self.count]) if loop_parts else None
+        if self.loop is not None and (self.loop * t.timescale).denominator != 1:
+            raise ValueError(f"{name}: a loop of {self.loop}s is not a whole number of ticks")
+        self.timescale = t.timescale
         origin = self.starts[0]
-        self.ends = [float(s - origin + d) for s, d in zip(self.starts, self.durs)]
-        self.segments = len(self.frags) // PARTS
+        self.ends = [float(s - origin + d) for s, d in zip(self.starts, self.durs)][:self.count]
         self.requests = 0
         self.part_target = math.ceil(max(self.durs) * 1_000_000) / 1_000_000
 
+    @property
+    def limit(self):
+        """Parts in all (None: endless)."""
+        return None if self.loop is not None else self.count
+
     def available(self, t):
         """Parts complete at media time t."""
-        n = 0
-        while n < len(self.ends) and self.ends[n] <= t:
-            n += 1
-        return min(n, self.segments * PARTS)
+        if self.loop is None:
+            return bisect.bisect_right(self.ends, t)
+        q, rem = divmod(t, float(self.loop))
+        return int(q) * self.count + bisect.bisect_right(self.ends, rem)
+
+    def start(self, k):
+        q, i = divmod(k, self.count) if self.loop is not None else (0, k)
+        return self.starts[i] + q * (self.loop or 0)
+
+    def dur(self, k):
+        return self.durs[k % self.count]
+
+    def frag(self, k):
+        q, i = divmod(k, self.count) if self.loop is not None else (0, k)
+        return patch_tfdt(self.frags[i], int(q * self.loop * self.timescale)) if q else self.frags[i]
 
     def seg_duration(self, n):
-        return sum(self.durs[n * PARTS:(n + 1) * PARTS])
+        return sum(self.dur(k) for k in range(n * PARTS, (n + 1) * PARTS))
 
     def seg_bytes(self, n):
-        return b"".join(self.frags[n * PARTS:(n + 1) * PARTS])
+        return b"".join(self.frag(k) for k in range(n * PARTS, (n + 1) * PARTS))
 
 
 class SimLadderOrigin(LoopbackHTTPServer):
-    def __init__(self, source, mutation="none", window=9, history=10.0):
+    """names: the renditions in the source directory (video rungs by falling bit rate, then audio).
+    loop_parts: repeat that many parts forever (a live stream of any length). pages: {path: (bytes, type)}
+    served as they are (a player page, hls.js)."""
+
+    def __init__(self, source, mutation="none", window=9, history=10.0, names=None, loop_parts=None, pages=None,
+                 port=None):
         self.mutation = mutation
         self.window = window
-        names = [r[0] for r in ladders.RUNGS] + [ladders.AUDIO]
-        self.rends = {n: _Rendition(source, n, mutation) for n in names}
+        self.pages = pages or {}
+        names = names or [r[0] for r in ladders.RUNGS] + [ladders.AUDIO]
+        self.rends = {n: _Rendition(source, n, mutation, loop_parts) for n in names}
+        if loop_parts and len({r.loop for r in self.rends.values()}) != 1:
+            raise ValueError(f"renditions loop at different times: {[r.loop for r in self.rends.values()]}")
         self.videos = [r for r in self.rends.values() if r.kind == "video"]
         self.started = time.monotonic()
         self.t0 = self.started - history
@@ -137,7 +171,7 @@ class SimLadderOrigin(LoopbackHTTPServer):
         self.lock = threading.Lock()
         pt = max(r.part_target for r in self.rends.values())
         self.part_hold_back = 0.5 if mutation == "phb_small" else math.ceil(3 * pt * 1e6) / 1e6
-        super().__init__(functools.partial(_Handler, self))
+        super().__init__(functools.partial(_Handler, self), port)
 
     def now(self):
         return time.monotonic() - self.t0
@@ -146,7 +180,7 @@ class SimLadderOrigin(LoopbackHTTPServer):
     def multivariant(self):
         m = self.mutation
         a = self.rends[ladders.AUDIO]
-        asegs = [(float(a.seg_duration(n)), len(a.seg_bytes(n))) for n in range(a.segments)]
+        asegs = [(float(a.seg_duration(n)), len(a.seg_bytes(n))) for n in range(a.count // PARTS)]
         apeak = ladders.peak_bit_rate(asegs, 1)
         aavg = 8 * sum(s for _, s in asegs) / sum(d for d, _ in asegs)
         lines = ["#EXTM3U", "#EXT-X-VERSION:7", "#EXT-X-INDEPENDENT-SEGMENTS"]
@@ -156,7 +190,7 @@ class SimLadderOrigin(LoopbackHTTPServer):
                          f'URI="{ladders.AUDIO}.m3u8"')
         variants = []
         for v in self.videos:
-            segs = [(float(v.seg_duration(n)), len(v.seg_bytes(n))) for n in range(v.segments)]
+            segs = [(float(v.seg_duration(n)), len(v.seg_bytes(n))) for n in range(v.count // PARTS)]
             bw = int(ladders.peak_bit_rate(segs, 1) + apeak) + 1
             avg = int(8 * sum(s for _, s in segs) / sum(d for d, _ in segs) + aavg) + 1
             t = v.init.tracks[0]
@@ -208,8 +242,8 @@ class SimLadderOrigin(LoopbackHTTPServer):
             lines.append(f"#EXT-X-SKIP:SKIPPED-SEGMENTS={skipped}")
         lines.append(f'#EXT-X-MAP:URI="{r.name}/init.mp4"')
         for k in range(first + skipped, complete):
-            pdt = self.pdt0 + float(r.starts[k * PARTS] - r.starts[0]) + (0.2 if m == "pdt_skew" and r.kind == "audio"
-                                                                            else 0)
+            pdt = self.pdt0 + float(r.start(k * PARTS) - r.start(0)) + (0.2 if m == "pdt_skew" and r.kind == "audio"
+                                                                          else 0)
             lines.append("#EXT-X-PROGRAM-DATE-TIME:" + time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(pdt))
                          + f".{int(pdt * 1000) % 1000:03d}Z")
             if k >= complete - 3:
@@ -217,7 +251,7 @@ class SimLadderOrigin(LoopbackHTTPServer):
             lines += [f"#EXTINF:{float(r.seg_duration(k)):.6f},", f"{r.name}/seg{k}.m4s"]
         lines += [self.part_line(r, complete, i) for i in range(n % PARTS)]
         nxt = n + (1 if m == "hint_wrong" and r.name == "720p" else 0)
-        if nxt < r.segments * PARTS:
+        if r.limit is None or nxt < r.limit:
             lines.append(f'#EXT-X-PRELOAD-HINT:TYPE=PART,URI="{r.name}/seg{nxt // PARTS}.{nxt % PARTS}.m4s"')
         for o in self.rends.values():
             if o is r or (m == "report_missing" and r.name == "720p" and o.kind == "audio"):
@@ -229,7 +263,7 @@ class SimLadderOrigin(LoopbackHTTPServer):
         return "\n".join(lines) + "\n"
 
     def part_line(self, r, k, i):
-        d = f"{float(r.durs[k * PARTS + i]):.6f}"
+        d = f"{float(r.dur(k * PARTS + i)):.6f}"
         if self.mutation == "float_noise" and r.name == "720p":
             d = "0.33333300000000003"   # what printing 0.333333 + a tiny float error gives
         if self.mutation == "part_duration_lie" and r.name == "720p":
@@ -241,7 +275,7 @@ class SimLadderOrigin(LoopbackHTTPServer):
         j = k * PARTS + i
         if self.mutation == "part_swap" and r.name == "480p" and i == 1:
             j += 1
-        return r.frags[j]
+        return r.frag(j)
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):
@@ -279,9 +313,15 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         pl_type = "application/vnd.apple.mpegurl"
         if path == "index.m3u8":
             return self._send(200, pl_type, o.multivariant().encode())
+        if "/" + path in o.pages:
+            body, ctype = o.pages["/" + path]
+            return self._send(200, ctype, body)
         name, _, rest = path.partition("/")
         if path.endswith(".m3u8") and path[:-5] in o.rends:
             r = o.rends[path[:-5]]
+            # the first playlists are answered once every rendition has a part (rendition reports need one)
+            for other in o.rends.values():
+                self._wait(other, 1, 2.0)
             skip = q.get("_HLS_skip")
             if skip not in (None, "YES", "v2", "NO") and o.mutation != "skip_garbage":
                 return self._send(400, "text/plain", b"bad _HLS_skip")
@@ -302,7 +342,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             nums = [int(x) for x in stem.split(".")] if stem else None
         except ValueError:
             nums = None
-        if not nums or len(nums) > 2 or nums[0] >= r.segments:
+        if not nums or len(nums) > 2 or (r.limit is not None and nums[0] >= r.limit // PARTS):
             return self._send(404, "text/plain", b"not found")
         ctype = "video/iso.segment"
         if len(nums) == 1:
