@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from . import http, m3u8, mp4
+from .segcheck import check_common_headers
 
 PART_DURATION_TOLERANCE = 0.01  # |DURATION - media duration of the part's primary track| (s)
 REPORT_MAX_LAG_PARTS = 4        # a rendition report may trail the reported playlist by this many parts
@@ -189,7 +190,6 @@ class PlaylistLL:
         """GET every listed part once; check it at box level and record when each track starts in it."""
         if self.init is None:
             return
-        from .livecheck import check_common_headers  # noqa: PLC0415 - livecheck imports this module
         for p in pl.parts:
             if "URI" not in p:
                 continue

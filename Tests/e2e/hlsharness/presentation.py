@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from . import clients, http, llcheck, m3u8
-from .livecheck import (EXTINF_TOLERANCE, Errors, LiveCheckResult, SegmentRecord, SegmentValidator,
-                        check_common_headers, check_media_playlist, codec_matches)
+from .livecheck import LiveCheckResult, SegmentRecord, check_media_playlist
+from .segcheck import Errors, SegmentValidator, check_common_headers, codec_matches
 
 AAC_FRAME = 1024            # samples per AAC-LC frame
 PDT_MS = 0.002              # PROGRAM-DATE-TIME is written to the millisecond (two roundings)
@@ -639,5 +639,4 @@ def _check_vod_rendition(path, r, errors, listed):
 
 
 __all__ = ["check_live_presentation", "check_delta_update", "check_vod_presentation", "check_multivariant",
-           "cross_check", "peak_segment_bit_rate", "average_segment_bit_rate", "expected_skip", "renditions",
-           "EXTINF_TOLERANCE"]
+           "cross_check", "peak_segment_bit_rate", "average_segment_bit_rate", "expected_skip", "renditions"]
