@@ -220,7 +220,10 @@ def test_number_format_rule():
     ok = "#EXTINF:1.000000,\n#EXT-X-PART:DURATION=0.333333,URI=\"seg0.0.m4s\"\n#EXT-X-PART-INF:PART-TARGET=0.333334\n"
     assert llcheck.number_problems(ok) == []
     assert llcheck.number_problems("#EXT-X-PROGRAM-DATE-TIME:2026-01-01T00:00:00.000000001Z\n") == []
-    for bad in ("#EXTINF:1.0000001,", "#EXT-X-PART:DURATION=0.30000000000000004,URI=\"a\"",
+    # PART-TARGET rounded up to the microsecond, PART-HOLD-BACK three times it (what hls-origin writes)
+    assert llcheck.number_problems("#EXT-X-SERVER-CONTROL:CAN-BLOCK-RELOAD=YES,PART-HOLD-BACK=1.000002\n") == []
+    for bad in ("#EXTINF:1.0000001,", "#EXTINF:1.000001,", "#EXTINF:0.999999,",
+                "#EXT-X-PART:DURATION=0.30000000000000004,URI=\"a\"", "#EXT-X-PART:DURATION=0.333333000001,URI=\"a\"",
                 "#EXT-X-SERVER-CONTROL:PART-HOLD-BACK=0.9999991", "#EXT-X-PART-INF:PART-TARGET=0.1000001"):
         assert llcheck.number_problems(bad), bad
 

@@ -14,10 +14,14 @@ from .segcheck import check_common_headers
 
 PART_DURATION_TOLERANCE = 0.01  # |DURATION - media duration of the part's primary track| (s)
 REPORT_MAX_LAG_PARTS = 4        # a rendition report may trail the reported playlist by this many parts
-# "numbers written without float noise" (harness rule): at most 6 decimals, and no 0.1000001 / 0.2999999
-# artefacts of binary floating point (five or more zeros or nines followed by another digit).
+# "numbers written without float noise" (harness rule): at most 6 decimals anywhere, and no 1.000001 / 0.999999
+# artefacts of binary floating point (right after the point, five or more zeros then another digit, or five or
+# more nines) in media durations (EXTINF, part DURATION, FRAME-RATE): a tick of any usual timescale is coarser.
+# EXT-X-SERVER-CONTROL and EXT-X-PART-INF are exempt from the second rule: PART-TARGET is rounded up to the
+# microsecond so that no part exceeds it, and PART-HOLD-BACK = 3 x PART-TARGET then reads like 1.000002.
 _NUMBER = re.compile(r"(?<![\w.])\d+\.(\d+)(?![\w.])")
-_NOISE = re.compile(r"0{5,}[1-9]|9{5,}[0-8]")
+_NOISE = re.compile(r"^(0{5,}[1-9]|9{5,})")
+_ROUNDED_UP = ("#EXT-X-SERVER-CONTROL", "#EXT-X-PART-INF")
 
 
 def number_problems(text):
@@ -30,7 +34,7 @@ def number_problems(text):
             continue
         body = re.sub(r'"[^"]*"', '""', ln.split(":", 1)[1])
         for m in _NUMBER.finditer(body):
-            if len(m.group(1)) > 6 or _NOISE.search(m.group(1)):
+            if len(m.group(1)) > 6 or (_NOISE.search(m.group(1)) and not ln.startswith(_ROUNDED_UP)):
                 out.append(f"{m.group(0)} in {ln[:70]}")
     return out
 
