@@ -10,6 +10,7 @@ import urllib.parse
 from dataclasses import dataclass, field
 
 from . import http, llcheck, m3u8
+from .deltacheck import check_delta_update  # noqa: F401 - API
 from .segcheck import (EXTINF_TOLERANCE, INIT_CONTENT_TYPES, LIVE_PLAYLIST_MAX_AGE,  # noqa: F401 - API
                        PLAYLIST_CONTENT_TYPES, SEGMENT_CONTENT_TYPES, SEGMENT_MIN_MAX_AGE, Errors,
                        SegmentValidator, check_common_headers, codec_matches, num_in_name)
@@ -512,17 +513,11 @@ def wait_for_endlist(base_url, timeout, proc=None, interval=0.25):
 
 
 # The multivariant (ladder) checks live in presentation.py (which imports this module); they are part of this
-# module's API too.
+# module's API too, like check_delta_update (deltacheck.py).
 def check_live_presentation(base_url, seconds, **kwargs):
     """See presentation.check_live_presentation."""
     from . import presentation  # noqa: PLC0415
     return presentation.check_live_presentation(base_url, seconds, **kwargs)
-
-
-def check_delta_update(media_url, **kwargs):
-    """See presentation.check_delta_update."""
-    from . import presentation  # noqa: PLC0415
-    return presentation.check_delta_update(media_url, **kwargs)
 
 
 def check_vod_presentation(path, **kwargs):
