@@ -3,7 +3,8 @@
 /// Query parameters: `src=URL` overrides the playlist (default `/index.m3u8`); `lowLatency=1`/`0` turns
 /// hls.js `lowLatencyMode` on/off. The default is on when the stream publishes LL-HLS parts
 /// (`lowLatencyDefault`), off otherwise (plain segments: the live edge of 3 target durations is the stable
-/// choice). The readout shows the mode. `window.hls` and `window.player` are exposed for tests.
+/// choice). The readout shows the mode and the rendition playing; with more than one rendition a menu
+/// picks one ("Auto" lets hls.js choose). `window.hls` and `window.player` are exposed for tests.
 enum PlayerPage {
     static func html(hlsJSURL: String, fallbackURL: String?, lowLatencyDefault: Bool = false) -> String {
         let primary = jsString(hlsJSURL)
@@ -25,6 +26,8 @@ enum PlayerPage {
           h1 { font-size: 18px; margin: 0; font-weight: 600; }
           .live { color: #ff5a5a; font-weight: 700; font-size: 12px; letter-spacing: .08em; }
           .engine { color: var(--muted); margin-left: auto; font-size: 12px; }
+          select { background: var(--panel); color: var(--text); border: 1px solid #2a2f3a; border-radius: 6px;
+                   padding: 3px 6px; font: inherit; font-size: 12px; }
           video { width: 100%; aspect-ratio: 16 / 9; background: #000; border-radius: 8px; display: block; }
           #stats { display: grid; grid-template-columns: repeat(auto-fit, minmax(150px, 1fr)); gap: 8px; margin-top: 12px; }
           .stat { background: var(--panel); border-radius: 8px; padding: 10px 12px; }
@@ -36,13 +39,14 @@ enum PlayerPage {
         </head>
         <body>
         <main>
-          <header><h1>hls-origin</h1><span class="live">● LIVE</span><span class="engine" id="engine">loading…</span></header>
+          <header><h1>hls-origin</h1><span class="live">● LIVE</span><span class="engine" id="engine">loading…</span>
+            <select id="quality" aria-label="Rendition" hidden></select></header>
           <video id="video" muted autoplay playsinline controls></video>
           <section id="stats">
             <div class="stat"><span>Mode</span><b id="mode">–</b></div>
             <div class="stat"><span>Latency</span><b id="latency">–</b></div>
             <div class="stat"><span>Buffer ahead</span><b id="buffer">–</b></div>
-            <div class="stat"><span>Bitrate</span><b id="bitrate">–</b></div>
+            <div class="stat"><span>Rendition</span><b id="rendition">–</b></div>
             <div class="stat"><span>Dropped frames</span><b id="dropped">–</b></div>
           </section>
           <div id="message"></div>
@@ -58,6 +62,8 @@ enum PlayerPage {
         const video = document.getElementById('video');
         const $ = (id) => document.getElementById(id);
         const message = (text) => { $('message').textContent = text; };
+        const levelLabel = (level) => (level.height ? level.height + 'p' : 'level') + ' · '
+                                      + (level.bitrate / 1e6).toFixed(1) + ' Mb/s';
         $('source').textContent = src + (lowLatency ? '  (lowLatencyMode)' : '');
         $('mode').textContent = lowLatency ? 'LL-HLS' : 'standard';
         video.muted = true;
@@ -93,6 +99,20 @@ enum PlayerPage {
             else { hls.destroy(); message('Fatal error: ' + data.details); }
           });
           hls.on(Hls.Events.FRAG_BUFFERED, () => message(''));
+          // Rendition menu, highest first: "Auto" (-1) or one level (its index in hls.levels); nextLevel switches
+          // at the next fragment, without flushing the buffer.
+          const quality = $('quality');
+          hls.on(Hls.Events.MANIFEST_PARSED, () => {
+            const byRate = hls.levels.map((level, i) => [level, i]).sort((a, b) => b[0].bitrate - a[0].bitrate);
+            quality.replaceChildren(new Option('Auto', '-1'),
+                                    ...byRate.map(([level, i]) => new Option(levelLabel(level), String(i))));
+            quality.hidden = hls.levels.length < 2;
+          });
+          quality.addEventListener('change', () => { hls.nextLevel = Number(quality.value); });
+          hls.on(Hls.Events.LEVEL_SWITCHED, (_event, data) => {
+            const level = hls.levels[data.level];
+            $('rendition').textContent = level ? levelLabel(level) + (hls.autoLevelEnabled ? ' (auto)' : '') : '–';
+          });
           hls.loadSource(src);
           hls.attachMedia(video);
         } else if (video.canPlayType('application/vnd.apple.mpegurl')) {
@@ -114,12 +134,6 @@ enum PlayerPage {
           const latency = hls && Number.isFinite(hls.latency) ? hls.latency : NaN;
           $('latency').textContent = Number.isFinite(latency) ? latency.toFixed(2) + ' s' : '–';
           $('buffer').textContent = bufferAhead().toFixed(2) + ' s';
-          let bps = NaN;
-          if (hls && hls.levels && hls.levels.length) {
-            const level = hls.levels[hls.currentLevel >= 0 ? hls.currentLevel : 0];
-            if (level) bps = level.bitrate;
-          }
-          $('bitrate').textContent = Number.isFinite(bps) && bps > 0 ? (bps / 1e6).toFixed(2) + ' Mb/s' : '–';
           const q = video.getVideoPlaybackQuality ? video.getVideoPlaybackQuality() : null;
           $('dropped').textContent = q ? q.droppedVideoFrames + ' / ' + q.totalVideoFrames : '–';
         }

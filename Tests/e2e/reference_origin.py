@@ -19,7 +19,7 @@ import threading
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from hlsharness import mp4, procs  # noqa: E402
+from hlsharness import ladders, mp4, procs, simladder  # noqa: E402
 
 
 def write_multivariant(d):
@@ -124,7 +124,50 @@ class Handler(http.server.SimpleHTTPRequestHandler):
         return super().do_GET()
 
 
+def ladder_names(a):
+    names = [f"{h.strip()}p" for h in a.ladder.split(",") if h.strip()]
+    known = [r[0] for r in ladders.FULL_RUNGS]
+    if not names or any(n not in known for n in names):
+        die(f"reference: --ladder takes heights from {','.join(n[:-1] for n in known)}")
+    return [n for n in known if n in names]
+
+
+def serve_ladder(a):
+    """--ladder: simladder's LL-HLS origin looping FFmpeg's 720p/480p/360p ladder of the test pattern (32 s)."""
+    if a.input is not None:
+        die("reference: --ladder is only implemented for the test pattern")
+    source = ladders.cached_ladder(seconds=33, rungs=ladders.FULL_RUNGS, hls_time="0.333333", split_by_time=True,
+                                   multivariant=False)
+    pages = {"/": (procs.PLAYER_HTML.encode(), "text/html"), "/player.html": (procs.PLAYER_HTML.encode(), "text/html")}
+    if a.hlsjs and os.path.exists(a.hlsjs):
+        with open(a.hlsjs, "rb") as f:
+            pages["/hls.mjs"] = (f.read(), "text/javascript")
+    origin = simladder.SimLadderOrigin(source, window=a.window, history=0.0, names=ladder_names(a) + [ladders.AUDIO],
+                                       loop_parts=96, pages=pages, port=a.port).start()
+    if not a.quiet:
+        print(f"serving http://127.0.0.1:{origin.port}/ (reference ladder)", file=sys.stderr)
+    stop = threading.Event()
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    stop.wait()
+    origin.stop()
+    return 0
+
+
+def package_ladder(a):
+    check_input(a)
+    names = ladder_names(a)
+    try:
+        ladders.ffmpeg_ladder(a.output, rungs=[r for r in ladders.FULL_RUNGS if r[0] in names],
+                              hls_time=a.segment_duration, seconds=None, input_file=a.input)
+    except RuntimeError as e:
+        die(f"packaging failed: {e}")
+    return 0
+
+
 def serve(a):
+    if a.ladder:
+        return serve_ladder(a)
     codecs = check_input(a)
     prefix = None
     if a.input == "-":
@@ -203,6 +246,8 @@ def serve(a):
 
 
 def package(a):
+    if a.ladder:
+        return package_ladder(a)
     check_input(a)
     os.makedirs(a.output, exist_ok=True)
     enc = ["-map", "0:v?", "-map", "0:a?"]
@@ -243,6 +288,8 @@ def main():
         s.add_argument("--quiet", action="store_true")
         s.add_argument("--log-level")
         s.add_argument("--hlsjs")
+        s.add_argument("--ladder")
+        s.add_argument("--part-duration", type=float, default=0.333)
         if name == "package":
             s.add_argument("-o", "--output", required=True)
     a = ap.parse_args()

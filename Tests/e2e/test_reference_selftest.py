@@ -98,3 +98,21 @@ def test_cross_origin_without_cors_fails():
     print("no CORS:", probs, res["console"][:3])
     assert probs and not res["started"]
     assert ok["started"], chromium.summary(ok)
+
+
+def test_abr_and_native_helpers_on_ffmpeg_ladder():
+    """chromium_abr and chromium_native_play on FFmpeg's own live ladder (no LL-HLS): hls.js switches down under
+    DevTools throttling and back up after; Chromium's native HLS player plays the multivariant playlist."""
+    need_chromium()
+    need("ffmpeg", "nginx")
+    from hlsharness import ladders
+    with ladders.FFmpegLiveLadder() as ref:
+        procs.write_player_page(ref.dir)
+        shutil.copy(procs.HLSJS_PATH, os.path.join(ref.dir, "hls.mjs"))
+        url = procs.player_page_url(ref.base_url, ref.base_url + "/hls.mjs", ref.base_url + "/index.m3u8")
+        res = chromium.chromium_abr(url, [(12, "throttle", lambda lv: lv[len(lv) // 2]["bitrate"] / 8 * 0.6),
+                                          (30, "release")], seconds=55)
+        native = chromium.chromium_native_play(ref.base_url + "/index.m3u8", 10)
+    print(res["switches"], res["actions"])
+    assert chromium.abr_problems(res, 12, 30) == []
+    assert native["started"] and native["media_error"] is None and native["advance_ratio"] >= 0.9, native

@@ -14,8 +14,11 @@ import struct
 import subprocess
 import tempfile
 import time
+import urllib.parse
 import urllib.request
 import zlib
+
+from .procs import StaticServer
 
 
 BAD_ERROR_DETAILS = {"bufferStalledError", "bufferAppendError", "fragParsingError"}
@@ -25,6 +28,7 @@ BAD_ERROR_DETAILS = {"bufferStalledError", "bufferAppendError", "fragParsingErro
 HOOK_JS = r"""
 (() => {
   window.__hlsErrors = [];
+  window.__levelSwitches = [];
   window.__events = [];
   window.__firstPlaying = null;
   window.__waiting = 0;
@@ -37,6 +41,10 @@ HOOK_JS = r"""
           fatal: !!d.fatal, reason: String(d.reason || (d.error && d.error.message) || (d.response && d.response.code) || ''),
           url: String((d.frag && d.frag.url) || (d.context && d.context.url) || d.url || '')});
       } catch (e) { window.__hlsErrors.push({details: 'hook-failure', fatal: false, reason: String(e)}); }
+    });
+    h.on('hlsLevelSwitched', (ev, d) => {
+      const l = (h.levels || [])[d.level] || {};
+      window.__levelSwitches.push({t: performance.now(), level: d.level, height: l.height, bitrate: l.bitrate});
     });
   };
   let current;
@@ -83,7 +91,9 @@ POLL_JS = r"""
     try { out.hlsUrl = h.url; } catch (e) {}
     try { out.version = h.constructor.version; } catch (e) {}
     try { out.liveSyncPosition = h.liveSyncPosition; } catch (e) {}
-    try { out.levels = (h.levels || []).map(l => ({codecs: l.codecSet || ((l.videoCodec||'') + ',' + (l.audioCodec||'')), w: l.width, h: l.height})); } catch (e) {}
+    try { out.levels = (h.levels || []).map(l => ({codecs: l.codecSet || ((l.videoCodec||'') + ',' + (l.audioCodec||'')), w: l.width, h: l.height, bitrate: l.bitrate})); } catch (e) {}
+    out.currentLevel = h.currentLevel; out.loadLevel = h.loadLevel; out.bandwidthEstimate = h.bandwidthEstimate;
+    out.switches = window.__levelSwitches || [];
   }
   return out;
 })()
@@ -491,3 +501,174 @@ def summary(res):
     out["errors"] = [f"{e.get('details')}{'(fatal)' if e.get('fatal') else ''}" for e in res.get("errors", [])][:10]
     out["console"] = res.get("console", [])[:5]
     return json.dumps(out, default=str)
+
+
+# --- ABR under throttling, and Chromium's own HLS player -------------------------------------------------------
+
+def chromium_abr(url, plan, seconds=None, poll=0.5, startup_timeout=15.0, latency_ms=20, browser_args=()):
+    """Play url (a page that sets window.hls) and apply DevTools network conditions at given times after playback
+    starts. plan: [(t, "throttle", bytes_per_s), (t, "release"), ...]; bytes_per_s may be a callable taking the
+    hls.js levels sorted by bitrate ({bitrate, height, ...}) and returning bytes/s (e.g. below the middle rung).
+    Runs until `seconds` (default: the last plan time + 20 s) after playback starts.
+
+    Returns a dict: started, levels (from hls.js), timeline [{t, currentTime, level, height, bitrate, estimate}],
+    switches [{t, level, height, bitrate}] (LEVEL_SWITCHED, t relative to playback start), actions
+    [{t, action, bytes_per_s}], errors / fatal_errors (hls.js), media_error, advance_ratio."""
+    end_after = seconds if seconds is not None else max(t for t, *_ in plan) + 20
+    res = {"url": url, "started": False, "levels": [], "timeline": [], "switches": [], "actions": [],
+           "errors": [], "fatal_errors": [], "media_error": None, "console": [], "advance_ratio": 0.0}
+    todo = sorted(plan, key=lambda p: p[0])
+    with Browser(browser_args) as b:
+        b.call("Network.enable")
+        b.call("Page.addScriptToEvaluateOnNewDocument", source=HOOK_JS)
+        t_nav = time.monotonic()
+        b.call("Page.navigate", url=url)
+        t_start = first = last = None
+        offset = None   # monotonic - performance.now()/1000
+        while True:
+            now = time.monotonic()
+            try:
+                s = b.evaluate(POLL_JS)
+            except CDPError as e:
+                s = None
+                res["console"].append(("poll", str(e)))
+            if s:
+                if offset is None and s.get("now") is not None:
+                    offset = now - s["now"] / 1000
+                last = s
+                if t_start is None and (s.get("t") or 0) > 0:
+                    t_start, first = now, (now, s["t"])
+                    res["started"] = True
+                    res["startup_s"] = now - t_nav
+                if t_start is not None:
+                    levels = s.get("levels") or []
+                    cur = s.get("currentLevel")
+                    lv = levels[cur] if isinstance(cur, int) and 0 <= cur < len(levels) else {}
+                    res["timeline"].append({"t": round(now - t_start, 2), "currentTime": s.get("t"), "level": cur,
+                                            "height": lv.get("h"), "bitrate": lv.get("bitrate"),
+                                            "estimate": s.get("bandwidthEstimate")})
+            if t_start is None:
+                if now - t_nav > startup_timeout:
+                    break
+                time.sleep(0.1)
+                continue
+            while todo and now - t_start >= todo[0][0]:
+                _, action, *arg = todo.pop(0)
+                levels = sorted((last or {}).get("levels") or [], key=lambda l: l.get("bitrate") or 0)
+                if action == "throttle":
+                    rate = arg[0](levels) if callable(arg[0]) else arg[0]
+                    b.call("Network.emulateNetworkConditions", offline=False, latency=latency_ms,
+                           downloadThroughput=int(rate), uploadThroughput=int(rate))
+                    res["actions"].append({"t": round(now - t_start, 2), "action": action, "bytes_per_s": int(rate)})
+                else:
+                    b.call("Network.emulateNetworkConditions", offline=False, latency=0, downloadThroughput=-1,
+                           uploadThroughput=-1)
+                    res["actions"].append({"t": round(now - t_start, 2), "action": action, "bytes_per_s": None})
+            if now - t_start >= end_after:
+                break
+            time.sleep(poll)
+        res["console"].extend(b.events)
+    if last:
+        res["levels"] = [{"bitrate": l.get("bitrate"), "height": l.get("h"), "width": l.get("w")}
+                         for l in last.get("levels") or []]
+        res["errors"] = last.get("errors") or []
+        res["fatal_errors"] = [e for e in res["errors"] if e.get("fatal")]
+        res["media_error"] = last.get("mediaError")
+        if t_start is not None and offset is not None:
+            res["switches"] = [{"t": round(offset + sw["t"] / 1000 - t_start, 2), "level": sw.get("level"),
+                                "height": sw.get("height"), "bitrate": sw.get("bitrate")}
+                               for sw in last.get("switches") or []]
+        if first is not None and last.get("t") is not None:
+            wall = time.monotonic() - first[0]
+            res["advance_ratio"] = (last["t"] - first[1]) / wall if wall > 0 else 0.0
+    return res
+
+
+def abr_problems(res, throttle_at, release_at, min_advance=0.8):
+    """The ABR requirements: playback starts, at least two levels, a LEVEL_SWITCHED to a lower bitrate after the
+    throttle (before the release), a switch back up after the release, no fatal hls.js error, no video error."""
+    p = []
+    if not res["started"]:
+        return [f"playback did not start: {res.get('console', [])[:3]} {res.get('errors', [])[:3]}"]
+    if len(res["levels"]) < 2:
+        p.append(f"hls.js sees {len(res['levels'])} level(s): {res['levels']}")
+
+    def level_at(t):
+        before = [s for s in res["timeline"] if s["t"] <= t and s.get("bitrate")]
+        return before[-1]["bitrate"] if before else None
+    at_throttle = level_at(throttle_at)
+    down = [s for s in res["switches"] if throttle_at <= s["t"] <= release_at + 1
+            and at_throttle and (s.get("bitrate") or 0) < at_throttle]
+    if not down:
+        p.append(f"no switch below {at_throttle} b/s after throttling at {throttle_at}s: switches {res['switches']}")
+    low = min([s.get("bitrate") or 0 for s in down] or [0])
+    up = [s for s in res["switches"] if s["t"] > release_at and (s.get("bitrate") or 0) > low]
+    if not up:
+        p.append(f"no switch up after the release at {release_at}s: switches {res['switches']}")
+    if res["fatal_errors"]:
+        p.append(f"fatal hls.js errors: {res['fatal_errors'][:3]}")
+    if res["media_error"]:
+        p.append(f"video element error {res['media_error']}")
+    if res["advance_ratio"] < min_advance:
+        p.append(f"currentTime advanced {res['advance_ratio']:.0%} of wall time")
+    return p
+
+
+NATIVE_PAGE = """<!doctype html>
+<html><head><meta charset="utf-8"><title>native HLS</title></head>
+<body style="margin:0;background:#000">
+<video id="video" muted autoplay playsinline style="display:block;width:640px;height:360px"></video>
+<script>
+const v = document.getElementById('video');
+window.__canPlay = v.canPlayType('application/vnd.apple.mpegurl');
+v.src = new URLSearchParams(location.search).get('src');
+v.play().catch(e => console.warn('play()', e.message));
+</script></body></html>
+"""
+
+
+def chromium_native_play(url, seconds=15, startup_timeout=15.0, poll=0.5):
+    """Play a playlist URL with Chromium's own HLS support (no hls.js): a page with a bare <video src> served
+    from a second loopback port. Returns started, startup_s, advance_ratio, media_error, can_play (what
+    canPlayType says), video_size, samples."""
+    d = tempfile.mkdtemp(prefix="native-page-")
+    res = {"url": url, "started": False, "startup_s": None, "advance_ratio": 0.0, "media_error": None,
+           "can_play": None, "video_size": None, "samples": [], "console": []}
+    try:
+        with open(os.path.join(d, "native.html"), "w") as f:
+            f.write(NATIVE_PAGE)
+        with StaticServer(d) as page, Browser() as b:
+            b.call("Page.addScriptToEvaluateOnNewDocument", source=HOOK_JS)
+            t_nav = time.monotonic()
+            b.call("Page.navigate", url=page.base_url + "/native.html?" + urllib.parse.urlencode({"src": url}))
+            first = None
+            while True:
+                now = time.monotonic()
+                try:
+                    s = b.evaluate(POLL_JS)
+                    res["can_play"] = b.evaluate("window.__canPlay")
+                except CDPError as e:
+                    s = None
+                    res["console"].append(("poll", str(e)))
+                if s:
+                    s["mono"] = now
+                    res["samples"].append(s)
+                    if s.get("mediaError"):
+                        res["media_error"] = s["mediaError"]
+                    if first is None and (s.get("t") or 0) > 0:
+                        first = s
+                        res["started"], res["startup_s"] = True, now - t_nav
+                if first is None and now - t_nav > startup_timeout:
+                    break
+                if first is not None and now - first["mono"] >= seconds:
+                    break
+                time.sleep(poll if first else 0.1)
+            res["console"].extend(b.events)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+    if first is not None:
+        last = res["samples"][-1]
+        wall = last["mono"] - first["mono"]
+        res["advance_ratio"] = (last["t"] - first["t"]) / wall if wall > 0 else 0.0
+        res["video_size"] = (last.get("videoWidth"), last.get("videoHeight"))
+    return res

@@ -5,219 +5,29 @@ All checks collect human-readable error strings instead of raising, so one run r
 """
 import os
 import re
-import threading
 import time
 import urllib.parse
 from dataclasses import dataclass, field
 
-from . import http, m3u8, mp4
+from . import http, llcheck, m3u8
+from .deltacheck import check_delta_update  # noqa: F401 - API
+from .segcheck import (EXTINF_TOLERANCE, INIT_CONTENT_TYPES, LIVE_PLAYLIST_MAX_AGE,  # noqa: F401 - API
+                       PLAYLIST_CONTENT_TYPES, SEGMENT_CONTENT_TYPES, SEGMENT_MIN_MAX_AGE, Errors,
+                       SegmentValidator, check_common_headers, codec_matches, num_in_name)
 
-PLAYLIST_CONTENT_TYPES = {"application/vnd.apple.mpegurl", "application/x-mpegurl", "audio/mpegurl"}
-INIT_CONTENT_TYPES = {"video/mp4", "audio/mp4", "application/mp4"}
-SEGMENT_CONTENT_TYPES = {"video/mp4", "video/iso.segment", "audio/mp4", "application/mp4"}
-# A live media playlist must not be cached for longer than this (seconds); segments at least this long.
-LIVE_PLAYLIST_MAX_AGE = 1
-SEGMENT_MIN_MAX_AGE = 60
-EXTINF_TOLERANCE = 0.05      # |EXTINF - media duration of the segment's primary track| (s)
 PDT_STABILITY = 0.1          # how far one segment's PROGRAM-DATE-TIME may move between reloads (s)
 PDT_STEP_TOLERANCE = 0.5     # |PDT[i+1] - (PDT[i] + EXTINF[i])| (s)
 
 
-def _mime(ct):
-    return (ct or "").split(";")[0].strip().lower()
-
-
-def _max_age(cc):
-    m = re.search(r"max-age\s*=\s*(\d+)", cc or "")
-    return int(m.group(1)) if m else None
-
-
-def _num(uri):
-    """The number in a segment name like seg12.m4s (None if the name has none)."""
-    stem = os.path.splitext(os.path.basename(urllib.parse.urlsplit(uri).path))[0]
-    m = re.search(r"(\d+)$", stem)
-    return int(m.group(1)) if m else None
-
-
-def codec_matches(advertised, derived):
-    """Compare one CODECS entry with the one derived from the init segment (RFC 6381, hex case-insensitive)."""
-    a, d = advertised.strip(), derived.strip()
-    if a.lower() == d.lower():
-        return True
-    # MP3 may be written mp4a.6B or mp4a.40.34; MPEG-4 Part 2 as mp4v.20.<profile>
-    if {a.lower(), d.lower()} <= {"mp4a.6b", "mp4a.40.34", "mp4a.69"}:
-        return True
-    if d.lower() == "mp4v.20" and a.lower().startswith("mp4v.20"):
-        return True
-    return False
-
-
-class Errors:
-    """An error list that folds repeats: messages that differ only in their numbers count as one."""
-
-    def __init__(self):
-        self._first = {}
-        self._count = {}
-        self._order = []
-        self.lock = threading.Lock()
-
-    def add(self, msg):
-        key = re.sub(r"\d+(\.\d+)?", "#", msg)
-        with self.lock:
-            if key in self._count:
-                self._count[key] += 1
-            else:
-                self._count[key] = 1
-                self._first[key] = msg
-                self._order.append(key)
-
-    def list(self):
-        with self.lock:
-            return [self._first[k] if self._count[k] == 1 else f"{self._first[k]} (x{self._count[k]} similar)"
-                    for k in self._order]
-
-    def __bool__(self):
-        return bool(self._order)
-
-
-def check_common_headers(resp, kind, errors, live=True):
-    """kind: 'multivariant' | 'media' | 'init' | 'segment'."""
-    what = f"{kind} {urllib.parse.urlsplit(resp.url).path}"
-    ct = _mime(resp.header("content-type"))
-    allowed = PLAYLIST_CONTENT_TYPES if kind in ("multivariant", "media") else (
-        INIT_CONTENT_TYPES if kind == "init" else SEGMENT_CONTENT_TYPES)
-    if ct not in allowed:
-        errors.add(f"{kind}: Content-Type {resp.header('content-type')!r} not in {sorted(allowed)}")
-    acao = resp.header("access-control-allow-origin")
-    if acao not in ("*", http.TEST_ORIGIN):
-        errors.add(f"{kind}: Access-Control-Allow-Origin is {acao!r} (cross-origin players cannot read it)")
-    cc = (resp.header("cache-control") or "").lower()
-    if not cc:
-        errors.add(f"{kind}: no Cache-Control header")
-    elif kind == "media" and live:
-        ma = _max_age(cc)
-        if not ("no-cache" in cc or "no-store" in cc or (ma is not None and ma <= LIVE_PLAYLIST_MAX_AGE)):
-            errors.add(f"{kind}: live playlist Cache-Control {cc!r} allows caching > {LIVE_PLAYLIST_MAX_AGE}s")
-    elif kind == "segment":
-        ma = _max_age(cc)
-        if "no-store" in cc or "no-cache" in cc or ma is None or ma < SEGMENT_MIN_MAX_AGE:
-            errors.add(f"{kind}: Cache-Control {cc!r}: immutable segments should be cacheable "
-                       f"(max-age >= {SEGMENT_MIN_MAX_AGE})")
-    cl = resp.header("content-length")
-    if cl is None:
-        errors.add(f"{what}: no Content-Length")
-    elif int(cl) != len(resp.body):
-        errors.add(f"{what}: Content-Length {cl} but {len(resp.body)} bytes received")
-
-
-class SegmentValidator:
-    """Box-level checks of an init segment and a sequence of media segments (live or VOD)."""
-
-    def __init__(self, errors, encoded=False):
-        self.errors = errors
-        # Encoded by the origin itself: audio and video must start each segment within one AAC frame
-        # (copied sources keep their own A/V offsets, and FFmpeg's own output differs by up to ~24 ms).
-        self.encoded = encoded
-        self.init = None
-        self.init_bytes = None
-        self.prev = {}          # track_id -> (seq, end decode time)
-        self.segments = 0
-        self.media_seconds = 0.0
-        self.segment_seconds = []  # primary-track duration of each downloaded segment
-        self.samples = {}       # track_id -> count
-
-    def set_init(self, data, advertised_codecs=None, resolution=None):
-        try:
-            self.init = mp4.parse_init(data)
-            self.init_bytes = data
-        except (mp4.MP4Error, IndexError, Exception) as e:  # noqa: BLE001 - report any parse failure
-            self.errors.add(f"init segment does not parse: {e}")
-            return
-        if not self.init.has_mvex:
-            self.errors.add("init segment has no mvex (not a fragmented MP4)")
-        if advertised_codecs is not None:
-            adv = [c.strip() for c in advertised_codecs.split(",") if c.strip()]
-            derived = self.init.codecs
-            unmatched = [a for a in adv if not any(codec_matches(a, d) for d in derived)]
-            missing = [d for d in derived if not any(codec_matches(a, d) for a in adv)]
-            if unmatched or missing or len(adv) != len(derived):
-                self.errors.add(f"CODECS={advertised_codecs!r} but init segment says {','.join(derived)!r}")
-        if resolution:
-            v = self.video_track
-            if v is None:
-                self.errors.add(f"RESOLUTION={resolution} but no video track in init segment")
-            elif resolution != f"{v.width}x{v.height}":
-                self.errors.add(f"RESOLUTION={resolution} but avc sample entry is {v.width}x{v.height}")
-
-    @property
-    def video_track(self):
-        if self.init is None:
-            return None
-        return next((t for t in self.init.tracks if t.handler == "vide"), None)
-
-    @property
-    def primary_track(self):
-        if self.init is None:
-            return None
-        return self.video_track or (self.init.tracks[0] if self.init.tracks else None)
-
-    def add_segment(self, seq, extinf, data, name):
-        self.segments += 1
-        if self.init is None:
-            self.errors.add(f"{name}: cannot check, no valid init segment")
-            return
-        try:
-            frag = mp4.parse_fragment(data, self.init)
-        except (mp4.MP4Error, IndexError, Exception) as e:  # noqa: BLE001
-            self.errors.add(f"{name}: does not parse as a fragment: {e}")
-            return
-        seen = set()
-        for run in frag.runs:
-            t = self.init.track(run.track_id)
-            if t is None:
-                self.errors.add(f"{name}: traf for unknown track {run.track_id}")
-                continue
-            seen.add(run.track_id)
-        for t in self.init.tracks:
-            runs = frag.track_runs(t.track_id)
-            if not runs or not any(r.durations for r in runs):
-                self.errors.add(f"{name}: no samples for track {t.track_id} ({t.handler})")
-                continue
-            start = runs[0].base_decode_time
-            dur = sum(r.duration for r in runs)
-            self.samples[t.track_id] = self.samples.get(t.track_id, 0) + sum(len(r.durations) for r in runs)
-            # decode-time continuity with the previous segment of the same track
-            if t.track_id in self.prev:
-                pseq, pend = self.prev[t.track_id]
-                if pseq == seq - 1 and pend != start:
-                    self.errors.add(f"{name}: track {t.track_id} ({t.handler}) tfdt {start} but previous "
-                                    f"segment ended at {pend} (gap/overlap {start - pend} ticks)")
-            end = start
-            for r in runs:
-                if r.base_decode_time != end:
-                    self.errors.add(f"{name}: track {t.track_id} run tfdt {r.base_decode_time} != {end}")
-                end = r.base_decode_time + r.duration
-            self.prev[t.track_id] = (seq, end)
-            if any(d == 0 for r in runs for d in r.durations):
-                self.errors.add(f"{name}: track {t.track_id} has zero-duration samples")
-            if t.handler == "vide" and not mp4.is_sync(runs[0].flags[0]):
-                self.errors.add(f"{name}: does not start with a keyframe (first sample flags "
-                                f"0x{runs[0].flags[0]:08x})")
-            if t is self.primary_track and extinf is not None and t.timescale:
-                secs = dur / t.timescale
-                self.media_seconds += secs
-                self.segment_seconds.append(secs)
-                if abs(secs - extinf) > EXTINF_TOLERANCE:
-                    self.errors.add(f"{name}: EXTINF {extinf:.6f} but {t.handler} samples last {secs:.6f}s")
-        # Audio and video start together: their first tfdt differ by less than one audio frame (1024 samples).
-        video = self.video_track
-        audio = next((t for t in self.init.tracks if t.handler == "soun"), None)
-        if self.encoded and video and audio and video.timescale and audio.timescale:
-            vr, ar = frag.track_runs(video.track_id), frag.track_runs(audio.track_id)
-            if vr and ar and seq > 0:
-                gap = ar[0].base_decode_time / audio.timescale - vr[0].base_decode_time / video.timescale
-                if abs(gap) > 1024 / audio.timescale + 1e-6:
-                    self.errors.add(f"{name}: audio starts {gap * 1000:.1f} ms from video (more than one AAC frame)")
+@dataclass
+class SegmentRecord:
+    """What a checker learnt about one downloaded media segment (for the cross-rendition checks)."""
+    seq: int
+    uri: str
+    extinf: float
+    size: int
+    timing: dict          # handler ('vide'/'soun') -> (first tfdt, duration: Fractions of seconds, samples)
+    pdt: float = None     # EXT-X-PROGRAM-DATE-TIME (epoch seconds), computed
 
 
 @dataclass
@@ -237,12 +47,20 @@ class LiveCheckResult:
     last_msn: int = None
     pdt_lag_last: float = None
     notes: list = field(default_factory=list)
+    # filled by check_media_playlist for check_live_presentation
+    name: str = None
+    url: str = None
+    init: object = None                                  # mp4.InitSegment of the first EXT-X-MAP
+    segments: dict = field(default_factory=dict)         # seq -> SegmentRecord (downloaded segments)
+    playlist: object = None                              # the last m3u8.MediaPlaylist
+    ll: object = None                                    # llcheck.PlaylistLL (parts, reports, server control)
 
     def summary(self):
-        return (f"polls={self.polls} changes={self.playlists_changed} segs={self.segments_downloaded} "
-                f"TD={self.target_duration} maxwait={self.max_wait_for_new_segment:.2f}s "
-                f"minwindow={self.min_full_window} msn={self.first_msn}->{self.last_msn} "
-                f"endlist={self.endlist} codecs={self.codecs} errors={len(self.errors)}")
+        return (f"{self.name + ': ' if self.name else ''}polls={self.polls} changes={self.playlists_changed} "
+                f"segs={self.segments_downloaded} TD={self.target_duration} "
+                f"maxwait={self.max_wait_for_new_segment:.2f}s minwindow={self.min_full_window} "
+                f"msn={self.first_msn}->{self.last_msn} endlist={self.endlist} codecs={self.codecs} "
+                f"{self.ll.summary() + ' ' if self.ll else ''}errors={len(self.errors)}")
 
 
 def fetch_multivariant(base_url, errors, live=True):
@@ -276,15 +94,31 @@ def fetch_multivariant(base_url, errors, live=True):
 
 def check_live_playlist(base_url, duration_s, poll_interval=0.5, download=True, allow_endlist=False,
                         stop_event=None, encoded=False):
-    """Poll base_url/stream.m3u8 (found through /index.m3u8) for duration_s seconds and check it strictly."""
+    """Poll base_url/stream.m3u8 (found through /index.m3u8, one variant) for duration_s seconds and check it
+    strictly. For a multivariant presentation use presentation.check_live_presentation."""
     errors = Errors()
-    res = LiveCheckResult(errors=[])
     media_url, codecs, resolution = fetch_multivariant(base_url, errors)
-    res.codecs = codecs
     if media_url is None:
-        res.errors = errors.list()
-        return res
-    seg_check = SegmentValidator(errors, encoded=encoded)
+        return LiveCheckResult(errors=errors.list(), codecs=codecs)
+    return check_media_playlist(media_url, duration_s, codecs=codecs, resolution=resolution,
+                                poll_interval=poll_interval, download=download, allow_endlist=allow_endlist,
+                                stop_event=stop_event, encoded=encoded, errors=errors)
+
+
+def check_media_playlist(media_url, duration_s, codecs=None, resolution=None, poll_interval=0.5, download=True,
+                         allow_endlist=False, stop_event=None, encoded=False, errors=None, name=None,
+                         require_idr=False, ll=False, siblings=(), numbers=False):
+    """Poll one live media playlist for duration_s seconds and check it strictly: every snapshot, the rules
+    across reloads, the init segment (against `codecs`/`resolution` when given) and every listed segment.
+
+    ll=True adds the LL-HLS rules of llcheck.PlaylistLL (parts downloaded and checked, EXT-X-SERVER-CONTROL /
+    EXT-X-PART-INF, and an EXT-X-RENDITION-REPORT for each URL in `siblings`); numbers=True checks how decimal
+    numbers are written (llcheck.number_problems); require_idr=True: every H.264 segment starts with an IDR."""
+    errors = errors if errors is not None else Errors()
+    res = LiveCheckResult(errors=[], codecs=codecs, name=name, url=media_url)
+    seg_check = SegmentValidator(errors, encoded=encoded, require_idr=require_idr)
+    llc = llcheck.PlaylistLL(media_url, errors, siblings, poll_interval) if ll else None
+    res.ll = llc
     uri_seq = {}        # absolute URI -> sequence number
     seq_uri = {}
     seq_pdt = {}
@@ -316,7 +150,9 @@ def check_live_playlist(base_url, duration_s, poll_interval=0.5, download=True, 
             errors.add(f"media playlist: {e}")
             time.sleep(poll_interval)
             continue
-        if r.text != last_text:
+        res.playlist = pl
+        changed = r.text != last_text
+        if changed:
             res.playlists_changed += 1
             last_text = r.text
         # --- per-snapshot rules
@@ -341,9 +177,19 @@ def check_live_playlist(base_url, duration_s, poll_interval=0.5, download=True, 
             res.endlist = True
             if not allow_endlist:
                 errors.add("EXT-X-ENDLIST appeared while the stream should be live")
+        if numbers and changed:
+            bad = llcheck.number_problems(r.text)
+            if bad:
+                errors.add(f"numbers with float noise (more than 6 decimals or 0.x00000y): {bad[:3]}")
+        if llc is not None:
+            llc.snapshot(pl)
+            llc.check_reports(pl)   # right away: the reported playlists are fetched next to this one
         if not pl.segments:
             if time.monotonic() - t_start > 3 * td:
                 errors.add("media playlist has no segments")
+            if llc is not None and download and pl.parts:
+                init_uri = _load_init(media_url, pl, init_uri, seg_check, errors, codecs, resolution, res, llc)
+                llc.download_parts(pl)
             time.sleep(poll_interval)
             continue
         for s in pl.segments:
@@ -351,7 +197,7 @@ def check_live_playlist(base_url, duration_s, poll_interval=0.5, download=True, 
                 errors.add(f"{s.uri}: EXTINF {s.duration} <= 0")
             if m3u8.rfc8216_rounded(s.duration) > td:
                 errors.add(f"{s.uri}: EXTINF {s.duration} rounds above TARGETDURATION {td}")
-        nums = [_num(s.uri) for s in pl.segments]
+        nums = [num_in_name(s.uri) for s in pl.segments]
         if None not in nums:
             for a, b in zip(nums, nums[1:]):
                 if b != a + 1:
@@ -428,19 +274,7 @@ def check_live_playlist(base_url, duration_s, poll_interval=0.5, download=True, 
         res.last_msn = pl.media_sequence
         # --- downloads
         if download:
-            first_map = pl.segments[0].map_uri
-            if first_map is None:
-                errors.add("no EXT-X-MAP (fMP4 init segment) in media playlist")
-            elif init_uri is None:
-                init_uri = http.join(media_url, first_map)
-                ir = http.get(init_uri)
-                if ir.status != 200:
-                    errors.add(f"GET {init_uri}: status {ir.status} {ir.error}")
-                else:
-                    check_common_headers(ir, "init", errors)
-                    seg_check.set_init(ir.body, codecs, resolution)
-            elif http.join(media_url, first_map) != init_uri:
-                errors.add(f"EXT-X-MAP changed to {first_map}")
+            init_uri = _load_init(media_url, pl, init_uri, seg_check, errors, codecs, resolution, res, llc)
             for s in pl.segments:
                 absu = http.join(media_url, s.uri)
                 if absu in downloaded:
@@ -452,7 +286,12 @@ def check_live_playlist(base_url, duration_s, poll_interval=0.5, download=True, 
                     continue
                 check_common_headers(sr, "segment", errors)
                 res.segments_downloaded += 1
-                seg_check.add_segment(s.seq, s.duration, sr.body, s.uri)
+                timing = seg_check.add_segment(s.seq, s.duration, sr.body, s.uri)
+                if timing is not None:
+                    res.segments[s.seq] = SegmentRecord(s.seq, absu, s.duration, len(sr.body), timing,
+                                                        s.pdt_computed)
+            if llc is not None:
+                llc.download_parts(pl)
         spent = time.monotonic() - now
         time.sleep(max(0.0, poll_interval - spent))
     res.max_wait_for_new_segment = max_wait
@@ -462,6 +301,37 @@ def check_live_playlist(base_url, duration_s, poll_interval=0.5, download=True, 
         errors.add(f"playlist changed only {res.playlists_changed} time(s) in {duration_s}s")
     res.errors = errors.list()
     return res
+
+
+def _load_init(media_url, pl, init_uri, seg_check, errors, codecs, resolution, res, llc):
+    """Fetch and check the init segment of the first EXT-X-MAP once; report a changed EXT-X-MAP. Returns the
+    absolute init URI in use."""
+    first = pl.segments[0] if pl.segments else None
+    first_map = first.map_uri if first else _part_map(pl)
+    if first_map is None:
+        errors.add("no EXT-X-MAP (fMP4 init segment) in media playlist")
+        return init_uri
+    absu = http.join(media_url, first_map)
+    if init_uri is None:
+        ir = http.get(absu)
+        if ir.status != 200:
+            errors.add(f"GET {absu}: status {ir.status} {ir.error}")
+            return None
+        check_common_headers(ir, "init", errors)
+        seg_check.set_init(ir.body, codecs, resolution)
+        res.init = seg_check.init
+        if llc is not None:
+            llc.init = seg_check.init
+        return absu
+    if absu != init_uri:
+        errors.add(f"EXT-X-MAP changed to {first_map}")
+    return init_uri
+
+
+def _part_map(pl):
+    """EXT-X-MAP URI of a playlist that lists only parts (no complete segment yet)."""
+    m = re.search(r'#EXT-X-MAP:.*?URI="([^"]+)"', pl.raw)
+    return m.group(1) if m else None
 
 
 @dataclass
@@ -545,7 +415,7 @@ def check_vod_dir(path):
         names.append(s.uri)
         if data is not None:
             v.add_segment(s.seq, s.duration, data, s.uri)
-    nums = [_num(n) for n in names]
+    nums = [num_in_name(n) for n in names]
     if None not in nums and nums != list(range(nums[0], nums[0] + len(nums))):
         errors.add(f"segment names not continuous: {names[:3]}...")
     listed = set(names) | {init_name, "index.m3u8", "stream.m3u8"}
@@ -640,3 +510,17 @@ def wait_for_endlist(base_url, timeout, proc=None, interval=0.25):
                 pass
         time.sleep(interval)
     return None
+
+
+# The multivariant (ladder) checks live in presentation.py (which imports this module); they are part of this
+# module's API too, like check_delta_update (deltacheck.py).
+def check_live_presentation(base_url, seconds, **kwargs):
+    """See presentation.check_live_presentation."""
+    from . import presentation  # noqa: PLC0415
+    return presentation.check_live_presentation(base_url, seconds, **kwargs)
+
+
+def check_vod_presentation(path, **kwargs):
+    """See presentation.check_vod_presentation."""
+    from . import presentation  # noqa: PLC0415
+    return presentation.check_vod_presentation(path, **kwargs)

@@ -50,13 +50,28 @@ class MediaPlaylist:
     target_duration: int = None
     media_sequence: int = 0
     has_media_sequence_tag: bool = False
+    discontinuity_sequence: int = 0
     playlist_type: str = None
     endlist: bool = False
     independent_segments: bool = False
     segments: list = field(default_factory=list)
+    # EXT-X-PART attribute dicts in order, each with "_msn" (its Parent Segment's Media Sequence Number) and
+    # "_index" (its Part Index within that segment) added; parts after the last EXTINF belong to the next segment.
     parts: list = field(default_factory=list)
+    server_control: dict = None   # EXT-X-SERVER-CONTROL attributes (strings), None without the tag
+    part_inf: dict = None         # EXT-X-PART-INF attributes
+    skipped_segments: int = None  # EXT-X-SKIP:SKIPPED-SEGMENTS (a Playlist Delta Update)
+    rendition_reports: list = field(default_factory=list)  # EXT-X-RENDITION-REPORT attribute dicts
+    preload_hints: list = field(default_factory=list)      # EXT-X-PRELOAD-HINT attribute dicts
     tags: list = field(default_factory=list)  # every tag name in order
     raw: str = ""
+
+    @property
+    def part_target(self):
+        return float(self.part_inf["PART-TARGET"]) if self.part_inf and "PART-TARGET" in self.part_inf else None
+
+    def parts_of(self, msn):
+        return [p for p in self.parts if p["_msn"] == msn]
 
     @property
     def total_duration(self):
@@ -106,6 +121,25 @@ def parse_media(text):
             elif name == "EXT-X-MEDIA-SEQUENCE":
                 pl.media_sequence = int(value)
                 pl.has_media_sequence_tag = True
+            elif name == "EXT-X-DISCONTINUITY-SEQUENCE":
+                pl.discontinuity_sequence = int(value)
+            elif name == "EXT-X-SKIP":
+                if pl.skipped_segments is not None:
+                    raise PlaylistError("EXT-X-SKIP appears more than once")
+                if pl.segments or pl.parts:
+                    raise PlaylistError("EXT-X-SKIP after the first Media Segment")
+                try:
+                    pl.skipped_segments = int(parse_attrs(value)["SKIPPED-SEGMENTS"])
+                except (KeyError, ValueError):
+                    raise PlaylistError(f"bad EXT-X-SKIP {value!r}") from None
+            elif name == "EXT-X-SERVER-CONTROL":
+                pl.server_control = parse_attrs(value)
+            elif name == "EXT-X-PART-INF":
+                pl.part_inf = parse_attrs(value)
+            elif name == "EXT-X-RENDITION-REPORT":
+                pl.rendition_reports.append(parse_attrs(value))
+            elif name == "EXT-X-PRELOAD-HINT":
+                pl.preload_hints.append(parse_attrs(value))
             elif name == "EXT-X-PLAYLIST-TYPE":
                 pl.playlist_type = value
             elif name == "EXT-X-ENDLIST":
@@ -129,13 +163,17 @@ def parse_media(text):
             elif name == "EXT-X-MAP":
                 cur_map = parse_attrs(value).get("URI")
             elif name == "EXT-X-PART":
-                pl.parts.append(parse_attrs(value))
+                part = parse_attrs(value)
+                msn = (pl.media_sequence + (pl.skipped_segments or 0)) if seq is None else seq
+                part["_msn"] = msn
+                part["_index"] = sum(1 for p in pl.parts if p["_msn"] == msn)
+                pl.parts.append(part)
             continue
         # URI line
         if dur is None:
             raise PlaylistError(f"URI {ln!r} without EXTINF")
         if seq is None:
-            seq = pl.media_sequence
+            seq = pl.media_sequence + (pl.skipped_segments or 0)
         if pending_pdt is not None:
             last_pdt = pending_pdt
         seg = Segment(uri=ln, duration=dur, seq=seq, pdt=pending_pdt, discontinuity=disc, map_uri=cur_map,

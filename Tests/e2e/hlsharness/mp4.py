@@ -93,6 +93,7 @@ class Track:
     sample_rate: int = 0
     default_duration: int = 0
     default_flags: int = 0
+    nal_length_size: int = 0  # avcC lengthSizeMinusOne + 1 (H.264 only)
 
 
 @dataclass
@@ -171,6 +172,7 @@ def _sample_entry_codec(data, entry):
             p = avcc.body
             if data[p] != 1:
                 raise MP4Error(f"avcC configurationVersion {data[p]}")
+            info["nal_length_size"] = (data[p + 4] & 3) + 1
             return f"{fourcc}.{data[p + 1]:02X}{data[p + 2]:02X}{data[p + 3]:02X}", info
         if fourcc == "mp4v":
             esds = next((b for b in kids if b.type == b"esds"), None)
@@ -352,3 +354,61 @@ def parse_fragment(data, init=None):
         if total > mdat.size - mdat.header:
             raise MP4Error(f"samples ({total} bytes) overflow mdat ({mdat.size - mdat.header} bytes)")
     return Fragment(types, runs)
+
+
+def first_sample_range(data, init, track_id):
+    """(offset, size) of the first sample of track_id in a media segment (None if it has none for that track).
+    The data offset follows ISO/IEC 14496-12 §8.8.7/8.8.8: tfhd base-data-offset if present, else the start of
+    the moof; plus the trun data_offset (or the mdat payload start when the trun has none)."""
+    top = list(boxes(data))
+    for i, b in enumerate(top):
+        if b.type != b"moof" or i + 1 >= len(top):
+            continue
+        mdat = top[i + 1]
+        for traf in find_all(data, b, "traf"):
+            tfhd = find(data, traf, "tfhd")
+            _, fl, p = _fullbox(data, tfhd)
+            if struct.unpack_from(">I", data, p)[0] != track_id:
+                continue
+            base = struct.unpack_from(">Q", data, p + 4)[0] if fl & 0x1 else b.start
+            q = p + 4 + (8 if fl & 0x1 else 0) + (4 if fl & 0x2 else 0) + (4 if fl & 0x8 else 0)
+            d_size = struct.unpack_from(">I", data, q)[0] if fl & 0x10 else None
+            trun = find(data, traf, "trun")
+            if trun is None:
+                continue
+            _, tf, p = _fullbox(data, trun)
+            if struct.unpack_from(">I", data, p)[0] == 0:
+                continue
+            p += 4
+            start = mdat.body
+            if tf & 0x1:
+                start = base + struct.unpack_from(">i", data, p)[0]
+                p += 4
+            if tf & 0x4:
+                p += 4
+            if tf & 0x100:
+                p += 4
+            size = struct.unpack_from(">I", data, p)[0] if tf & 0x200 else d_size
+            if size is None:
+                raise MP4Error(f"track {track_id}: first sample size unknown")
+            return start, size
+    return None
+
+
+def first_sample_bytes(data, init, track_id):
+    """The bytes of the first sample of track_id in a media segment (None if the segment has none for it)."""
+    r = first_sample_range(data, init, track_id)
+    return None if r is None else data[r[0]:r[0] + r[1]]
+
+
+def nal_unit_types(sample, length_size=4):
+    """H.264 NAL unit types (nal_unit_type, ISO/IEC 14496-10 §7.4.1) in a length-prefixed sample."""
+    out, pos = [], 0
+    while pos + length_size <= len(sample):
+        n = int.from_bytes(sample[pos:pos + length_size], "big")
+        pos += length_size
+        if n == 0 or pos + n > len(sample):
+            raise MP4Error(f"NAL unit of {n} bytes at {pos} overruns the {len(sample)}-byte sample")
+        out.append(sample[pos] & 0x1F)
+        pos += n
+    return out
