@@ -96,6 +96,7 @@ public struct Segmenter {
     /// Samples held until every track has shown its first timestamp (to choose the common offset).
     private var preroll: [(track: Int, sample: Sample, wallClock: WallClock?)] = []
     private var offsetChosen = false
+    private var prerollReferenceStart: Int64?
 
     /// - Parameters:
     ///   - groups: track indices per rendition (default: one rendition with every track).
@@ -198,6 +199,12 @@ public struct Segmenter {
         chooseOffset()
         let held = preroll
         preroll = []
+        // Where the reference track will start (its first keyframe held here, after the offset): other tracks'
+        // samples held before it (a decoder's delay puts audio first) are judged against it, not dropped for
+        // arriving early.
+        if referenceIsVideo, let first = held.first(where: { $0.track == referenceTrack && $0.sample.isSync }) {
+            prerollReferenceStart = first.sample.dts + states[referenceTrack].offset
+        }
         var out: [SegmenterEvent] = []
         for item in held { out += try accept(item.sample, track: item.track, wallClock: item.wallClock) }
         return out
@@ -248,7 +255,7 @@ public struct Segmenter {
             // Other tracks begin with the first video keyframe, so the first segment starts in sync. (Not on a
             // continued timeline: there the audio that precedes the new keyframe is the tail of the old encode,
             // late in the interleaving, and dropping it would leave a hole.)
-            let refStart = segmentStart.map { MediaTime(value: $0, timescale: states[referenceTrack].timescale) }
+            let refStart = (segmentStart ?? prerollReferenceStart).map { MediaTime(value: $0, timescale: states[referenceTrack].timescale) }
             if refStart == nil || MediaTime(value: sample.pts, timescale: states[t].timescale) < refStart! {
                 droppedLeadingSamples += 1
                 return []
