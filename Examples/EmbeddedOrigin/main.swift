@@ -40,8 +40,10 @@ struct EmbeddedOriginExample {
         // 3. The app's router: its own routes, and the origin mounted at /live.
         let router = Router()
         router.get("/hello") { _, _ in "an app with a live stream at /live/index.m3u8\n" }
+        var origin = OriginConfiguration()
+        origin.hlsJSPath = ProcessInfo.processInfo.environment["HLS_ORIGIN_HLSJS"]  // else the page imports hls.js from a CDN
         router.add(middleware: OriginMiddleware(registry: PresentationRegistry(root: presentation), mountedAt: "/live",
-                                                logger: logger))
+                                                configuration: origin, logger: logger))
         let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: port)),
                               onServerRunning: { channel in
                                   let line = "listening on http://127.0.0.1:\(channel.localAddress?.port ?? port)/\n"

@@ -85,7 +85,7 @@ public struct OriginServer: Sendable {
                                metadata: ["path": "\(path)", "cdn": "\(configuration.cdnFallbackURL)"])
             }
         }
-        let html = PlayerPage.html(hlsJSURL: hlsJS != nil ? "/hls.mjs" : configuration.cdnFallbackURL,
+        let html = PlayerPage.html(hlsJSURL: hlsJS != nil ? "./hls.mjs" : configuration.cdnFallbackURL,
                                    fallbackURL: hlsJS != nil ? configuration.cdnFallbackURL : nil,
                                    lowLatencyDefault: configuration.lowLatencyPage)
         let pageBody = ByteBuffer(string: html)

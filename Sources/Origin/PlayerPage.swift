@@ -56,7 +56,7 @@ enum PlayerPage {
         const HLS_JS_URL = \(primary);
         const HLS_JS_FALLBACK = \(fallback);
         const params = new URLSearchParams(location.search);
-        const src = params.get('src') || '/index.m3u8';
+        const src = params.get('src') || 'index.m3u8';  // relative: the page works where the origin is mounted
         const LOW_LATENCY_DEFAULT = \(lowLatencyDefault ? "true" : "false");
         const lowLatency = params.has('lowLatency') ? params.get('lowLatency') === '1' : LOW_LATENCY_DEFAULT;
         const video = document.getElementById('video');

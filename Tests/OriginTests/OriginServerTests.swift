@@ -202,7 +202,7 @@ import MediaPresentation
             #expect(page.headers[.contentType] == "text/html; charset=utf-8")
             let html = String(buffer: page.body)
             #expect(html.contains("<script type=\"module\">"))
-            #expect(html.contains("const HLS_JS_URL = \"/hls.mjs\";"))
+            #expect(html.contains("const HLS_JS_URL = \"./hls.mjs\";"))
             #expect(html.contains("Hls.isSupported()"))
             let hlsCheck = try #require(html.range(of: "Hls.isSupported()"))
             let nativeCheck = try #require(html.range(of: "canPlayType('application/vnd.apple.mpegurl')"))

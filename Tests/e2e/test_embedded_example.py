@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from hlsharness import clients, http, m3u8, procs
+from hlsharness import chromium, clients, http, m3u8, procs
 from hlsharness.testenv import missing, need
 
 
@@ -16,8 +16,9 @@ def example(origin_bin):
     if not os.access(binary, os.X_OK):
         missing(f"{binary} not built (swift build builds it with hls-origin)")
     port = procs.free_port()
+    env = {**os.environ, "HLS_ORIGIN_HLSJS": procs.HLSJS_PATH}
     p = subprocess.Popen([binary, str(port)], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
+                         stderr=subprocess.PIPE, text=True, env=env)
     try:
         line = p.stdout.readline()
         assert line.startswith("listening on"), f"first line {line!r}; stderr: {p.stderr.read() if p.poll() else ''}"
@@ -50,6 +51,11 @@ def test_app_routes_and_mounted_origin(example):
     assert bare.status == 301 and bare.header("location", "").endswith("/live/")
     page = http.get(example + "/live/")
     assert page.status == 200 and page.header("content-type", "").startswith("text/html")
-    # A real client reads the mounted stream.
+    # Real clients read the mounted stream: ffmpeg, and hls.js from the mounted player page (relative URLs).
     r = clients.ffmpeg_read(example + "/live/index.m3u8", 5)
     assert r.ok, str(r)
+    if chromium.chromium_binary():
+        res = chromium.chromium_play(example + "/live/", 8, screenshots=False)
+        print(chromium.summary(res))
+        assert res["started"] and res["version"], chromium.summary(res)
+        assert not [e for e in res["errors"] if e in chromium.BAD_ERROR_DETAILS], chromium.summary(res)
