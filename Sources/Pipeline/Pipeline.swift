@@ -213,17 +213,11 @@ public final class Pipeline: @unchecked Sendable {
                     let outputs = try processors[p].processor.process(packet)
                     if p == setup.statsProcessor { stats.update { $0.videoFrames += 1 } }
                     try accept(outputs, of: p)
-                } catch let e as PipelineError {
-                    failure = e
-                    break readLoop
-                } catch let e as MP4Error {
-                    failure = e
-                    break readLoop
-                } catch let e as SegmenterError {
-                    failure = e
-                    break readLoop
-                } catch let e as PresentationError {
-                    failure = e
+                } catch where error is PipelineError || error is MP4Error || error is SegmenterError
+                            || error is PresentationError {
+                    // Our own errors (no codec configuration, a box that cannot be written, an output that refuses):
+                    // the stream cannot go on.
+                    failure = error
                     break readLoop
                 } catch {
                     // A decoder hiccup on one packet (corrupt data) must not end the stream.

@@ -23,18 +23,8 @@ WINDOW = 12          # segments: room for CAN-SKIP-UNTIL (>= 6 target durations)
 
 @pytest.fixture(scope="module")
 def ladder(origin_bin):
-    args = ["--ladder", LADDER, "--window", str(WINDOW)]
-    if os.path.exists(procs.HLSJS_PATH):
-        args += ["--hlsjs", procs.HLSJS_PATH]
-    s = procs.OriginServer(origin_bin, args)
-    s.start()
-    try:
-        s.ready_after = s.wait_ready(20)
+    with procs.serving(origin_bin, ["--ladder", LADDER, "--window", str(WINDOW)], "ladder server") as s:
         yield s
-    finally:
-        rc = s.stop()
-        print(f"\n--- ladder server exit {rc}; stderr tail:\n{s.stderr()[-2000:]}")
-        shutil.rmtree(s.workdir, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")

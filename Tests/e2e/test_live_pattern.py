@@ -17,15 +17,8 @@ results = {}  # chromium results shared between tests of this module (standard v
 
 @pytest.fixture(scope="module")
 def pattern(origin_bin):
-    s = procs.OriginServer(origin_bin, ["--hlsjs", procs.HLSJS_PATH] if os.path.exists(procs.HLSJS_PATH) else [])
-    s.start()
-    try:
-        s.ready_after = s.wait_ready(20)
+    with procs.serving(origin_bin, [], "test pattern server") as s:
         yield s
-    finally:
-        rc = s.stop()
-        print(f"\n--- test pattern server exit {rc}; stderr tail:\n{s.stderr()[-2000:]}")
-        shutil.rmtree(s.workdir, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,5 @@
 """Processes the tests start: our origin, nginx, a static page server, FFmpeg's live HLS reference, stdin feeders."""
+import contextlib
 import functools
 import http.server
 import os
@@ -100,6 +101,24 @@ class OriginServer:
 
     def __exit__(self, *exc):
         self.stop()
+
+
+@contextlib.contextmanager
+def serving(binary, args=(), label="server", timeout=20):
+    """A module-scoped origin: started with the local hls.js, ready (or RuntimeError), stopped at the end with its
+    stderr tail printed so a failing test shows it."""
+    args = list(args)
+    if os.path.exists(HLSJS_PATH) and "--hlsjs" not in args:
+        args += ["--hlsjs", HLSJS_PATH]
+    s = OriginServer(binary, args)
+    s.start()
+    try:
+        s.ready_after = s.wait_ready(timeout)
+        yield s
+    finally:
+        rc = s.stop()
+        print(f"\n--- {label} exit {rc}; stderr tail:\n{s.stderr()[-2000:]}")
+        shutil.rmtree(s.workdir, ignore_errors=True)
 
 
 class StdinFeeder(threading.Thread):
