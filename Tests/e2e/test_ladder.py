@@ -97,6 +97,18 @@ def test_ffmpeg_reads_rendition_10s_silently(checked, name):
     assert r.ok, str(r)
 
 
+
+def test_ffmpeg_reads_every_variant_and_the_audio_at_once(ladder):
+    """`ffmpeg -i index.m3u8 -map 0`: FFmpeg opens every variant and the EXT-X-MEDIA audio rendition together (its
+    programs) and reads 10 s of all of them with no output on stderr."""
+    need("ffmpeg", "ffprobe")
+    probe = clients.ffprobe_json(ladder.url("/index.m3u8"), "-show_entries", "stream=codec_name,width")
+    streams = probe["streams"]
+    assert sorted(s.get("width", 0) for s in streams if s["codec_name"] == "h264") == [640, 854, 1280], streams
+    assert any(s["codec_name"] == "aac" for s in streams), streams
+    r = clients.ffmpeg_read(ladder.url("/index.m3u8"), 10)
+    assert r.ok, str(r)
+
 @pytest.mark.parametrize("name", RUNGS + ["audio"])
 def test_delta_update(ladder, name):
     url = ladder.url(f"/{name}.m3u8")
