@@ -20,7 +20,9 @@ def test_looped_file_plays_three_loops_without_stall(start_origin, media):
         pl, ff = pl.result(), ff.result()
     print(chromium.summary(res))
     print(pl.summary())
-    assert chromium.playback_problems(res) == []
+    # LL mode lets hls.js catch up at up to 1.5x speed, and headless Chromium may drop some of those frames while
+    # ffmpeg and the checker share the 2 cores: up to 2% here (usually 0-3 of ~490); stalls and holes stay errors.
+    assert chromium.playback_problems(res, max_dropped=0.02) == []
     played = res["samples"][-1]["t"] - next(x["t"] for x in res["samples"] if (x.get("t") or 0) > 0)
     assert played >= 3 * CLIP_SECONDS, f"played only {played:.1f}s (< 3 loops of {CLIP_SECONDS}s)"
     assert res["max_stall_s"] < 1.0, f"stalled {res['max_stall_s']:.1f}s at a loop boundary?"

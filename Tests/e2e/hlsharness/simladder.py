@@ -323,7 +323,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             for other in o.rends.values():
                 self._wait(other, 1, 2.0)
             skip = q.get("_HLS_skip")
-            if skip not in (None, "YES", "v2", "NO") and o.mutation != "skip_garbage":
+            if skip not in (None, "YES", "v2") and o.mutation != "skip_garbage":
                 return self._send(400, "text/plain", b"bad _HLS_skip")
             if "_HLS_msn" in q:
                 msn, part = int(q["_HLS_msn"]), int(q.get("_HLS_part", PARTS - 1))
