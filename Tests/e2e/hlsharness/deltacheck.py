@@ -112,7 +112,7 @@ def check_delta_update(media_url, attempts=6):
         except m3u8.PlaylistError as ex:
             e(f"_HLS_skip=v2: {ex}")
     # §6.2.5.1 defines YES and v2 only; any other value is a bad request (400), NO and garbage alike.
-    for bad in ("NO", "maybe", "yes", ""):
+    for bad in ("NO", "maybe", "yes"):
         r = http.get(with_query(media_url, "_HLS_skip=" + bad))
         if r.status != 400:
             e(f"_HLS_skip={bad}: status {r.status}, expected 400")
