@@ -106,12 +106,6 @@ public final class Pipeline: @unchecked Sendable {
         }
     }
 
-    /// Opens and probes the input (for `serve` to fail before it announces anything).
-    public func probe() throws {
-        guard case .url(let url) = options.input else { return }
-        _ = try openDemuxer(url)
-    }
-
     // MARK: - Demuxed input (files, pipes, URLs)
 
     func openDemuxer(_ url: String) throws -> Demuxer {
