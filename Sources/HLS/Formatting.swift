@@ -75,17 +75,7 @@ enum HLSFormat {
     // MARK: PROGRAM-DATE-TIME
 
     /// ISO 8601 UTC with milliseconds: `2026-11-22T04:20:26.123Z`.
-    static func programDateTime(_ clock: WallClock) -> String {
-        let ms = clock.millisecondsSince1970
-        let (days, msOfDay) = floorDivMod(ms, 86_400_000)
-        let (y, m, d) = civilFromDays(days)
-        let h = msOfDay / 3_600_000
-        let min = msOfDay / 60_000 % 60
-        let s = msOfDay / 1000 % 60
-        let milli = msOfDay % 1000
-        return pad(y, 4) + "-" + pad(m, 2) + "-" + pad(d, 2) + "T" + pad(h, 2) + ":" + pad(min, 2) + ":" + pad(s, 2)
-            + "." + pad(milli, 3) + "Z"
-    }
+    static func programDateTime(_ clock: WallClock) -> String { clock.iso8601 }
 
     /// Parses `YYYY-MM-DDThh:mm:ss[.fff…](Z|±hh:mm|±hhmm)`; fractional digits beyond milliseconds are truncated.
     static func parseProgramDateTime(_ text: Substring) -> WallClock? {
@@ -141,32 +131,6 @@ enum HLSFormat {
         let days = daysFromCivil(y, mo, d)
         let total = ((days * 24 + h) * 60 + mi - offsetMinutes) * 60 + s
         return WallClock(millisecondsSince1970: total * 1000 + ms)
-    }
-
-    private static func pad(_ v: Int64, _ width: Int) -> String {
-        let t = String(v.magnitude)
-        let body = t.count < width ? String(repeating: "0", count: width - t.count) + t : t
-        return v < 0 ? "-" + body : body
-    }
-
-    private static func floorDivMod(_ a: Int64, _ b: Int64) -> (Int64, Int64) {
-        var q = a / b, r = a % b
-        if r < 0 { q -= 1; r += b }
-        return (q, r)
-    }
-
-    /// Howard Hinnant's `civil_from_days`: proleptic Gregorian date of a day count since 1970-01-01.
-    static func civilFromDays(_ z0: Int64) -> (Int64, Int64, Int64) {
-        let z = z0 + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
-        let y = yoe + era * 400
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let d = doy - (153 * mp + 2) / 5 + 1
-        let m = mp < 10 ? mp + 3 : mp - 9
-        return (m <= 2 ? y + 1 : y, m, d)
     }
 
     /// Howard Hinnant's `days_from_civil`.

@@ -67,7 +67,3 @@ struct Pacer {
         }
     }
 }
-
-extension WallClock {
-    public static var now: WallClock { WallClock(millisecondsSince1970: Int64(Date().timeIntervalSince1970 * 1000)) }
-}
