@@ -30,8 +30,10 @@ let package = Package(
         .target(name: "ISOBMFF", dependencies: ["MediaCore"]),
         // Playlist models, rendering, parsing. Pure.
         .target(name: "HLS", dependencies: ["MediaCore"]),
-        // Presentations, renditions, URI schemes, live windows, playlist builders. HTTP-free.
-        .target(name: "MediaPresentation", dependencies: ["MediaCore", "HLS"]),
+        // MPEG-DASH manifest model and XML (no I/O).
+        .target(name: "DASH", dependencies: ["MediaCore"]),
+        // Presentations, renditions, URI schemes, live windows, playlist and manifest builders. HTTP-free.
+        .target(name: "MediaPresentation", dependencies: ["MediaCore", "HLS", "DASH"]),
         // FFmpeg behind a small Swift API: demux, decode, convert, encode.
         .target(name: "FFmpegBridge", dependencies: ["MediaCore", "CFFmpeg"]),
         // Generated test pattern: raw frames and tone, pure Swift.
@@ -40,7 +42,7 @@ let package = Package(
         .target(name: "Segmenter", dependencies: ["MediaCore", "ISOBMFF"]),
         // Embedded HTTP server over live snapshots.
         .target(name: "Origin", dependencies: [
-            "MediaCore", "HLS", "MediaPresentation",
+            "MediaCore", "HLS", "DASH", "ISOBMFF", "MediaPresentation",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -66,7 +68,8 @@ let package = Package(
         .testTarget(name: "MediaCoreTests", dependencies: ["MediaCore"]),
         .testTarget(name: "ISOBMFFTests", dependencies: ["TestSupport", "ISOBMFF", "MediaCore"], resources: [.copy("Fixtures")]),
         .testTarget(name: "HLSTests", dependencies: ["TestSupport", "HLS", "MediaCore"]),
-        .testTarget(name: "MediaPresentationTests", dependencies: ["TestSupport", "MediaPresentation", "HLS", "MediaCore"]),
+        .testTarget(name: "DASHTests", dependencies: ["DASH", "MediaCore"]),
+        .testTarget(name: "MediaPresentationTests", dependencies: ["TestSupport", "MediaPresentation", "HLS", "DASH", "MediaCore"]),
         .testTarget(name: "FFmpegBridgeTests", dependencies: ["TestSupport", "FFmpegBridge", "MediaCore", "TestPattern"]),
         .testTarget(name: "SegmenterTests", dependencies: ["TestSupport", "Segmenter", "ISOBMFF", "MediaCore"]),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "MediaCore", "TestSupport"]),

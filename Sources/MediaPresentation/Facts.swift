@@ -56,11 +56,16 @@ public struct TimingPolicy: Sendable, Equatable {
     /// LL-HLS `PART-TARGET`, fixed for the life of the stream (Apple's player stops when it changes);
     /// `nil`: no LL-HLS.
     public var partTarget: MediaTime?
+    /// The duration segments are cut at (they can be longer when the input's keyframes are further apart);
+    /// `nil` when unknown. Low-latency DASH announces the segment in progress with it.
+    public var segmentDuration: MediaTime?
 
-    public init(targetDuration: Int, partTarget: MediaTime? = nil) {
+    public init(targetDuration: Int, partTarget: MediaTime? = nil, segmentDuration: MediaTime? = nil) {
         precondition(partTarget.map { $0.value > 0 && $0.timescale > 0 } ?? true, "partTarget must be positive")
+        precondition(segmentDuration.map { $0.value > 0 && $0.timescale > 0 } ?? true, "segmentDuration must be positive")
         self.targetDuration = max(1, targetDuration)
         self.partTarget = partTarget
+        self.segmentDuration = segmentDuration
     }
 }
 

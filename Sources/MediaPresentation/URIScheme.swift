@@ -34,6 +34,8 @@ public struct URIScheme: Sendable, Hashable {
     public func initURI(_ index: Int) -> String { directory + (index == 0 ? "init.mp4" : "init\(index).mp4") }
     public func segmentURI(_ sequence: UInt64) -> String { directory + "seg\(sequence).m4s" }
     public func partURI(_ sequence: UInt64, _ index: Int) -> String { directory + "seg\(sequence).\(index).m4s" }
+    /// The segment URI as a DASH `SegmentTemplate@media` (`$Number$` is the segment's sequence number).
+    public var segmentTemplate: String { directory + "seg$Number$.m4s" }
 
     /// One object of a rendition.
     public enum Object: Sendable, Hashable {

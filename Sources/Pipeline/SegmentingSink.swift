@@ -170,7 +170,8 @@ struct SegmentingSink {
         let seg = try Segmenter(tracks: formats, segmentDuration: segmentDuration, fragmentDuration: partDuration,
                                 groups: plan.groups)
         try output.consume(.layout(plan.renditions, TimingPolicy(targetDuration: targetDuration,
-                                                                 partTarget: partTarget(formats: formats))))
+                                                                 partTarget: partTarget(formats: formats),
+                                                                 segmentDuration: segmentDuration)))
         try announceInits(seg)
         started = true
         try replay(into: seg)

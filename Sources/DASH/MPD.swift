@@ -1,0 +1,212 @@
+import MediaCore
+
+/// An MPEG-DASH Media Presentation Description (ISO/IEC 23009-1), as much of it as a CMAF live or on-demand
+/// presentation needs. A value type rendered by `render()`; the DASH sibling of `HLS.MediaPlaylist`.
+public struct MPD: Sendable, Equatable {
+    public enum PresentationType: String, Sendable {
+        case `static`
+        case dynamic
+    }
+
+    /// ISO/IEC 23009-1 §8.5: ISOBMFF live profile (`SegmentTemplate`, every segment starting with a SAP).
+    public static let liveProfile = "urn:mpeg:dash:profile:isoff-live:2011"
+    /// ISO/IEC 23009-1 §8.3: ISOBMFF on-demand profile (one file per representation, `SegmentBase` + `sidx`).
+    public static let onDemandProfile = "urn:mpeg:dash:profile:isoff-on-demand:2011"
+    /// ISO/IEC 23009-1 §8.12 (2019 amendment): every representation is a CMAF track.
+    public static let cmafProfile = "urn:mpeg:dash:profile:cmaf:2019"
+
+    public var type: PresentationType
+    public var profiles: [String]
+    /// `@availabilityStartTime` (mandatory for `dynamic`): the wall clock of media time 0 of the first Period.
+    public var availabilityStartTime: WallClock?
+    public var publishTime: WallClock?
+    public var minimumUpdatePeriod: MediaTime?
+    public var timeShiftBufferDepth: MediaTime?
+    public var suggestedPresentationDelay: MediaTime?
+    /// `@mediaPresentationDuration` (static presentations).
+    public var mediaPresentationDuration: MediaTime?
+    public var maxSegmentDuration: MediaTime?
+    public var minBufferTime: MediaTime
+    /// DASH-IF IOP low-latency `ServiceDescription` `Latency@target` (milliseconds), if any.
+    public var targetLatencyMilliseconds: Int?
+    public var utcTimings: [UTCTiming]
+    public var periods: [Period]
+
+    public init(type: PresentationType, profiles: [String], minBufferTime: MediaTime, periods: [Period],
+                availabilityStartTime: WallClock? = nil, publishTime: WallClock? = nil,
+                minimumUpdatePeriod: MediaTime? = nil, timeShiftBufferDepth: MediaTime? = nil,
+                suggestedPresentationDelay: MediaTime? = nil, mediaPresentationDuration: MediaTime? = nil,
+                maxSegmentDuration: MediaTime? = nil, targetLatencyMilliseconds: Int? = nil, utcTimings: [UTCTiming] = []) {
+        self.type = type
+        self.profiles = profiles
+        self.minBufferTime = minBufferTime
+        self.periods = periods
+        self.availabilityStartTime = availabilityStartTime
+        self.publishTime = publishTime
+        self.minimumUpdatePeriod = minimumUpdatePeriod
+        self.timeShiftBufferDepth = timeShiftBufferDepth
+        self.suggestedPresentationDelay = suggestedPresentationDelay
+        self.mediaPresentationDuration = mediaPresentationDuration
+        self.maxSegmentDuration = maxSegmentDuration
+        self.targetLatencyMilliseconds = targetLatencyMilliseconds
+        self.utcTimings = utcTimings
+    }
+
+    /// `UTCTiming` (ISO/IEC 23009-1 §5.8.4.11, schemes in §5.8.5.7).
+    public struct UTCTiming: Sendable, Equatable {
+        /// The origin's time endpoint answers an ISO 8601 date-time (`urn:mpeg:dash:utc:http-iso:2014`).
+        public static let httpISO = "urn:mpeg:dash:utc:http-iso:2014"
+        /// `xs:dateTime` (`urn:mpeg:dash:utc:http-xsdate:2014`).
+        public static let httpXSDate = "urn:mpeg:dash:utc:http-xsdate:2014"
+        public var schemeIdUri: String
+        public var value: String
+        public init(schemeIdUri: String, value: String) {
+            self.schemeIdUri = schemeIdUri
+            self.value = value
+        }
+    }
+
+    public struct Period: Sendable, Equatable {
+        public var id: String
+        public var start: MediaTime
+        public var adaptationSets: [AdaptationSet]
+        public init(id: String, start: MediaTime = .zero(1), adaptationSets: [AdaptationSet]) {
+            self.id = id
+            self.start = start
+            self.adaptationSets = adaptationSets
+        }
+    }
+
+    public struct AdaptationSet: Sendable, Equatable {
+        public enum ContentType: String, Sendable {
+            case video
+            case audio
+        }
+        public var id: Int
+        /// `nil` for a multiplexed (audio + video) adaptation set.
+        public var contentType: ContentType?
+        public var mimeType: String
+        public var language: String?
+        /// Every segment boundary is aligned across representations (§5.3.3.2), and every segment starts with a
+        /// SAP of type 1 or 2 (`startWithSAP`, §5.3.3.2).
+        public var segmentAlignment: Bool
+        public var startWithSAP: Int?
+        public var representations: [Representation]
+        public init(id: Int, contentType: ContentType?, mimeType: String, language: String? = nil,
+                    segmentAlignment: Bool = true, startWithSAP: Int? = 1, representations: [Representation]) {
+            self.id = id
+            self.contentType = contentType
+            self.mimeType = mimeType
+            self.language = language
+            self.segmentAlignment = segmentAlignment
+            self.startWithSAP = startWithSAP
+            self.representations = representations
+        }
+    }
+
+    public struct Representation: Sendable, Equatable {
+        public var id: String
+        public var bandwidth: Int
+        public var codecs: String
+        public var width: Int?
+        public var height: Int?
+        /// `@frameRate` as `N` or `N/D` (§5.3.7.2, `FrameRateType`).
+        public var frameRate: Rational?
+        public var sar: Rational?
+        public var audioSamplingRate: Int?
+        public var audioChannels: Int?
+        public var segments: Segments
+        public init(id: String, bandwidth: Int, codecs: String, width: Int? = nil, height: Int? = nil,
+                    frameRate: Rational? = nil, sar: Rational? = nil, audioSamplingRate: Int? = nil,
+                    audioChannels: Int? = nil, segments: Segments) {
+            self.id = id
+            self.bandwidth = bandwidth
+            self.codecs = codecs
+            self.width = width
+            self.height = height
+            self.frameRate = frameRate
+            self.sar = sar
+            self.audioSamplingRate = audioSamplingRate
+            self.audioChannels = audioChannels
+            self.segments = segments
+        }
+    }
+
+    public enum Segments: Sendable, Equatable {
+        case template(SegmentTemplate)
+        case base(SegmentBase)
+    }
+
+    /// `SegmentTemplate` with `$Number$` and a `SegmentTimeline` (§5.3.9.4, §5.3.9.6).
+    public struct SegmentTemplate: Sendable, Equatable {
+        public var timescale: Int32
+        public var initialization: String
+        /// The media URL template, with `$Number$`.
+        public var media: String
+        public var startNumber: UInt64
+        public var presentationTimeOffset: Int64
+        /// Low-latency DASH: seconds before a segment's end at which its first bytes are available (§5.3.9.5.3).
+        public var availabilityTimeOffset: MediaTime?
+        /// `false` when segments are delivered in chunks as they are produced (§5.3.9.5.3).
+        public var availabilityTimeComplete: Bool?
+        public var timeline: [TimelineEntry]
+        public init(timescale: Int32, initialization: String, media: String, startNumber: UInt64,
+                    presentationTimeOffset: Int64 = 0, availabilityTimeOffset: MediaTime? = nil,
+                    availabilityTimeComplete: Bool? = nil, timeline: [TimelineEntry]) {
+            self.timescale = timescale
+            self.initialization = initialization
+            self.media = media
+            self.startNumber = startNumber
+            self.presentationTimeOffset = presentationTimeOffset
+            self.availabilityTimeOffset = availabilityTimeOffset
+            self.availabilityTimeComplete = availabilityTimeComplete
+            self.timeline = timeline
+        }
+    }
+
+    /// `SegmentTimeline/S` (§5.3.9.6): `t` is given where the timeline does not continue from the previous entry;
+    /// `r` repeats an entry with the same duration.
+    public struct TimelineEntry: Sendable, Equatable {
+        public var time: Int64?
+        public var duration: Int64
+        public var repeatCount: Int
+        public init(time: Int64?, duration: Int64, repeatCount: Int = 0) {
+            self.time = time
+            self.duration = duration
+            self.repeatCount = repeatCount
+        }
+    }
+
+    /// `SegmentBase` (§5.3.9.2) of a single-file representation: the `sidx` at `indexRange`, the init segment at
+    /// `initializationRange`, both inclusive byte ranges of `url`.
+    public struct SegmentBase: Sendable, Equatable {
+        public var url: String
+        public var timescale: Int32
+        public var indexRange: ClosedRange<Int>
+        public var initializationRange: ClosedRange<Int>
+        public init(url: String, timescale: Int32, indexRange: ClosedRange<Int>, initializationRange: ClosedRange<Int>) {
+            self.url = url
+            self.timescale = timescale
+            self.indexRange = indexRange
+            self.initializationRange = initializationRange
+        }
+    }
+}
+
+extension MPD.TimelineEntry {
+    /// `S` entries for segments given as (start, duration) in one timescale, oldest first: runs of equal durations
+    /// that follow each other become one entry with `r`; `t` is written on the first entry and after any gap.
+    public static func compress(_ segments: [(start: Int64, duration: Int64)]) -> [MPD.TimelineEntry] {
+        var out: [MPD.TimelineEntry] = []
+        var expected: Int64?
+        for s in segments {
+            if s.start == expected, let last = out.last, last.duration == s.duration {
+                out[out.count - 1].repeatCount += 1
+            } else {
+                out.append(MPD.TimelineEntry(time: s.start == expected ? nil : s.start, duration: s.duration))
+            }
+            expected = s.start + s.duration
+        }
+        return out
+    }
+}

@@ -1,0 +1,191 @@
+import DASH
+import MediaCore
+
+/// MPEG-DASH manifests as pure functions of window snapshots, like `PlaylistBuilder` for HLS: the same segments,
+/// the same URIs, the same bytes (STYLE.md §9). One Period; video (or muxed) renditions are the Representations of
+/// one AdaptationSet, audio renditions those of another; each Representation has a `SegmentTemplate` with
+/// `$Number$` = the HLS media sequence number and a `SegmentTimeline` in the track's timescale whose `t` are the
+/// segments' `tfdt` (the earliest presentation time with `presentationTimeOffset` 0).
+public enum ManifestBuilder {
+    /// What a live MPD needs besides the snapshots.
+    public struct LiveOptions: Sendable {
+        /// `publishTime`.
+        public var now: WallClock
+        /// The absolute URL of the origin's time endpoint, for `UTCTiming` (`nil`: none).
+        public var timeURL: String?
+        public init(now: WallClock, timeURL: String? = nil) {
+            self.now = now
+            self.timeURL = timeURL
+        }
+    }
+
+    /// A dynamic MPD (ISO/IEC 23009-1 §5.4) of the segments in the live windows, `nil` until every rendition is
+    /// playable. With LL-HLS parts (low-latency DASH) the segment in progress is listed too, with the policy's
+    /// segment duration, and `availabilityTimeOffset` makes it available as soon as its first part is: the origin
+    /// serves it by chunked transfer as its parts complete.
+    public static func live<P>(_ renditions: [Rendition], _ snapshots: [WindowSnapshot<P>], options: LiveOptions) -> MPD? {
+        guard renditions.count == snapshots.count, snapshots.allSatisfy(\.isPlayable), !snapshots.isEmpty,
+              let ast = availabilityStartTime(snapshots) else { return nil }
+        let policy = snapshots[0].policy
+        let lowLatency = policy.partTarget != nil && policy.segmentDuration != nil
+        var availabilityOffset: MediaTime?
+        if lowLatency, let part = policy.partTarget, let segment = policy.segmentDuration {
+            // §5.3.9.5.3: a segment's first bytes are available `availabilityTimeOffset` seconds before its end,
+            // which is when its first part is published: segment duration − part duration.
+            let ms = MediaTime.rescale(segment.value, from: segment.timescale, to: 1000, rounding: .down)
+                - MediaTime.rescale(part.value, from: part.timescale, to: 1000, rounding: .up)
+            if ms > 0 { availabilityOffset = .milliseconds(ms) }
+        }
+        let sets = adaptationSets(renditions, snapshots) { r, snap in
+            var entries = snap.window.map { (start: $0.info.startTime, duration: $0.info.duration) }
+            if lowLatency, !snap.partial.isEmpty, !snap.finished, let last = snap.window.last,
+               let nominal = policy.segmentDuration {
+                // The segment in progress, announced with the duration it is being cut at.
+                let start = last.info.startTime + last.info.duration
+                entries.append((start: start, duration: nominal.converted(to: start.timescale, rounding: .up)))
+            }
+            return template(renditions[r], snap, entries: entries, startNumber: snap.mediaSequence,
+                            availabilityOffset: availabilityOffset)
+        }
+        let window = listedDuration(snapshots)
+        let target = MediaTime.seconds(Int64(snapshots.map(\.targetDuration).max() ?? 1))
+        // HOLD-BACK and PART-HOLD-BACK of the HLS playlists (RFC 8216bis §4.4.3.8): three target durations, or
+        // three part targets with low latency.
+        let delay: MediaTime = policy.partTarget.map { MediaTime(value: $0.value * 3, timescale: $0.timescale) }
+            ?? MediaTime(value: target.value * 3, timescale: target.timescale)
+        var mpd = MPD(
+            type: snapshots.allSatisfy(\.finished) ? .static : .dynamic, profiles: profiles(renditions),
+            minBufferTime: target, periods: [MPD.Period(id: "0", adaptationSets: sets)],
+            availabilityStartTime: ast, publishTime: options.now,
+            minimumUpdatePeriod: target, timeShiftBufferDepth: window, suggestedPresentationDelay: delay,
+            maxSegmentDuration: target,
+            targetLatencyMilliseconds: lowLatency ? Int(MediaTime.rescale(delay.value, from: delay.timescale, to: 1000)) : nil,
+            utcTimings: options.timeURL.map { [MPD.UTCTiming(schemeIdUri: MPD.UTCTiming.httpISO, value: $0)] } ?? [])
+        if mpd.type == .static {
+            // The input ended: the presentation is complete (§5.4: a dynamic MPD may become static).
+            mpd.minimumUpdatePeriod = nil
+            mpd.timeShiftBufferDepth = nil
+            mpd.targetLatencyMilliseconds = nil
+            mpd.mediaPresentationDuration = window
+        }
+        return mpd
+    }
+
+    /// A static MPD (§5.4) of every segment of finished windows (a VOD writer's or a recording's), `nil` if a
+    /// rendition has no segment.
+    public static func onDemand<P>(_ renditions: [Rendition], _ snapshots: [WindowSnapshot<P>]) -> MPD? {
+        guard renditions.count == snapshots.count, snapshots.allSatisfy(\.isPlayable), !snapshots.isEmpty else { return nil }
+        let sets = adaptationSets(renditions, snapshots) { r, snap in
+            template(renditions[r], snap, entries: snap.window.map { (start: $0.info.startTime, duration: $0.info.duration) },
+                     startNumber: snap.mediaSequence, availabilityOffset: nil)
+        }
+        let total = listedDuration(snapshots)
+        let target = MediaTime.seconds(Int64(snapshots.map(\.targetDuration).max() ?? 1))
+        return MPD(type: .static, profiles: profiles(renditions), minBufferTime: target,
+                   periods: [MPD.Period(id: "0", adaptationSets: sets)], mediaPresentationDuration: total,
+                   maxSegmentDuration: target)
+    }
+
+    /// A static MPD of single-file representations (`SegmentBase` with the `sidx` range, §5.3.9.2), on-demand profile.
+    public static func singleFile<P>(_ renditions: [Rendition], _ snapshots: [WindowSnapshot<P>],
+                                     files: [MPD.SegmentBase]) -> MPD? {
+        guard renditions.count == snapshots.count, files.count == renditions.count,
+              snapshots.allSatisfy(\.isPlayable), !snapshots.isEmpty else { return nil }
+        let sets = adaptationSets(renditions, snapshots) { r, _ in .base(files[r]) }
+        let total = listedDuration(snapshots)
+        let target = MediaTime.seconds(Int64(snapshots.map(\.targetDuration).max() ?? 1))
+        let cmaf = !renditions.contains { $0.kind == .muxed }
+        return MPD(type: .static, profiles: [MPD.onDemandProfile] + (cmaf ? [MPD.cmafProfile] : []), minBufferTime: target,
+                   periods: [MPD.Period(id: "0", adaptationSets: sets)], mediaPresentationDuration: total,
+                   maxSegmentDuration: target)
+    }
+
+    /// The longest rendition's listed duration, in milliseconds (rounded up).
+    static func listedDuration<P>(_ snapshots: [WindowSnapshot<P>]) -> MediaTime {
+        let ms = snapshots.map { snap in
+            snap.window.reduce(Int64(0)) { $0 + $1.info.duration.converted(to: 1000, rounding: .up).value }
+        }.max() ?? 0
+        return .milliseconds(ms)
+    }
+
+    /// `availabilityStartTime`: the wall clock of media time 0, from the first listed segment of the first
+    /// rendition and its `EXT-X-PROGRAM-DATE-TIME`, so that AST + `t`/timescale is each segment's PDT (to the
+    /// millisecond) and the DASH and HLS clocks of the stream are the same.
+    static func availabilityStartTime<P>(_ snapshots: [WindowSnapshot<P>]) -> WallClock? {
+        for snap in snapshots {
+            guard let seg = snap.window.first, let pdt = seg.info.programDateTime else { continue }
+            let t = seg.info.startTime
+            return WallClock(millisecondsSince1970: pdt.millisecondsSince1970
+                - MediaTime.rescale(t.value, from: t.timescale, to: 1000))
+        }
+        return nil
+    }
+
+    /// CMAF (§8.12) when every rendition is one track; a muxed rendition (audio and video in one fragment) is
+    /// valid for the ISOBMFF live profile but is not a CMAF track.
+    static func profiles(_ renditions: [Rendition]) -> [String] {
+        renditions.contains { $0.kind == .muxed } ? [MPD.liveProfile] : [MPD.liveProfile, MPD.cmafProfile]
+    }
+
+    private static func template<P>(_ r: Rendition, _ snap: WindowSnapshot<P>, entries: [(start: MediaTime, duration: MediaTime)],
+                                    startNumber: UInt64, availabilityOffset: MediaTime?) -> MPD.Segments {
+        let timescale = entries.first?.start.timescale ?? snap.inits.last?.tracks.first?.timescale ?? 1000
+        let initIndex = snap.inits.last?.index ?? 0
+        return .template(MPD.SegmentTemplate(
+            timescale: timescale, initialization: r.scheme.initURI(initIndex),
+            media: r.scheme.segmentTemplate,
+            startNumber: startNumber, availabilityTimeOffset: availabilityOffset,
+            availabilityTimeComplete: availabilityOffset == nil ? nil : false,
+            timeline: MPD.TimelineEntry.compress(entries.map {
+                (start: $0.start.converted(to: timescale).value, duration: $0.duration.converted(to: timescale).value)
+            })))
+    }
+
+    private static func adaptationSets<P>(_ renditions: [Rendition], _ snapshots: [WindowSnapshot<P>],
+                                          segments: (Int, WindowSnapshot<P>) -> MPD.Segments) -> [MPD.AdaptationSet] {
+        var video: [MPD.Representation] = []
+        var audio: [MPD.Representation] = []
+        var muxed = false
+        var language: String?
+        for (i, r) in renditions.enumerated() {
+            let snap = snapshots[i]
+            let tracks = snap.inits.last?.tracks ?? []
+            let stats = PlaylistBuilder.statistics(r, snap)
+            let v = tracks.first { $0.kind == .video }
+            let a = tracks.first { $0.kind == .audio }
+            let representation = MPD.Representation(
+                id: r.name, bandwidth: max(1, stats.peakBitRate), codecs: tracks.map(\.codecString).joined(separator: ","),
+                width: v.map(\.width), height: v.map(\.height),
+                frameRate: v == nil ? nil : (stats.frameRate ?? r.declaredFrameRate).map(frameRate),
+                sar: v.flatMap { $0.sampleAspectRatio.isValid ? $0.sampleAspectRatio : nil },
+                audioSamplingRate: v == nil ? a.map(\.sampleRate) : nil, audioChannels: v == nil ? a.map(\.channelCount) : nil,
+                segments: segments(i, snap))
+            if r.kind == .audio {
+                audio.append(representation)
+                language = language ?? r.language
+            } else {
+                muxed = muxed || r.kind == .muxed
+                video.append(representation)
+            }
+        }
+        video.sort { $0.bandwidth > $1.bandwidth }
+        var sets: [MPD.AdaptationSet] = []
+        if !video.isEmpty {
+            sets.append(MPD.AdaptationSet(id: 0, contentType: muxed ? nil : .video, mimeType: "video/mp4", representations: video))
+        }
+        if !audio.isEmpty {
+            sets.append(MPD.AdaptationSet(id: 1, contentType: .audio, mimeType: "audio/mp4", language: language,
+                                          representations: audio))
+        }
+        return sets
+    }
+
+    /// A measured frame rate as `FrameRateType`: whole rates exactly, NTSC rates as `N×1000/1001`, else to 1/1000.
+    static func frameRate(_ f: Double) -> Rational {
+        let whole = f.rounded()
+        if abs(f - whole) < 0.005 { return Rational(Int32(whole), 1) }
+        let ntsc = (f * 1001 / 1000).rounded()
+        if abs(f - ntsc * 1000 / 1001) < 0.005 { return Rational(Int32(ntsc * 1000), 1001) }
+        return Rational(Int32((f * 1000).rounded()), 1000)
+    }
+}
