@@ -87,27 +87,30 @@ public final class PresentationRegistry: Sendable {
     }
 }
 
-/// Rendered playlists, cached per presentation snapshot versions so a playlist is rendered once per change,
-/// not once per request.
+/// Rendered playlists and manifests, cached per presentation snapshot versions so one is rendered once per
+/// change, not once per request.
 final class PlaylistCache: Sendable {
     struct Key: Hashable {
         let presentation: ObjectIdentifier
-        /// -1: the multivariant playlist.
+        /// -1: the multivariant playlist; -2: the DASH manifest.
         let rendition: Int
         let skip: Bool
     }
     struct Entry {
         let versions: [UInt64]
+        /// Anything else the text depends on (the DASH manifest's time endpoint URL).
+        let tag: String
         let body: ByteBuffer
         let headers: HTTPFields
     }
     private let entries = Mutex<[Key: Entry]>([:])
 
-    func get(_ key: Key, versions: [UInt64], render: () -> String?) -> (ByteBuffer, HTTPFields)? {
-        if let e = entries.withLock({ $0[key] }), e.versions == versions { return (e.body, e.headers) }
+    func get(_ key: Key, versions: [UInt64], tag: String = "", headers: (Int) -> HTTPFields = ResponseHeaders.playlist,
+             render: () -> String?) -> (ByteBuffer, HTTPFields)? {
+        if let e = entries.withLock({ $0[key] }), e.versions == versions, e.tag == tag { return (e.body, e.headers) }
         guard let text = render() else { return nil }
         let body = ByteBuffer(string: text)
-        let entry = Entry(versions: versions, body: body, headers: ResponseHeaders.playlist(contentLength: body.readableBytes))
+        let entry = Entry(versions: versions, tag: tag, body: body, headers: headers(body.readableBytes))
         entries.withLock { $0[key] = entry }
         return (entry.body, entry.headers)
     }

@@ -43,11 +43,11 @@ struct OriginResponder: HTTPResponder {
         return response
     }
 
-    private func send(_ prepared: PreparedResponse, _ request: Request) -> Response {
+    func send(_ prepared: PreparedResponse, _ request: Request) -> Response {
         send(prepared.status, prepared.headers, prepared.body, request)
     }
 
-    private func send(_ status: HTTPResponse.Status, _ headers: HTTPFields, _ body: ByteBuffer, _ request: Request) -> Response {
+    func send(_ status: HTTPResponse.Status, _ headers: HTTPFields, _ body: ByteBuffer, _ request: Request) -> Response {
         if request.method == .head {
             stats.countRequest(bytes: 0)
             return Response(status: status, headers: headers, body: .init())
@@ -66,9 +66,12 @@ struct OriginResponder: HTTPResponder {
         case "/hls.mjs": return send(hlsJS ?? Self.notFound, request)
         default: break
         }
+        if path == "/" + Self.timeName { return time(request) }
         guard let (presentation, inner) = registry.resolve(path.dropFirst()) else { return send(Self.notFound, request) }
         stats.sawViewer(remote)
         if inner == "index.m3u8" { return await multivariant(presentation, request) }
+        if inner == Self.manifestName { return await manifest(presentation, request) }
+        if inner == Self.timeName { return time(request) }
         guard let layout = presentation.layout else {
             // Not announced yet: only a playlist can be waited for.
             guard inner.hasSuffix(".m3u8"), await presentation.waitUntilPlayable(timeout: firstWait(nil)),
@@ -86,7 +89,7 @@ struct OriginResponder: HTTPResponder {
             guard let o = window.snapshot().initSegment(i) else { return send(Self.notFound, request) }
             return send(.ok, o.payload.headers, o.payload.body, request)
         case .segment(let n):
-            guard let o = window.snapshot().segment(n) else { return send(Self.notFound, request) }
+            guard let o = window.snapshot().segment(n) else { return await pendingSegment(window, n, request) }
             return send(.ok, o.payload.headers, o.payload.body, request)
         case .part(let n, let i):
             return await part(window, n, i, request)
@@ -97,7 +100,7 @@ struct OriginResponder: HTTPResponder {
         firstSegmentWait ?? .seconds(2 * (layout?.policy.targetDuration ?? 1))
     }
 
-    private static func retryLater(_ p: LivePresentation) -> PreparedResponse {
+    static func retryLater(_ p: LivePresentation) -> PreparedResponse {
         PreparedResponse.text(.serviceUnavailable, p.isFinished ? "The stream ended before it had a segment\n" : "No segment yet, retry shortly\n",
                               extra: [.retryAfter: "1"])
     }

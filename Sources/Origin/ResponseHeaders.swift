@@ -29,6 +29,21 @@ enum ResponseHeaders {
         make(contentType: playlistType, cacheControl: "no-cache", contentLength: contentLength)
     }
 
+    /// ISO/IEC 23009-1 Annex C: `application/dash+xml`. A live MPD changes with every segment, like a playlist.
+    static func manifest(contentLength: Int) -> HTTPFields {
+        make(contentType: "application/dash+xml", cacheControl: "no-cache", contentLength: contentLength)
+    }
+
+    /// A segment sent by chunked transfer while it is produced (low-latency DASH): no length yet, and not
+    /// cacheable as the finished object is, since a broken transfer would leave a truncated copy in a cache.
+    static let segmentInProgress: HTTPFields = {
+        var h = HTTPFields()
+        h[.contentType] = "video/iso.segment"
+        h[.cacheControl] = "no-cache"
+        h.append(contentsOf: cors)
+        return h
+    }()
+
     static func segment(contentLength: Int) -> HTTPFields {
         make(contentType: "video/iso.segment", cacheControl: immutable, contentLength: contentLength)
     }

@@ -7,7 +7,8 @@ import MediaCore
 import MediaPresentation
 
 /// Writes a VOD presentation to a directory, in the same layout the live origin serves: per rendition its init
-/// segment(s), segments and media playlist (`EXT-X-PLAYLIST-TYPE:VOD`, `EXT-X-ENDLIST`), and `index.m3u8`.
+/// segment(s), segments and media playlist (`EXT-X-PLAYLIST-TYPE:VOD`, `EXT-X-ENDLIST`), `index.m3u8`, and a
+/// static DASH `manifest.mpd` over the same segments.
 /// Playlists come from the same window snapshots and builders as live ones; they are written once every segment
 /// is on disk.
 public final class VODWriter: PresentationConsumer, Sendable {
@@ -28,7 +29,7 @@ public final class VODWriter: PresentationConsumer, Sendable {
                                                         withIntermediateDirectories: true)
             }
             // Whole segments only: a VOD playlist lists no LL-HLS parts.
-            try presentation.consume(.layout(renditions, TimingPolicy(targetDuration: policy.targetDuration)))
+            try presentation.consume(.layout(renditions, TimingPolicy(targetDuration: policy.targetDuration, segmentDuration: policy.segmentDuration)))
         case .initSegment(let r, let bytes, _):
             try presentation.consume(event)
             guard let layout = presentation.layout, let index = layout.windows[r].snapshot().inits.last?.index else { return }
@@ -59,6 +60,9 @@ public final class VODWriter: PresentationConsumer, Sendable {
         }
         if let multivariant = PlaylistBuilder.multivariant(layout.renditions, snapshots) {
             try write(Array(multivariant.render().utf8), to: "index.m3u8")
+        }
+        if let mpd = ManifestBuilder.onDemand(layout.renditions, snapshots) {
+            try write(Array(mpd.render().utf8), to: "manifest.mpd")
         }
         return first.window.count
     }
