@@ -72,11 +72,13 @@ final class SingleFileWriter: @unchecked Sendable {
     /// (`dts + composition offset`); a subsegment lasts until the next one's earliest presentation time, the last
     /// one for its own duration (ISO/IEC 14496-12 §8.16.3.3). SAP type 1: a segment starts with a sync sample
     /// (IDR, or an audio frame), presented first.
-    func index(_ segments: [SegmentInfo]) -> SegmentIndex {
+    func index(_ segments: [SegmentInfo]) throws -> SegmentIndex {
         let timescale = segments.first.map { UInt32(clamping: $0.startTime.timescale) } ?? 1
         var refs: [SegmentIndex.Reference] = []
         refs.reserveCapacity(segments.count)
         for (i, s) in segments.enumerated() {
+            // referenced_size is 31 bits: a segment of 2 GiB or more cannot be indexed.
+            guard s.byteCount < 1 << 31 else { throw MP4Error.boxTooLarge(SegmentIndex.type) }
             let duration = i + 1 < segments.count
                 ? segments[i + 1].earliestPresentationTime.value - s.earliestPresentationTime.value
                 : s.duration.value
