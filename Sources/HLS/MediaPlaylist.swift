@@ -67,6 +67,25 @@ public struct RenditionReport: Sendable, Equatable {
     }
 }
 
+/// A sub-range of a resource: `EXT-X-BYTERANGE:<n>@<o>` of a segment, `BYTERANGE="<n>@<o>"` of an `EXT-X-MAP`
+/// (RFC 8216 §4.3.2.2: "n is a decimal-integer indicating the length of the sub-range in bytes. If present, o is a
+/// decimal-integer indicating the start of the sub-range, as a byte offset from the beginning of the resource").
+/// Always rendered with its offset; a parsed range without one is resolved against the previous segment's.
+public struct PlaylistByteRange: Sendable, Equatable {
+    public var length: Int
+    public var offset: Int
+
+    public init(length: Int, offset: Int) {
+        precondition(length >= 0 && offset >= 0, "a byte range is non-negative")
+        self.length = length
+        self.offset = offset
+    }
+
+    public var range: Range<Int> { offset..<(offset + length) }
+    /// `n@o`.
+    public var text: String { "\(length)@\(offset)" }
+}
+
 /// One media segment as it appears in a media playlist.
 public struct PlaylistSegment: Sendable, Equatable {
     /// Media sequence number of this segment.
@@ -82,10 +101,17 @@ public struct PlaylistSegment: Sendable, Equatable {
     public var mapURI: String?
     /// `EXT-X-PART` lines rendered before this segment's `EXTINF` (LL-HLS; usually only near the live edge).
     public var parts: [PlaylistPart]
+    /// `EXT-X-BYTERANGE`: the segment is this sub-range of `uri` (a single-file VOD).
+    public var byteRange: PlaylistByteRange?
+    /// `BYTERANGE` of this segment's `EXT-X-MAP` (with `mapURI`).
+    public var mapByteRange: PlaylistByteRange?
 
     public init(sequence: UInt64, uri: String, duration: MediaTime, programDateTime: WallClock? = nil,
-                discontinuity: Bool = false, mapURI: String? = nil, parts: [PlaylistPart] = []) {
+                discontinuity: Bool = false, mapURI: String? = nil, parts: [PlaylistPart] = [],
+                byteRange: PlaylistByteRange? = nil, mapByteRange: PlaylistByteRange? = nil) {
         self.parts = parts
+        self.byteRange = byteRange
+        self.mapByteRange = mapByteRange
         self.sequence = sequence
         self.uri = uri
         self.duration = duration
@@ -111,6 +137,7 @@ public struct PlaylistSegment: Sendable, Equatable {
 /// #EXT-X-MAP:URI="init1.mp4"        (per segment, when the map changes)
 /// #EXT-X-PROGRAM-DATE-TIME:2026-11-22T04:20:26.123Z
 /// #EXTINF:1.001,
+/// #EXT-X-BYTERANGE:81234@1024       (single-file VOD only, with EXT-X-MAP:URI="stream.mp4",BYTERANGE="800@0")
 /// seg10.m4s
 /// #EXT-X-RENDITION-REPORT:URI="../audio/index.m3u8",LAST-MSN=12,LAST-PART=1
 /// #EXT-X-ENDLIST
@@ -127,6 +154,10 @@ public struct PlaylistSegment: Sendable, Equatable {
 /// rendition reports need nothing higher. So `render()` writes `version` (7), raised to 9 only when the
 /// playlist carries `EXT-X-SKIP` (`skippedSegments != nil`); §6.2.1: "The value of the EXT-X-VERSION tag
 /// SHOULD NOT be greater than what is required for the tags and attributes in the Playlist."
+/// Byte ranges: RFC 8216 §4.3.2.2 "Use of the EXT-X-BYTERANGE tag REQUIRES a compatibility version number of 4
+/// or greater", and §4.3.2.5 "Use of the EXT-X-MAP tag in a Media Playlist that DOES NOT contain the
+/// EXT-X-I-FRAMES-ONLY tag REQUIRES a compatibility version number of 6 or greater" (with or without
+/// `BYTERANGE`): the default 7 covers both; `render()` never writes less than 4 when a byte range is present.
 public struct MediaPlaylist: Sendable, Equatable {
     public enum PlaylistType: String, Sendable { case vod = "VOD", event = "EVENT" }
 
@@ -137,6 +168,8 @@ public struct MediaPlaylist: Sendable, Equatable {
     public var independentSegments: Bool = true
     /// The map in force for the first segment (rendered in the header).
     public var mapURI: String
+    /// `BYTERANGE` of that map (a single-file VOD: the init segment is the start of the file).
+    public var mapByteRange: PlaylistByteRange?
     public var playlistType: PlaylistType?
     public var segments: [PlaylistSegment]
     public var endList: Bool
@@ -207,7 +240,11 @@ public struct MediaPlaylist: Sendable, Equatable {
 
     /// The `EXT-X-VERSION` that `render()` writes: `version`, or 9 if that is lower and the playlist has
     /// `EXT-X-SKIP` (§8).
-    public var renderedVersion: Int { skippedSegments == nil ? version : max(version, 9) }
+    public var renderedVersion: Int {
+        var v = skippedSegments == nil ? version : max(version, 9)
+        if mapByteRange != nil || segments.contains(where: { $0.byteRange != nil || $0.mapByteRange != nil }) { v = max(v, 4) }
+        return v
+    }
 
     /// The Rendition Report another Rendition's playlist would carry for this playlist (§4.4.5.4): the last
     /// segment's sequence number, or, when parts are listed, the last part's sequence number and Part Index.
@@ -247,17 +284,21 @@ public struct MediaPlaylist: Sendable, Equatable {
         // applies to the first listed segment. hls.js (m3u8-parser.ts, `case 'SKIP'`) pushes one placeholder
         // per skipped segment and advances the sequence number, so the tag must precede every segment line.
         if let skippedSegments { out += "#EXT-X-SKIP:SKIPPED-SEGMENTS=\(skippedSegments)\n" }
-        out += "#EXT-X-MAP:URI=\"\(mapURI)\"\n"
+        Self.renderMap(mapURI, mapByteRange, into: &out)
         var currentMap = mapURI
+        var currentMapRange = mapByteRange
         for s in segments {
             if s.discontinuity { out += "#EXT-X-DISCONTINUITY\n" }
-            if let m = s.mapURI, m != currentMap {
-                out += "#EXT-X-MAP:URI=\"\(m)\"\n"
+            if let m = s.mapURI, m != currentMap || s.mapByteRange != currentMapRange {
+                Self.renderMap(m, s.mapByteRange, into: &out)
                 currentMap = m
+                currentMapRange = s.mapByteRange
             }
             if let pdt = s.programDateTime { out += "#EXT-X-PROGRAM-DATE-TIME:" + HLSFormat.programDateTime(pdt) + "\n" }
             for p in s.parts { Self.renderPart(p, into: &out) }
-            out += "#EXTINF:" + HLSFormat.decimalSeconds(s.duration) + ",\n" + s.uri + "\n"
+            out += "#EXTINF:" + HLSFormat.decimalSeconds(s.duration) + ",\n"
+            if let r = s.byteRange { out += "#EXT-X-BYTERANGE:" + r.text + "\n" }
+            out += s.uri + "\n"
         }
         if !trailingParts.isEmpty || preloadHint != nil {
             if trailingDiscontinuity { out += "#EXT-X-DISCONTINUITY\n" }
@@ -271,6 +312,14 @@ public struct MediaPlaylist: Sendable, Equatable {
         }
         if endList { out += "#EXT-X-ENDLIST\n" }
         return out
+    }
+
+    /// §4.3.2.5: "BYTERANGE: The value is a quoted-string specifying a byte range into the resource specified by
+    /// the URI attribute."
+    private static func renderMap(_ uri: String, _ range: PlaylistByteRange?, into out: inout String) {
+        out += "#EXT-X-MAP:URI=\"" + uri + "\""
+        if let range { out += ",BYTERANGE=\"" + range.text + "\"" }
+        out += "\n"
     }
 
     private static func renderPart(_ p: PlaylistPart, into out: inout String) {

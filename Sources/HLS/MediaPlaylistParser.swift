@@ -28,6 +28,9 @@ extension MediaPlaylist {
         var pendingMap: String?
         var pendingPDT: WallClock?
         var pendingParts: [PlaylistPart] = []
+        var pendingByteRange: (length: Int, offset: Int?, line: Int)?
+        var mapByteRange: PlaylistByteRange?
+        var pendingMapByteRange: PlaylistByteRange?
         var serverControl: ServerControl?
         var partTarget: MediaTime?
         var preloadHint: PreloadHint?
@@ -55,12 +58,24 @@ extension MediaPlaylist {
                 let (first, o1) = mediaSequence.addingReportingOverflow(skippedSegments ?? 0)
                 let (sequence, o2) = first.addingReportingOverflow(UInt64(segments.count))
                 guard !o1, !o2 else { throw HLSError.invalidTag(line: n, tag: "EXT-X-MEDIA-SEQUENCE") }
+                var byteRange: PlaylistByteRange?
+                if let r = pendingByteRange {
+                    // §4.3.2.2: "If o is not present, a previous Media Segment MUST appear in the Playlist file and
+                    // MUST be a sub-range of the same media resource, or the Media Segment is undefined and the
+                    // client MUST fail to parse the Playlist."
+                    var offset = r.offset
+                    if offset == nil, let previous = segments.last, previous.uri == line, let p = previous.byteRange {
+                        offset = p.offset + p.length
+                    }
+                    guard let offset, offset <= Int.max - r.length else { throw HLSError.invalidTag(line: r.line, tag: "EXT-X-BYTERANGE") }
+                    byteRange = PlaylistByteRange(length: r.length, offset: offset)
+                }
                 segments.append(PlaylistSegment(
                     sequence: sequence, uri: String(line), duration: duration,
                     programDateTime: pendingPDT, discontinuity: pendingDiscontinuity, mapURI: pendingMap,
-                    parts: pendingParts))
+                    parts: pendingParts, byteRange: byteRange, mapByteRange: pendingMap == nil ? nil : pendingMapByteRange))
                 pendingDuration = nil; pendingDiscontinuity = false; pendingMap = nil; pendingPDT = nil
-                pendingParts = []
+                pendingParts = []; pendingByteRange = nil; pendingMapByteRange = nil
                 continue
             }
             if !line.hasPrefix("#EXT") { continue }  // comment
@@ -88,11 +103,22 @@ extension MediaPlaylist {
                 guard let uri = attrs.first(where: { $0.name == "URI" })?.value else {
                     throw HLSError.invalidAttribute(line: n, name: "URI")
                 }
+                var range: PlaylistByteRange?
+                if let text = attrs.first(where: { $0.name == "BYTERANGE" })?.value {
+                    // A map has no previous sub-range to continue: an absent offset is the start of the resource.
+                    guard let r = Self.byteRange(text) else { throw HLSError.invalidAttribute(line: n, name: "BYTERANGE") }
+                    range = PlaylistByteRange(length: r.length, offset: r.offset ?? 0)
+                }
                 if mapURI == nil && segments.isEmpty && pendingDuration == nil && !pendingDiscontinuity {
                     mapURI = String(uri)
+                    mapByteRange = range
                 } else {
                     pendingMap = String(uri)
+                    pendingMapByteRange = range
                 }
+            } else if let v = tagValue(line, "#EXT-X-BYTERANGE:") {
+                guard let r = Self.byteRange(v) else { throw HLSError.invalidTag(line: n, tag: "EXT-X-BYTERANGE") }
+                pendingByteRange = (r.length, r.offset, n)
             } else if line == "#EXT-X-DISCONTINUITY" {
                 pendingDiscontinuity = true
             } else if let v = tagValue(line, "#EXT-X-PROGRAM-DATE-TIME:") {
@@ -209,6 +235,7 @@ extension MediaPlaylist {
             playlistType: playlistType, segments: segments, endList: endList, serverControl: serverControl,
             partTarget: partTarget, trailingParts: pendingParts, preloadHint: preloadHint,
             skippedSegments: skippedSegments)
+        playlist.mapByteRange = mapByteRange
         // Tags of the segment in progress, before its parts.
         playlist.trailingDiscontinuity = pendingDiscontinuity
         playlist.trailingMapURI = pendingMap
@@ -224,6 +251,15 @@ extension MediaPlaylist {
                                                              lastPart: r.lastPart ?? own.lastPart))
         }
         return playlist
+    }
+
+    /// `<n>[@<o>]` (§4.3.2.2), decimal-integers.
+    static func byteRange(_ text: Substring) -> (length: Int, offset: Int?)? {
+        let pieces = text.split(separator: "@", maxSplits: 1, omittingEmptySubsequences: false)
+        guard let length: Int = AttributeList.decimalInteger(pieces[0]) else { return nil }
+        guard pieces.count == 2 else { return (length, nil) }
+        guard let offset: Int = AttributeList.decimalInteger(pieces[1]), offset <= Int.max - length else { return nil }
+        return (length, offset)
     }
 
     private static func playlistHasParts(_ p: MediaPlaylist) -> Bool {

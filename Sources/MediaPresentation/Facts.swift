@@ -16,10 +16,14 @@ public struct SegmentInfo: Sendable, Equatable {
     public var videoSampleCount: Int?
     /// Whether the segment starts with a sync sample on its reference track.
     public var startsWithSyncSample: Bool
+    /// The smallest presentation time (`dts + composition offset`) of the reference track's samples, in its
+    /// timescale (a `sidx`'s `earliest_presentation_time`); `startTime` when the producer did not say (no B-frames).
+    public var earliestPresentationTime: MediaTime
 
     public init(sequence: UInt64, startTime: MediaTime, duration: MediaTime, byteCount: Int,
                 programDateTime: WallClock? = nil, discontinuity: Bool = false, videoSampleCount: Int? = nil,
-                startsWithSyncSample: Bool = true) {
+                startsWithSyncSample: Bool = true, earliestPresentationTime: MediaTime? = nil) {
+        self.earliestPresentationTime = earliestPresentationTime ?? startTime
         self.sequence = sequence
         self.startTime = startTime
         self.duration = duration
@@ -95,5 +99,31 @@ public struct FanOut: PresentationConsumer {
     public init(_ consumers: [any PresentationConsumer]) { self.consumers = consumers }
     public func consume(_ event: PresentationEvent) throws {
         for c in consumers { try c.consume(event) }
+    }
+}
+
+/// Where the parts of a single-file rendition sit in its file (`package --single-file`):
+///
+/// ```
+/// |ftyp|moov|            initRange    (the init segment: EXT-X-MAP BYTERANGE, DASH SegmentBase Initialization@range)
+/// |free|                 slack left from the space reserved for the index (absent when none is left)
+/// |sidx|                 indexRange   (DASH SegmentBase@indexRange)
+/// |styp|moof|mdat|…      one segment after another, from `mediaStart`, each `SegmentInfo.byteCount` long
+/// ```
+/// Ranges are half-open byte offsets from the start of the file; DASH's `first-last` is
+/// `lowerBound`-`upperBound - 1`.
+public struct SingleFileIndex: Sendable, Equatable {
+    /// The file, relative to the presentation root (`URIScheme.singleFileURI`).
+    public var fileURI: String
+    public var initRange: Range<Int>
+    public var indexRange: Range<Int>
+    /// The first segment's first byte: the `sidx` is immediately followed by the segments.
+    public var mediaStart: Int { indexRange.upperBound }
+
+    public init(fileURI: String, initRange: Range<Int>, indexRange: Range<Int>) {
+        precondition(initRange.upperBound <= indexRange.lowerBound, "the index follows the init segment")
+        self.fileURI = fileURI
+        self.initRange = initRange
+        self.indexRange = indexRange
     }
 }

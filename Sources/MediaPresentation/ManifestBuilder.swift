@@ -86,17 +86,24 @@ public enum ManifestBuilder {
                    maxSegmentDuration: target)
     }
 
-    /// A static MPD of single-file representations (`SegmentBase` with the `sidx` range, §5.3.9.2), on-demand profile.
+    /// A static MPD of single-file representations (ISOBMFF on-demand profile): per Representation a `BaseURL`
+    /// (the file) and a `SegmentBase` whose `indexRange` is the `sidx` and whose `Initialization` is the init segment
+    /// (§5.3.9.2), `nil` if a rendition has no segment or no file.
     public static func singleFile<P>(_ renditions: [Rendition], _ snapshots: [WindowSnapshot<P>],
-                                     files: [MPD.SegmentBase]) -> MPD? {
-        guard renditions.count == snapshots.count, files.count == renditions.count,
+                                     files: [SingleFileIndex?]) -> MPD? {
+        guard renditions.count == snapshots.count, files.count == renditions.count, files.allSatisfy({ $0 != nil }),
               snapshots.allSatisfy(\.isPlayable), !snapshots.isEmpty else { return nil }
-        let sets = adaptationSets(renditions, snapshots) { r, _ in .base(files[r]) }
-        let total = listedDuration(snapshots)
+        let sets = adaptationSets(renditions, snapshots) { r, snap in
+            let f = files[r]!
+            let timescale = snap.window.first?.info.startTime.timescale ?? snap.inits.last?.tracks.first?.timescale ?? 1000
+            return .base(MPD.SegmentBase(url: f.fileURI, timescale: timescale,
+                                         indexRange: f.indexRange.lowerBound...(f.indexRange.upperBound - 1),
+                                         initializationRange: f.initRange.lowerBound...(f.initRange.upperBound - 1)))
+        }
         let target = MediaTime.seconds(Int64(snapshots.map(\.targetDuration).max() ?? 1))
         let cmaf = !renditions.contains { $0.kind == .muxed }
         return MPD(type: .static, profiles: [MPD.onDemandProfile] + (cmaf ? [MPD.cmafProfile] : []), minBufferTime: target,
-                   periods: [MPD.Period(id: "0", adaptationSets: sets)], mediaPresentationDuration: total,
+                   periods: [MPD.Period(id: "0", adaptationSets: sets)], mediaPresentationDuration: listedDuration(snapshots),
                    maxSegmentDuration: target)
     }
 

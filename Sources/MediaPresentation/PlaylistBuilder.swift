@@ -13,9 +13,13 @@ public enum PlaylistBuilder {
 
     /// The media playlist of one rendition, `nil` until it is playable. `reports` are the
     /// `EXT-X-RENDITION-REPORT`s of the other renditions (LL-HLS); `skip` answers `_HLS_skip=YES` with a delta update.
+    /// `singleFile`: every segment is a byte range of that file (`EXT-X-BYTERANGE`, and `EXT-X-MAP` with
+    /// `BYTERANGE`), laid end to end from `mediaStart` by their `byteCount`s; the window must hold every segment
+    /// from the first, all of one init segment (a VOD written by `VODWriter`).
     public static func mediaPlaylist<P>(_ snap: WindowSnapshot<P>, scheme: URIScheme,
                                         playlistType: MediaPlaylist.PlaylistType?,
-                                        reports: [RenditionReport] = [], skip: Bool = false) -> MediaPlaylist? {
+                                        reports: [RenditionReport] = [], skip: Bool = false,
+                                        singleFile: SingleFileIndex? = nil) -> MediaPlaylist? {
         guard snap.isPlayable, let firstInit = snap.window.first?.initIndex ?? snap.inits.last?.index else { return nil }
         let td = snap.targetDuration
         let partTarget = snap.policy.partTarget
@@ -69,6 +73,17 @@ public enum PlaylistBuilder {
                 playlist.preloadHint = PreloadHint(type: .part, uri: scheme.partURI(snap.nextSequence, snap.partial.count))
             }
             playlist.renditionReports = reports
+        }
+        if let singleFile {
+            var offset = singleFile.mediaStart
+            playlist.mapURI = singleFile.fileURI
+            playlist.mapByteRange = PlaylistByteRange(length: singleFile.initRange.count, offset: singleFile.initRange.lowerBound)
+            for (i, seg) in snap.window.enumerated() {
+                playlist.segments[i].uri = singleFile.fileURI
+                playlist.segments[i].byteRange = PlaylistByteRange(length: seg.info.byteCount, offset: offset)
+                playlist.segments[i].mapURI = nil
+                offset += seg.info.byteCount
+            }
         }
         if skip, let delta = playlist.deltaUpdate() { return delta }
         return playlist

@@ -7,6 +7,9 @@
 /// nested "720p":                 720p.m3u8     720p/init.mp4   720p/seg<N>.m4s   720p/seg<N>.<i>.m4s
 /// ```
 /// Init segments after a codec change are `init1.mp4`, `init2.mp4`, …
+///
+/// A single-file rendition (`package --single-file`) is one file beside its playlist, named like it:
+/// `stream.mp4` for the muxed root rendition, `720p.mp4` for a nested one (its directory stays unused).
 public struct URIScheme: Sendable, Hashable {
     /// The media playlist's URI, relative to the presentation root (`720p.m3u8`).
     public let playlistURI: String
@@ -36,6 +39,10 @@ public struct URIScheme: Sendable, Hashable {
     public func partURI(_ sequence: UInt64, _ index: Int) -> String { directory + "seg\(sequence).\(index).m4s" }
     /// The segment URI as a DASH `SegmentTemplate@media` (`$Number$` is the segment's sequence number).
     public var segmentTemplate: String { directory + "seg$Number$.m4s" }
+    /// The one CMAF file of a single-file rendition: the playlist's name with `.mp4` (`720p.m3u8` → `720p.mp4`).
+    public var singleFileURI: String {
+        (playlistURI.hasSuffix(".m3u8") ? String(playlistURI.dropLast(5)) : playlistURI) + ".mp4"
+    }
 
     /// One object of a rendition.
     public enum Object: Sendable, Hashable {

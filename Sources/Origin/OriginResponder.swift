@@ -47,7 +47,30 @@ struct OriginResponder: HTTPResponder {
         send(prepared.status, prepared.headers, prepared.body, request)
     }
 
+    /// The one place responses go out. A 200 for a served object (its prebuilt headers carry `Accept-Ranges`)
+    /// answers a `Range` request (`RangeRequest`) with 206 and a slice of the same `ByteBuffer` (no copy), or 416.
     func send(_ status: HTTPResponse.Status, _ headers: HTTPFields, _ body: ByteBuffer, _ request: Request) -> Response {
+        // No validator is ever sent, so no If-Range can match one: then Range is ignored (RFC 9110 §13.1.5).
+        if status == .ok, let range = request.headers[.range], headers[.acceptRanges] != nil, request.headers[.ifRange] == nil {
+            switch RangeRequest.parse(range, length: body.readableBytes) {
+            case .whole:
+                break
+            case .unsatisfiable:
+                let r = PreparedResponse.text(.rangeNotSatisfiable, "Range Not Satisfiable\n",
+                                              extra: [.contentRange: RangeRequest.unsatisfiedRange(length: body.readableBytes)])
+                return deliver(r.status, r.headers, r.body, request)
+            case .partial(let r):
+                var h = headers
+                h[.contentLength] = String(r.count)
+                h[.contentRange] = RangeRequest.contentRange(r, length: body.readableBytes)
+                let slice = body.getSlice(at: body.readerIndex + r.lowerBound, length: r.count) ?? ByteBuffer()
+                return deliver(.partialContent, h, slice, request)
+            }
+        }
+        return deliver(status, headers, body, request)
+    }
+
+    private func deliver(_ status: HTTPResponse.Status, _ headers: HTTPFields, _ body: ByteBuffer, _ request: Request) -> Response {
         if request.method == .head {
             stats.countRequest(bytes: 0)
             return Response(status: status, headers: headers, body: .init())

@@ -78,7 +78,7 @@ public struct OriginServer: Sendable {
                 hlsJS = PreparedResponse(
                     headers: ResponseHeaders.make(contentType: "text/javascript; charset=utf-8",
                                                   cacheControl: "public, max-age=3600",
-                                                  contentLength: body.readableBytes),
+                                                  contentLength: body.readableBytes, acceptRanges: true),
                     body: body)
             } else {
                 logger.warning("hls.js not readable; the player page will use the CDN",
@@ -91,7 +91,7 @@ public struct OriginServer: Sendable {
         let pageBody = ByteBuffer(string: html)
         let page = PreparedResponse(
             headers: ResponseHeaders.make(contentType: "text/html; charset=utf-8", cacheControl: "no-cache",
-                                          contentLength: pageBody.readableBytes),
+                                          contentLength: pageBody.readableBytes, acceptRanges: true),
             body: pageBody)
         self.responder = OriginResponder(registry: registry, stats: stats, page: page, hlsJS: hlsJS,
                                          firstSegmentWait: configuration.firstSegmentWait,

@@ -4,7 +4,7 @@ import Hummingbird
 /// so a request only copies a value and never formats a header.
 enum ResponseHeaders {
     static let allowMethods = "GET, HEAD, OPTIONS"
-    static let exposeHeaders = "Content-Length, Content-Type, Date, Age, Cache-Control, Retry-After"
+    static let exposeHeaders = "Content-Length, Content-Type, Date, Age, Cache-Control, Retry-After, Accept-Ranges, Content-Range"
     static let defaultAllowHeaders = "Range, Accept, Accept-Encoding, Content-Type, Cache-Control, If-None-Match, If-Modified-Since"
     static let playlistType = "application/vnd.apple.mpegurl"
     static let immutable = "public, max-age=31536000, immutable"
@@ -15,18 +15,22 @@ enum ResponseHeaders {
         .accessControlExposeHeaders: exposeHeaders,
     ]
 
-    static func make(contentType: String, cacheControl: String, contentLength: Int) -> HTTPFields {
+    /// `acceptRanges`: the headers of a served object (page, hls.js, playlist, init, segment, part), which answers
+    /// `Range` requests (`OriginResponder.send`): `Accept-Ranges: bytes` is part of the prebuilt set, so a 200 costs
+    /// nothing more (RFC 9110 §14.3: "A server that supports range requests MAY send Accept-Ranges: bytes").
+    static func make(contentType: String, cacheControl: String, contentLength: Int, acceptRanges: Bool = false) -> HTTPFields {
         var h = HTTPFields()
-        h.reserveCapacity(7)
+        h.reserveCapacity(8)
         h[.contentType] = contentType
         h[.contentLength] = String(contentLength)
         h[.cacheControl] = cacheControl
+        if acceptRanges { h[.acceptRanges] = "bytes" }
         h.append(contentsOf: cors)
         return h
     }
 
     static func playlist(contentLength: Int) -> HTTPFields {
-        make(contentType: playlistType, cacheControl: "no-cache", contentLength: contentLength)
+        make(contentType: playlistType, cacheControl: "no-cache", contentLength: contentLength, acceptRanges: true)
     }
 
     /// ISO/IEC 23009-1 Annex C: `application/dash+xml`. A live MPD changes with every segment, like a playlist.
@@ -45,11 +49,11 @@ enum ResponseHeaders {
     }()
 
     static func segment(contentLength: Int) -> HTTPFields {
-        make(contentType: "video/iso.segment", cacheControl: immutable, contentLength: contentLength)
+        make(contentType: "video/iso.segment", cacheControl: immutable, contentLength: contentLength, acceptRanges: true)
     }
 
     static func initSegment(contentLength: Int) -> HTTPFields {
-        make(contentType: "video/mp4", cacheControl: immutable, contentLength: contentLength)
+        make(contentType: "video/mp4", cacheControl: immutable, contentLength: contentLength, acceptRanges: true)
     }
 }
 

@@ -76,13 +76,15 @@ extension Pipeline {
 public final class Pipeline: @unchecked Sendable {
     // @unchecked: `interrupt` and `stopFlag` are Sendable; everything else is used by the run thread only.
     public let options: PipelineOptions
-    public let stats = PipelineStats()
+    public let stats: PipelineStats
     let output: any PresentationConsumer
     let logger: Logger
     private let stopFlag = Atomic<Bool>(false)
     private let interrupt = Mutex<InterruptFlag?>(nil)
 
-    public init(options: PipelineOptions, output: any PresentationConsumer, logger: Logger) {
+    /// `stats`: where the pipeline reports progress (give one to read it before the pipeline exists).
+    public init(options: PipelineOptions, output: any PresentationConsumer, logger: Logger, stats: PipelineStats = PipelineStats()) {
+        self.stats = stats
         self.options = options
         self.output = output
         self.logger = logger
@@ -127,6 +129,7 @@ public final class Pipeline: @unchecked Sendable {
     private func runDemuxed(url: String) throws {
         let demuxer = try openDemuxer(url)
         let live = InputSpec.isLive(url)
+        if !live, !options.loop, let d = demuxer.duration { stats.update { $0.inputDurationMicros = d } }
         let realtime = options.realtime ?? !live
         let setup = try OutputSetup.make(demuxer: demuxer, url: url, options: options, logger: logger)
         let processors = setup.processors

@@ -11,11 +11,18 @@ public final class PipelineStats: Sendable {
         var bytesOut: Int64 = 0
         var mediaOutMicros: Int64 = 0
         var startedAt: ContinuousClock.Instant?
+        var inputDurationMicros: Int64?
     }
     private let values = Mutex(Values())
     public init() {}
 
     func update(_ f: (inout Values) -> Void) { values.withLock { f(&$0) } }
+
+    /// The duration the input file declares (its container's), once it is open; `nil` for pipes, live URLs,
+    /// looped inputs and files that do not say.
+    public var inputDuration: MediaTime? {
+        values.withLock { v in v.inputDurationMicros.map { MediaTime(value: $0, timescale: 1_000_000) } }
+    }
 
     public struct Snapshot: Sendable {
         public var videoFrames: Int64

@@ -267,7 +267,8 @@ struct SegmentingSink {
         }
         let info = SegmentInfo(sequence: s.sequence, startTime: s.startTime, duration: s.duration, byteCount: s.bytes.count,
                                programDateTime: pdt ?? .now, discontinuity: s.discontinuity,
-                               videoSampleCount: s.videoSampleCount, startsWithSyncSample: s.startsWithSyncSample)
+                               videoSampleCount: s.videoSampleCount, startsWithSyncSample: s.startsWithSyncSample,
+                               earliestPresentationTime: s.earliestPresentationTime)
         try output.consume(.segment(rendition: s.group, info, bytes: s.bytes))
     }
 }

@@ -3,42 +3,76 @@ import Foundation
 import Glibc
 #endif
 import HLS
+import ISOBMFF
 import MediaCore
 import MediaPresentation
+import Synchronization
 
 /// Writes a VOD presentation to a directory, in the same layout the live origin serves: per rendition its init
 /// segment(s), segments and media playlist (`EXT-X-PLAYLIST-TYPE:VOD`, `EXT-X-ENDLIST`), `index.m3u8`, and a
 /// static DASH `manifest.mpd` over the same segments.
 /// Playlists come from the same window snapshots and builders as live ones; they are written once every segment
 /// is on disk.
+///
+/// With `singleFile`, each rendition is one CMAF file instead (`SingleFileWriter`): its init segment, a `sidx`,
+/// then every segment, addressed by byte ranges in the playlists; `singleFiles` then says where each part sits.
 public final class VODWriter: PresentationConsumer, Sendable {
     public let directory: URL
     private let presentation: Presentation<Void>
+    private let singleFile: SingleFileOptions?
+    /// One per rendition in single-file mode (created with its init segment).
+    private let files = Mutex<[SingleFileWriter?]>([])
+    private let indexes = Mutex<[SingleFileIndex]>([])
 
-    public init(directory: URL) throws {
+    public init(directory: URL, singleFile: SingleFileOptions? = nil) throws {
         self.directory = directory
+        self.singleFile = singleFile
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         presentation = Presentation(windowSize: 1, playlistType: .vod) { _, _ in () }
     }
 
+    /// Single-file mode, after `finish()`: where the init segment and the `sidx` of each rendition's file sit, in
+    /// the order of the layout's renditions (for a DASH `SegmentBase`: `Initialization@range` and `indexRange`).
+    /// Empty otherwise.
+    public var singleFiles: [SingleFileIndex] { indexes.withLock { $0 } }
+
+    /// The renditions, once the producer announced them.
+    public var renditions: [Rendition] { presentation.layout?.renditions ?? [] }
+
     public func consume(_ event: PresentationEvent) throws {
         switch event {
         case .layout(let renditions, let policy):
-            for r in renditions where !r.scheme.directory.isEmpty {
-                try FileManager.default.createDirectory(at: directory.appendingPathComponent(r.scheme.directory),
-                                                        withIntermediateDirectories: true)
+            if singleFile == nil {
+                for r in renditions where !r.scheme.directory.isEmpty {
+                    try FileManager.default.createDirectory(at: directory.appendingPathComponent(r.scheme.directory),
+                                                            withIntermediateDirectories: true)
+                }
+            } else {
+                files.withLock { $0 = Array(repeating: nil, count: renditions.count) }
             }
             // Whole segments only: a VOD playlist lists no LL-HLS parts.
-            try presentation.consume(.layout(renditions, TimingPolicy(targetDuration: policy.targetDuration, segmentDuration: policy.segmentDuration)))
-        case .initSegment(let r, let bytes, _):
+            try presentation.consume(.layout(renditions, TimingPolicy(targetDuration: policy.targetDuration,
+                                                                      segmentDuration: policy.segmentDuration)))
+        case .initSegment(let r, let bytes, let tracks):
             try presentation.consume(event)
             guard let layout = presentation.layout, let index = layout.windows[r].snapshot().inits.last?.index else { return }
-            try write(bytes, to: layout.renditions[r].scheme.initURI(index))
+            if let singleFile {
+                try openSingleFile(r, layout.renditions[r], bytes, tracks, singleFile)
+            } else {
+                try write(bytes, to: layout.renditions[r].scheme.initURI(index))
+            }
         case .segment(let r, let info, let bytes):
             guard let layout = presentation.layout, layout.renditions.indices.contains(r) else {
                 throw PresentationError.unknownRendition(r)
             }
-            try write(bytes, to: layout.renditions[r].scheme.segmentURI(info.sequence))
+            if singleFile != nil {
+                try files.withLock { files in
+                    guard let f = files[r] else { throw PresentationError.unknownRendition(r) }
+                    try f.append(bytes)
+                }
+            } else {
+                try write(bytes, to: layout.renditions[r].scheme.segmentURI(info.sequence))
+            }
             try presentation.consume(event)
         case .part:
             break
@@ -47,21 +81,51 @@ public final class VODWriter: PresentationConsumer, Sendable {
         }
     }
 
-    /// Writes the playlists once every segment is on disk. Returns the number of segments of the first rendition.
+    private func openSingleFile(_ r: Int, _ rendition: Rendition, _ bytes: [UInt8], _ tracks: [TrackFormat],
+                                _ options: SingleFileOptions) throws {
+        try files.withLock { files in
+            if let existing = files[r] {
+                // The same init again is no change; a new one would need a second file (and a discontinuity).
+                guard existing.initBytes == bytes else { throw SingleFileError.codecChange(rendition.name) }
+                return
+            }
+            let reference = tracks.first { $0.kind == .video } ?? tracks.first
+            files[r] = try SingleFileWriter(
+                path: directory.appendingPathComponent(rendition.scheme.singleFileURI).path,
+                uri: rendition.scheme.singleFileURI, initBytes: bytes, referenceID: reference?.trackID ?? 1,
+                reservedReferences: options.reservedReferences())
+        }
+    }
+
+    /// Writes the playlists once every segment is on disk (in single-file mode, first the `sidx` of every file).
+    /// Returns the number of segments of the first rendition.
     @discardableResult
     public func finish() throws -> Int {
         presentation.finish()
         guard let layout = presentation.layout else { return 0 }
         let snapshots = layout.snapshots()
         guard let first = snapshots.first, !first.window.isEmpty else { return 0 }
-        for (r, snap) in zip(layout.renditions, snapshots) {
-            guard let playlist = PlaylistBuilder.mediaPlaylist(snap, scheme: r.scheme, playlistType: .vod) else { continue }
-            try write(Array(playlist.render().utf8), to: r.scheme.playlistURI)
+        var singles: [SingleFileIndex?] = Array(repeating: nil, count: snapshots.count)
+        if singleFile != nil {
+            let writers = files.withLock { $0 }
+            for (r, snap) in snapshots.enumerated() {
+                guard let w = writers[r] else { continue }
+                singles[r] = try w.finish(segments: snap.window.map(\.info))
+            }
+            indexes.withLock { $0 = singles.compactMap { $0 } }
+        }
+        for (r, snap) in snapshots.enumerated() {
+            let scheme = layout.renditions[r].scheme
+            guard let playlist = PlaylistBuilder.mediaPlaylist(snap, scheme: scheme, playlistType: .vod,
+                                                               singleFile: singles[r]) else { continue }
+            try write(Array(playlist.render().utf8), to: scheme.playlistURI)
         }
         if let multivariant = PlaylistBuilder.multivariant(layout.renditions, snapshots) {
             try write(Array(multivariant.render().utf8), to: "index.m3u8")
         }
-        if let mpd = ManifestBuilder.onDemand(layout.renditions, snapshots) {
+        let mpd = singleFile == nil ? ManifestBuilder.onDemand(layout.renditions, snapshots)
+            : ManifestBuilder.singleFile(layout.renditions, snapshots, files: singles)
+        if let mpd {
             try write(Array(mpd.render().utf8), to: "manifest.mpd")
         }
         return first.window.count
@@ -74,16 +138,42 @@ public final class VODWriter: PresentationConsumer, Sendable {
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw VODWriterError(path: path, errno: errno) }
         defer { close(fd) }
-        try bytes.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let n = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    throw VODWriterError(path: path, errno: errno)
-                }
-                offset += n
-            }
+        try PositionedFile.writeAll(fd, bytes, at: nil, path: path)
+    }
+}
+
+/// `package --single-file`.
+public struct SingleFileOptions: Sendable {
+    /// The input's duration when known (a file), to reserve room for the `sidx` ahead of the segments.
+    public var expectedDuration: @Sendable () -> MediaTime?
+    public var segmentDuration: MediaTime
+
+    public init(segmentDuration: MediaTime, expectedDuration: @escaping @Sendable () -> MediaTime?) {
+        self.segmentDuration = segmentDuration
+        self.expectedDuration = expectedDuration
+    }
+
+    /// Segments are cut at the first keyframe at least one segment duration in, so a file has at most
+    /// ⌈duration / segment duration⌉ + 1 of them; an eighth more plus 8 covers timestamps that run past the
+    /// container's duration. Unknown duration (a pipe): 256 (12 bytes each). Too few only costs a rewrite.
+    func reservedReferences() -> Int {
+        guard let d = expectedDuration(), d.value > 0, segmentDuration.value > 0 else { return 256 }
+        let micros = MediaTime.rescale(d.value, from: d.timescale, to: 1_000_000, rounding: .up)
+        let segMicros = max(1, MediaTime.rescale(segmentDuration.value, from: segmentDuration.timescale, to: 1_000_000))
+        let n = Int(clamping: (micros + segMicros - 1) / segMicros) + 1
+        return min(n + n / 8 + 8, Int(UInt16.max))
+    }
+}
+
+public enum SingleFileError: Error, Equatable, CustomStringConvertible {
+    case codecChange(String)
+    case sizeMismatch(String)
+
+    public var description: String {
+        switch self {
+        case .codecChange(let n):
+            "rendition '\(n)' changes codec parameters mid-stream; --single-file holds one init segment per file"
+        case .sizeMismatch(let p): "'\(p)': the segments written differ from the segments listed"
         }
     }
 }

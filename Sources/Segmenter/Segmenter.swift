@@ -56,6 +56,8 @@ public struct Segmenter {
         /// Samples of the segment in progress already written into parts.
         var segmentSampleCount = 0
         var segmentFirstDTS: Int64?
+        /// The smallest presentation time (`dts + composition offset`, as written) of the segment so far.
+        var segmentEarliestPTS: Int64?
     }
 
     /// A decided cut, in reference-track ticks: the end of a part, and maybe of a segment.
@@ -390,6 +392,11 @@ public struct Segmenter {
         if let last = taken[referenceTrack].last { referenceEnd = last.sample.dts + last.duration }
         for t in states.indices {
             if states[t].segmentFirstDTS == nil { states[t].segmentFirstDTS = taken[t].first?.sample.dts }
+            for item in taken[t] {
+                // What a reader computes from the fragment: tfdt + durations + the clamped composition offset.
+                let pts = item.sample.dts + Int64(Int32(clamping: item.sample.pts - item.sample.dts))
+                if pts < states[t].segmentEarliestPTS ?? .max { states[t].segmentEarliestPTS = pts }
+            }
             states[t].segmentSampleCount += taken[t].count
             states[t].ready.removeFirst(taken[t].count)
         }
@@ -402,6 +409,7 @@ public struct Segmenter {
             for t in states.indices {
                 states[t].segmentSampleCount = 0
                 states[t].segmentFirstDTS = nil
+                states[t].segmentEarliestPTS = nil
             }
         }
         var out: [SegmenterEvent] = []
@@ -428,7 +436,9 @@ public struct Segmenter {
                 programDateTime: segmentWallClock,
                 trackSampleCounts: states.indices.map { members.contains($0) ? states[$0].segmentSampleCount : 0 },
                 trackStartTimes: states.indices.map { members.contains($0) ? states[$0].segmentFirstDTS ?? -1 : -1 },
-                startsWithSyncSample: groupStates[g].startsWithSync)
+                startsWithSyncSample: groupStates[g].startsWithSync,
+                earliestPresentationTime: MediaTime(value: states[ref].segmentEarliestPTS ?? states[ref].segmentFirstDTS ?? segmentStart ?? 0,
+                                                    timescale: states[ref].timescale))
             segment.discontinuity = groupStates[g].discontinuity
             segment.videoSampleCount = videoTracks.isEmpty ? nil : videoTracks.reduce(0) { $0 + states[$1].segmentSampleCount }
             groupStates[g].discontinuity = false

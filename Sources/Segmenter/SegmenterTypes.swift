@@ -23,6 +23,9 @@ public struct Segment: Sendable {
     public var trackStartTimes: [Int64]
     /// Whether the reference track's first sample is a sync sample.
     public var startsWithSyncSample: Bool
+    /// The smallest presentation time (`dts + composition offset`) on the reference track, in its timescale: the
+    /// `earliest_presentation_time` of a `sidx` (ISO/IEC 14496-12 §8.16.3). Equals `startTime` without B-frames.
+    public var earliestPresentationTime: MediaTime
     /// The first segment after the segmenter was re-created for new codec parameters (a new timeline).
     public var discontinuity = false
     /// Video samples in the segment (over the group's video tracks), `nil` when the group has no video.

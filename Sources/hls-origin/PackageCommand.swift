@@ -11,6 +11,8 @@ struct PackageCommand: AsyncParsableCommand {
         discussion: """
             Writes OUTPUT/index.m3u8 (multivariant), OUTPUT/stream.m3u8 (EXT-X-PLAYLIST-TYPE:VOD), OUTPUT/init.mp4 and OUTPUT/seg<N>.m4s, ready for any static web server.
 
+            With --single-file, each rendition is one CMAF file instead (OUTPUT/stream.mp4, or OUTPUT/720p.mp4 ... with --ladder): init segment, sidx, then every segment, addressed with EXT-X-BYTERANGE.
+
             Example: hls-origin package movie.mp4 -o out/
             """)
 
@@ -21,6 +23,9 @@ struct PackageCommand: AsyncParsableCommand {
     var output: String
 
     @OptionGroup var media: MediaOptions
+
+    @Flag(name: .customLong("single-file"), help: "One CMAF file per rendition (init, sidx, segments) addressed by byte ranges.")
+    var singleFile = false
 
     @Flag(help: "No progress line.")
     var quiet = false
@@ -34,13 +39,16 @@ struct PackageCommand: AsyncParsableCommand {
         var options = try media.pipelineOptions(input: .url(input))
         options.realtime = false
         options.targetDurationUpFront = false
+        let stats = PipelineStats()
         let writer: VODWriter
         do {
-            writer = try VODWriter(directory: URL(fileURLWithPath: output))
+            let single = singleFile ? SingleFileOptions(segmentDuration: options.segmentDuration,
+                                                        expectedDuration: { stats.inputDuration }) : nil
+            writer = try VODWriter(directory: URL(fileURLWithPath: output), singleFile: single)
         } catch {
             fail("cannot create '\(output)': \(error.localizedDescription)")
         }
-        let pipeline = Pipeline(options: options, output: writer, logger: logger)
+        let pipeline = Pipeline(options: options, output: writer, logger: logger, stats: stats)
         let status = StatusLine(enabled: !quiet && isatty(STDERR_FILENO) == 1)
         let done = PipelineOutcome()
         let statusThread = Thread {

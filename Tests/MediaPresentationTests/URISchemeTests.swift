@@ -16,6 +16,8 @@ import TestSupport
             #expect(scheme.object(at: Substring(scheme.segmentURI(9_000_000_000))) == .segment(9_000_000_000))
             #expect(scheme.object(at: Substring(scheme.partURI(5, 0))) == .part(5, 0))
         }
+        #expect(URIScheme.nested("720p").singleFileURI == "720p.mp4")
+        #expect(URIScheme.root("stream").singleFileURI == "stream.mp4")
         #expect(URIScheme.nested("720p").playlistURI == "720p.m3u8")
         #expect(URIScheme.root("stream").playlistURI == "stream.m3u8")
     }

@@ -10,7 +10,7 @@ import urllib.parse
 
 import pytest
 
-from hlsharness import dashcheck, http, procs
+from hlsharness import dashcheck, http, procs, staticserver
 from hlsharness.testenv import need
 
 
@@ -186,3 +186,44 @@ def test_single_muxed_rendition_is_one_multiplexed_representation(origin_bin):
         n = dashcheck.check_live(s.base_url + "/", mpd, errors, hls_playlists={rep.id: s.url("/stream.m3u8")})
         assert not errors, "\n".join(errors)
         assert n >= 2
+
+
+def test_single_file_package_has_an_on_demand_mpd(origin_bin, media, tmp_path):
+    """`package --single-file`: the MPD's SegmentBase points at the `sidx` (indexRange) and the init segment
+    (Initialization@range) of each file (ISO/IEC 23009-1 §5.3.9.2, on-demand profile §8.3); FFmpeg and GStreamer
+    read it."""
+    need("ffmpeg", "gst-launch-1.0")
+    out = tmp_path / "sf"
+    p = subprocess.run([origin_bin, "package", media["clip.mp4"], "-o", str(out), "--ladder", "240", "--single-file"],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    text = (out / "manifest.mpd").read_text()
+    dashcheck.parse_with_mpegdash(text)
+    mpd = dashcheck.MPD(text)
+    assert "urn:mpeg:dash:profile:isoff-on-demand:2011" in mpd.profiles
+    assert len(mpd.representations) == 2
+    for rep in mpd.representations:
+        assert rep.base is not None, rep.id
+        url = [r for r in mpd.root.iter("{urn:mpeg:dash:schema:mpd:2011}Representation") if r.get("id") == rep.id][0]
+        name = url.find("d:BaseURL", dashcheck.NS).text
+        data = (out / name).read_bytes()
+        a, b = map(int, rep.base.get("indexRange").split("-"))
+        assert data[a + 4:a + 8] == b"sidx" and int.from_bytes(data[a:a + 4], "big") == b - a + 1
+        ia, ib = map(int, rep.base.find("d:Initialization", dashcheck.NS).get("range").split("-"))
+        assert ia == 0 and data[4:8] == b"ftyp"
+        assert b"moov" in data[:ib + 1] and data[ib + 1 + 4:ib + 1 + 8] in (b"sidx", b"free")
+    # FFmpeg reads every frame through the MPD (4 s at 30 fps), silently.
+    r = subprocess.run(["ffmpeg", "-hide_banner", "-nostdin", "-loglevel", "error", "-xerror",
+                        "-i", str(out / "manifest.mpd"), "-map", "0:v", "-f", "framecrc", "-"],
+                       capture_output=True, text=True, timeout=60)
+    frames = [ln for ln in r.stdout.splitlines() if ln and not ln.startswith("#")]
+    assert r.returncode == 0 and r.stderr.strip() == "" and len(frames) == 120, (len(frames), r.stderr)
+    # Over HTTP from a static server that answers byte ranges, as a single-file VOD is meant to be hosted.
+    with staticserver.serving(str(out)) as base:
+        g = subprocess.run(["timeout", "-s", "KILL", "30", "gst-launch-1.0", "-v", "playbin3",
+                            f"uri={base}/manifest.mpd", "video-sink=fakesink sync=true silent=false",
+                            "audio-sink=fakesink sync=true"], capture_output=True, text=True)
+    # GStreamer 1.22's dashdemux2 plays a SegmentBase representation to EOS but drops its last subsegment (90 of
+    # the 120 frames here, every time; the same bytes through the same MPD give FFmpeg all 120, and the sidx
+    # passes the checker of test_single_file.py): what is held here is the rest.
+    assert g.returncode == 0 and "Got EOS" in g.stdout and g.stdout.count("chain") >= 85, (g.stdout + g.stderr)[-1500:]

@@ -22,7 +22,7 @@ def test_package_copies_h264_aac_exactly(origin_bin, media, tmp_path, name):
     assert rc == 0, err
     res = livecheck.check_vod_dir(out)
     assert res.errors == []
-    assert sorted(os.listdir(out))[:3] == ["index.m3u8", "init.mp4", "seg0.m4s"]
+    assert sorted(os.listdir(out))[:4] == ["index.m3u8", "init.mp4", "manifest.mpd", "seg0.m4s"]
     # ffmpeg reads the whole VOD silently
     ok, ferr = clients.decode_check(os.path.join(out, "index.m3u8"))
     assert ok, ferr

@@ -9,7 +9,7 @@ import time
 import urllib.parse
 from dataclasses import dataclass, field
 
-from . import http, llcheck, m3u8
+from . import http, llcheck, m3u8, singlefile
 from .deltacheck import check_delta_update  # noqa: F401 - API
 from .segcheck import (EXTINF_TOLERANCE, INIT_CONTENT_TYPES, LIVE_PLAYLIST_MAX_AGE,  # noqa: F401 - API
                        PLAYLIST_CONTENT_TYPES, SEGMENT_CONTENT_TYPES, SEGMENT_MIN_MAX_AGE, Errors,
@@ -54,6 +54,7 @@ class LiveCheckResult:
     segments: dict = field(default_factory=dict)         # seq -> SegmentRecord (downloaded segments)
     playlist: object = None                              # the last m3u8.MediaPlaylist
     ll: object = None                                    # llcheck.PlaylistLL (parts, reports, server control)
+    single_files: dict = None                            # VOD single-file rendition: file -> parsed sidx
 
     def summary(self):
         return (f"{self.name + ': ' if self.name else ''}polls={self.polls} changes={self.playlists_changed} "
@@ -343,6 +344,7 @@ class VodCheckResult:
     codecs: str = None
     target_duration: int = None
     samples: dict = field(default_factory=dict)
+    single_files: dict = None  # file name -> parsed sidx, for a single-file VOD
 
 
 def check_vod_dir(path):
@@ -399,26 +401,48 @@ def check_vod_dir(path):
         return res
     v = SegmentValidator(errors)
     init_name = pl.segments[0].map_uri
+    # A single-file VOD (package --single-file) addresses init and segments as byte ranges of one file.
+    try:
+        ranges = singlefile.segment_ranges(pl)
+    except ValueError as e:
+        errors.add(str(e))
+        ranges = [None] * len(pl.segments)
+    files = {}
+
+    def read_cached(name):
+        if name not in files:
+            files[name] = read(name)
+        return files[name]
+
     if init_name is None:
         errors.add("no EXT-X-MAP")
     else:
-        data = read(init_name)
+        data = singlefile.cut(read_cached(init_name), singlefile.map_range(pl.segments[0]))
         if data is not None:
             v.set_init(data, codecs, mv.variants[0].attrs.get("RESOLUTION"))
     names = []
-    for s in pl.segments:
+    for s, r in zip(pl.segments, ranges):
         if pl.target_duration is not None and m3u8.rfc8216_rounded(s.duration) > pl.target_duration:
             errors.add(f"{s.uri}: EXTINF {s.duration} rounds above TARGETDURATION {pl.target_duration}")
         if s.map_uri != init_name:
             errors.add(f"{s.uri}: EXT-X-MAP {s.map_uri} != {init_name}")
-        data = read(s.uri)
-        names.append(s.uri)
+        data = singlefile.cut(read_cached(s.uri), r)
+        names.append(s.uri if r is None else f"{s.uri}@{r[0]}")
         if data is not None:
-            v.add_segment(s.seq, s.duration, data, s.uri)
+            v.add_segment(s.seq, s.duration, data, s.uri if r is None else f"{s.uri} ({r[1]}@{r[0]})")
+    if any(r is not None for r in ranges):
+        res.single_files = {}
+        for name in sorted({s.uri for s in pl.segments} | {init_name}):
+            segs = [(r[0], r[1], s.duration) for s, r in zip(pl.segments, ranges) if r is not None and s.uri == name]
+            if read_cached(name) is not None:
+                res.single_files[name] = singlefile.check_file(
+                    read_cached(name), name, singlefile.map_range(pl.segments[0]), segs, errors, v.init)
+    names = [n for n in names if "@" not in n]
     nums = [num_in_name(n) for n in names]
-    if None not in nums and nums != list(range(nums[0], nums[0] + len(nums))):
+    if nums and None not in nums and nums != list(range(nums[0], nums[0] + len(nums))):
         errors.add(f"segment names not continuous: {names[:3]}...")
-    listed = set(names) | {init_name, "index.m3u8", "stream.m3u8"}
+    # manifest.mpd: the DASH manifest of the same segments, checked by hlsharness/dashcheck.py.
+    listed = set(names) | set(files) | {init_name, "index.m3u8", "stream.m3u8", "manifest.mpd"}
     extra = sorted(set(os.listdir(path)) - listed)
     if extra:
         errors.add(f"files not referenced by the playlist: {extra[:5]}")

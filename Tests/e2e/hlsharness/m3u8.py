@@ -40,7 +40,8 @@ class Segment:
     pdt_computed: float = None  # from the last tag + preceding EXTINFs
     discontinuity: bool = False
     map_uri: str = None
-    byterange: str = None
+    map_byterange: str = None  # BYTERANGE of the EXT-X-MAP in force ("n@o")
+    byterange: str = None      # EXT-X-BYTERANGE value ("n[@o]")
     gap: bool = False
 
 
@@ -108,6 +109,7 @@ def parse_media(text):
     byterange = None
     gap = False
     cur_map = None
+    cur_map_range = None
     last_pdt = None
     seq = None
     for ln in lines[1:]:
@@ -162,6 +164,7 @@ def parse_media(text):
                 gap = True
             elif name == "EXT-X-MAP":
                 cur_map = parse_attrs(value).get("URI")
+                cur_map_range = parse_attrs(value).get("BYTERANGE")
             elif name == "EXT-X-PART":
                 part = parse_attrs(value)
                 msn = (pl.media_sequence + (pl.skipped_segments or 0)) if seq is None else seq
@@ -177,7 +180,7 @@ def parse_media(text):
         if pending_pdt is not None:
             last_pdt = pending_pdt
         seg = Segment(uri=ln, duration=dur, seq=seq, pdt=pending_pdt, discontinuity=disc, map_uri=cur_map,
-                      byterange=byterange, gap=gap)
+                      map_byterange=cur_map_range, byterange=byterange, gap=gap)
         seg.pdt_computed = last_pdt
         if last_pdt is not None:
             last_pdt += dur

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from . import clients, http, llcheck, m3u8
+from . import clients, http, llcheck, m3u8, singlefile
 from .deltacheck import DeltaResult, check_delta_update, expected_skip, with_query  # noqa: F401 - API
 from .livecheck import LiveCheckResult, SegmentRecord, check_media_playlist
 from .segcheck import Errors, SegmentValidator, check_common_headers, codec_matches
@@ -416,7 +416,8 @@ def check_vod_presentation(path, decode=True, order="descending", bandwidth_tole
     present = set()
     for root, _, files in os.walk(path):
         present |= {os.path.relpath(os.path.join(root, f), path) for f in files}
-    extra = sorted(present - listed)
+    # manifest.mpd: the DASH manifest of the same segments, checked by hlsharness/dashcheck.py.
+    extra = sorted(present - listed - {"manifest.mpd"})
     if extra:
         errors.add(f"files not referenced by any playlist: {extra[:5]}")
     if decode:
@@ -469,25 +470,44 @@ def _check_vod_rendition(path, r, errors, listed):
     if init_uri is None:
         errors.add("no EXT-X-MAP")
         return res
-    init = read(init_uri)
+    # A single-file rendition (package --single-file): init and segments are byte ranges of one file.
+    try:
+        ranges = singlefile.segment_ranges(pl)
+    except ValueError as ex:
+        errors.add(str(ex))
+        return res
+    files = {}
+
+    def read_cached(uri):
+        if uri not in files:
+            files[uri] = read(uri)
+        return files[uri]
+
+    init = singlefile.cut(read_cached(init_uri), singlefile.map_range(pl.segments[0]))
     if init is not None:
         v.set_init(init)
         res.init = v.init
-    for s in pl.segments:
+    for s, r in zip(pl.segments, ranges):
         if m3u8.rfc8216_rounded(s.duration) > pl.target_duration:
             errors.add(f"{s.uri}: EXTINF {s.duration} rounds above TARGETDURATION {pl.target_duration}")
         if s.map_uri != init_uri:
             listed.add(rel(s.map_uri))
-        body = read(s.uri)
+        body = singlefile.cut(read_cached(s.uri), r)
         if body is None:
             continue
-        timing = v.add_segment(s.seq, s.duration, body, s.uri)
+        timing = v.add_segment(s.seq, s.duration, body, s.uri if r is None else f"{s.uri} ({r[1]}@{r[0]})")
         res.segments_downloaded += 1
         if timing is not None:
             res.segments[s.seq] = SegmentRecord(s.seq, s.uri, s.duration, len(body), timing, s.pdt_computed)
     for p in pl.parts:
         if read(p.get("URI", "")) is None:
             errors.add(f"part {p['_msn']}.{p['_index']} listed but missing")
+    if any(r is not None for r in ranges):
+        for uri in sorted({s.uri for s in pl.segments}):
+            segs = [(r[0], r[1], s.duration) for s, r in zip(pl.segments, ranges) if r is not None and s.uri == uri]
+            if read_cached(uri) is not None:
+                sidx = singlefile.check_file(read_cached(uri), uri, singlefile.map_range(pl.segments[0]), segs, errors, v.init)
+                res.single_files = dict(res.single_files or {}, **{uri: sidx})
     res.media_seconds = v.media_seconds
     return res
 
