@@ -249,16 +249,7 @@ public struct MediaPlaylist: Sendable, Equatable {
         if let skippedSegments { out += "#EXT-X-SKIP:SKIPPED-SEGMENTS=\(skippedSegments)\n" }
         out += "#EXT-X-MAP:URI=\"\(mapURI)\"\n"
         var currentMap = mapURI
-        for s in segments {
-            if s.discontinuity { out += "#EXT-X-DISCONTINUITY\n" }
-            if let m = s.mapURI, m != currentMap {
-                out += "#EXT-X-MAP:URI=\"\(m)\"\n"
-                currentMap = m
-            }
-            if let pdt = s.programDateTime { out += "#EXT-X-PROGRAM-DATE-TIME:" + HLSFormat.programDateTime(pdt) + "\n" }
-            for p in s.parts { Self.renderPart(p, into: &out) }
-            out += "#EXTINF:" + HLSFormat.decimalSeconds(s.duration) + ",\n" + s.uri + "\n"
-        }
+        for s in segments { Self.renderSegment(s, mapInForce: &currentMap, into: &out) }
         if !trailingParts.isEmpty || preloadHint != nil {
             if trailingDiscontinuity { out += "#EXT-X-DISCONTINUITY\n" }
             if let m = trailingMapURI, m != currentMap { out += "#EXT-X-MAP:URI=\"\(m)\"\n" }
@@ -271,6 +262,20 @@ public struct MediaPlaylist: Sendable, Equatable {
         }
         if endList { out += "#EXT-X-ENDLIST\n" }
         return out
+    }
+
+    /// The lines of one segment, exactly as `render()` writes them: `EXT-X-DISCONTINUITY`, `EXT-X-MAP` when
+    /// `s.mapURI` differs from `mapInForce` (which it then updates), `EXT-X-PROGRAM-DATE-TIME`, parts, `EXTINF`
+    /// and the URI. A growing playlist (a recording) appends these lines without rendering the rest again.
+    public static func renderSegment(_ s: PlaylistSegment, mapInForce: inout String, into out: inout String) {
+        if s.discontinuity { out += "#EXT-X-DISCONTINUITY\n" }
+        if let m = s.mapURI, m != mapInForce {
+            out += "#EXT-X-MAP:URI=\"\(m)\"\n"
+            mapInForce = m
+        }
+        if let pdt = s.programDateTime { out += "#EXT-X-PROGRAM-DATE-TIME:" + HLSFormat.programDateTime(pdt) + "\n" }
+        for p in s.parts { renderPart(p, into: &out) }
+        out += "#EXTINF:" + HLSFormat.decimalSeconds(s.duration) + ",\n" + s.uri + "\n"
     }
 
     private static func renderPart(_ p: PlaylistPart, into out: inout String) {
