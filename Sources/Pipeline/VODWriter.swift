@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 import HLS
 import MediaCore
 import MediaPresentation
@@ -63,29 +60,7 @@ public final class VODWriter: PresentationConsumer, Sendable {
         return first.window.count
     }
 
-    /// Plain `open`/`write`: no temporary file, rename or `fsync` per segment (FileManager's atomic write
-    /// costs more than the whole segmenter on a 10-minute file).
     private func write(_ bytes: [UInt8], to name: String) throws {
-        let path = directory.appendingPathComponent(name).path
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw VODWriterError(path: path, errno: errno) }
-        defer { close(fd) }
-        try bytes.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let n = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    throw VODWriterError(path: path, errno: errno)
-                }
-                offset += n
-            }
-        }
+        try MediaFiles.write(bytes, to: directory.appendingPathComponent(name).path)
     }
-}
-
-public struct VODWriterError: Error, CustomStringConvertible {
-    public let path: String
-    public let errno: Int32
-    public var description: String { "cannot write '\(path)': \(String(cString: strerror(errno)))" }
 }
