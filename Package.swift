@@ -48,7 +48,7 @@ let package = Package(
         ]),
         // Sources (file, pipe, pattern) -> samples, pacing, looping, transcoding decisions.
         .target(name: "Pipeline", dependencies: [
-            "MediaCore", "ISOBMFF", "Segmenter", "FFmpegBridge", "TestPattern", "HLS", "MediaPresentation",
+            "MediaCore", "ISOBMFF", "Segmenter", "FFmpegBridge", "TestPattern", "HLS", "DASH", "MediaPresentation",
             .product(name: "Logging", package: "swift-log"),
         ]),
         .target(name: "HLSOrigin", dependencies: ["MediaCore", "MediaPresentation", "Origin", "Pipeline"]),

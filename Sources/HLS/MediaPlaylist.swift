@@ -287,19 +287,7 @@ public struct MediaPlaylist: Sendable, Equatable {
         Self.renderMap(mapURI, mapByteRange, into: &out)
         var currentMap = mapURI
         var currentMapRange = mapByteRange
-        for s in segments {
-            if s.discontinuity { out += "#EXT-X-DISCONTINUITY\n" }
-            if let m = s.mapURI, m != currentMap || s.mapByteRange != currentMapRange {
-                Self.renderMap(m, s.mapByteRange, into: &out)
-                currentMap = m
-                currentMapRange = s.mapByteRange
-            }
-            if let pdt = s.programDateTime { out += "#EXT-X-PROGRAM-DATE-TIME:" + HLSFormat.programDateTime(pdt) + "\n" }
-            for p in s.parts { Self.renderPart(p, into: &out) }
-            out += "#EXTINF:" + HLSFormat.decimalSeconds(s.duration) + ",\n"
-            if let r = s.byteRange { out += "#EXT-X-BYTERANGE:" + r.text + "\n" }
-            out += s.uri + "\n"
-        }
+        for s in segments { Self.renderSegment(s, mapInForce: &currentMap, mapRangeInForce: &currentMapRange, into: &out) }
         if !trailingParts.isEmpty || preloadHint != nil {
             if trailingDiscontinuity { out += "#EXT-X-DISCONTINUITY\n" }
             if let m = trailingMapURI, m != currentMap { out += "#EXT-X-MAP:URI=\"\(m)\"\n" }
@@ -320,6 +308,31 @@ public struct MediaPlaylist: Sendable, Equatable {
         out += "#EXT-X-MAP:URI=\"" + uri + "\""
         if let range { out += ",BYTERANGE=\"" + range.text + "\"" }
         out += "\n"
+    }
+
+    /// The lines of one segment, exactly as `render()` writes them: `EXT-X-DISCONTINUITY`, `EXT-X-MAP` when
+    /// `s.mapURI` (or its byte range) differs from the map in force (which it then updates),
+    /// `EXT-X-PROGRAM-DATE-TIME`, parts, `EXTINF`, `EXT-X-BYTERANGE` and the URI. A growing playlist (a recording)
+    /// appends these lines without rendering the rest again.
+    public static func renderSegment(_ s: PlaylistSegment, mapInForce: inout String, mapRangeInForce: inout PlaylistByteRange?,
+                                     into out: inout String) {
+        if s.discontinuity { out += "#EXT-X-DISCONTINUITY\n" }
+        if let m = s.mapURI, m != mapInForce || s.mapByteRange != mapRangeInForce {
+            renderMap(m, s.mapByteRange, into: &out)
+            mapInForce = m
+            mapRangeInForce = s.mapByteRange
+        }
+        if let pdt = s.programDateTime { out += "#EXT-X-PROGRAM-DATE-TIME:" + HLSFormat.programDateTime(pdt) + "\n" }
+        for p in s.parts { renderPart(p, into: &out) }
+        out += "#EXTINF:" + HLSFormat.decimalSeconds(s.duration) + ",\n"
+        if let r = s.byteRange { out += "#EXT-X-BYTERANGE:" + r.text + "\n" }
+        out += s.uri + "\n"
+    }
+
+    /// `renderSegment` for playlists without byte ranges (one file per segment).
+    public static func renderSegment(_ s: PlaylistSegment, mapInForce: inout String, into out: inout String) {
+        var range: PlaylistByteRange?
+        renderSegment(s, mapInForce: &mapInForce, mapRangeInForce: &range, into: &out)
     }
 
     private static func renderPart(_ p: PlaylistPart, into out: inout String) {

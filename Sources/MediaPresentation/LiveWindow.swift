@@ -24,6 +24,12 @@ public enum WaitCondition: Sendable, Equatable {
 ///   segment." An evicted segment is kept until that much wall-clock time has passed since its eviction
 ///   (the playlist's duration when it was evicted, which is the longest playlist that listed it), and at most
 ///   `maxRetained` segments are kept (memory bound when the input is read much faster than real time).
+/// - Time-shift (`history`, live windows only): the playlist lists at least `history` of media (evicting by
+///   time, never below `windowSize` segments); only the newest `windowSize` segments stay as they were
+///   published: an older one is handed to `spill`, which returns a small stand-in payload (a reference to the
+///   bytes on disk) or `nil` when it cannot (then it and everything older leave the playlist). Its LL parts are
+///   dropped. Without `spill` the whole history stays in memory. Listed segments live in a `SegmentList`, so a
+///   snapshot per publish costs O(windowSize), not O(history).
 /// - Playlist type: `nil` is a live sliding window; `.event` and `.vod` keep every segment (RFC 8216bis forbids
 ///   removing segments from them).
 /// - LL-HLS (`policy.partTarget` non-nil): parts of the segment in progress are published before the segment.
@@ -39,6 +45,12 @@ public final class LiveWindow<Payload: Sendable>: Sendable {
     /// returns `nil` to keep the parts as they are.
     public typealias ShareParts = @Sendable (_ segment: Payload, _ parts: [Payload]) -> [Payload]?
     private let shareParts: ShareParts?
+    /// Gives the stand-in payload of a segment that leaves the hot part of a time-shift window (see the type's
+    /// comment), or `nil` if it has none. Called under the window's lock: it must not block or do I/O.
+    public typealias Spill = @Sendable (_ segment: StoredSegment<Payload>) -> Payload?
+    private let spill: Spill?
+    /// Time-shift depth in milliseconds, `nil`: a plain sliding window of `windowSize` segments.
+    public let historyMillis: Int64?
 
     private struct Waiter {
         var condition: WaitCondition
@@ -49,7 +61,11 @@ public final class LiveWindow<Payload: Sendable>: Sendable {
     private struct State {
         var snapshot: WindowSnapshot<Payload>
         var inits: [StoredInit<Payload>] = []
-        var window: [StoredSegment<Payload>] = []
+        var window = SegmentList<Payload>()
+        /// Sum of the listed segments' durations (milliseconds, each rounded up): retention and time-shift.
+        var windowMillis: Int64 = 0
+        /// Listed segments per rounded EXTINF value, for `EXT-X-TARGETDURATION` without a pass over the window.
+        var roundedDurations: [Int: Int] = [:]
         var retained: [StoredSegment<Payload>] = []
         /// Per retained segment: the monotonic millisecond after which it may go.
         var expiry: [Int64] = []
@@ -69,14 +85,17 @@ public final class LiveWindow<Payload: Sendable>: Sendable {
     public init(windowSize: Int = 6, playlistType: MediaPlaylist.PlaylistType? = nil,
                 policy: TimingPolicy = TimingPolicy(targetDuration: 1), maxRetained: Int? = nil,
                 clock: @escaping @Sendable () -> Int64 = LiveWindowClock.monotonicMilliseconds,
-                shareParts: ShareParts? = nil) {
+                shareParts: ShareParts? = nil, history: MediaTime? = nil, spill: Spill? = nil) {
         precondition(windowSize >= 1, "windowSize must be at least 1")
+        precondition(history.map { $0.value >= 0 && $0.timescale > 0 } ?? true, "history must not be negative")
         self.windowSize = windowSize
         self.playlistType = playlistType
         self.policy = policy
         self.maxRetained = maxRetained ?? windowSize * 16
         self.clock = clock
         self.shareParts = shareParts
+        self.historyMillis = history.map(Self.millis)
+        self.spill = spill
         self.state = Mutex(State(snapshot: WindowSnapshot(policy: policy)))
     }
 
@@ -125,19 +144,29 @@ public final class LiveWindow<Payload: Sendable>: Sendable {
             s.window.append(StoredSegment(sequence: sequence, info: info, payload: payload,
                                           discontinuity: info.discontinuity || newInit, initIndex: currentInit.index,
                                           parts: parts))
+            s.windowMillis += Self.millis(info.duration)
+            s.roundedDurations[MediaPlaylist.roundedDuration(info.duration), default: 0] += 1
             s.nextSequence += 1
             assigned = sequence
             let now = clock()
             if playlistType == nil {
+                if historyMillis != nil {
+                    // The hot part keeps `windowSize` segments; older listed ones are spilled.
+                    while s.window.hot.count > windowSize {
+                        let old = s.window.removeOldestHot()
+                        guard let spill else { s.window.appendCold(old); continue }
+                        if let standIn = spill(old) {
+                            s.window.appendCold(old.spilled(to: standIn))
+                        } else {
+                            // Not on disk: the history ends here (a playlist lists contiguous segments).
+                            for cold in s.window.removeAllCold() { evict(cold, &s, now: now) }
+                            evict(old, &s, now: now)
+                        }
+                    }
+                }
                 while s.window.count > windowSize {
-                    let playlistMillis = s.window.reduce(Int64(0)) { $0 + Self.millis($1.info.duration) }
-                    let evicted = s.window.removeFirst()
-                    s.mediaSequence += 1
-                    // EXT-X-DISCONTINUITY-SEQUENCE counts the discontinuity tags that left the playlist.
-                    if evicted.discontinuity { s.discontinuitySequence += 1 }
-                    // RFC 8216 §6.2.2: the segment's duration plus the longest playlist that contained it.
-                    s.retained.append(evicted)
-                    s.expiry.append(now + Self.millis(evicted.info.duration) + playlistMillis)
+                    if let historyMillis, s.windowMillis - Self.millis(s.window[0].info.duration) < historyMillis { break }
+                    evict(s.window.removeOldest(), &s, now: now)
                 }
             }
             var drop = 0
@@ -149,6 +178,21 @@ public final class LiveWindow<Payload: Sendable>: Sendable {
             return true
         }
         return assigned
+    }
+
+    /// Takes `evicted` (just removed from the front of the listed segments) out of the playlist into retention.
+    private func evict(_ evicted: StoredSegment<Payload>, _ s: inout State, now: Int64) {
+        // RFC 8216 §6.2.2: the segment's duration plus the longest playlist that contained it (this one, before
+        // the eviction).
+        let playlistMillis = s.windowMillis
+        s.windowMillis -= Self.millis(evicted.info.duration)
+        let rounded = MediaPlaylist.roundedDuration(evicted.info.duration)
+        if let n = s.roundedDurations[rounded], n > 1 { s.roundedDurations[rounded] = n - 1 } else { s.roundedDurations[rounded] = nil }
+        s.mediaSequence += 1
+        // EXT-X-DISCONTINUITY-SEQUENCE counts the discontinuity tags that left the playlist.
+        if evicted.discontinuity { s.discontinuitySequence += 1 }
+        s.retained.append(evicted)
+        s.expiry.append(now + Self.millis(evicted.info.duration) + playlistMillis)
     }
 
     /// Ends the window: `EXT-X-ENDLIST` (and `EXT-X-PLAYLIST-TYPE:VOD` if so configured). Parts of an unfinished
@@ -176,7 +220,8 @@ public final class LiveWindow<Payload: Sendable>: Sendable {
             s.snapshot = WindowSnapshot(version: s.version, mediaSequence: s.mediaSequence,
                                         discontinuitySequence: s.discontinuitySequence, nextSequence: s.nextSequence,
                                         finished: s.finished, window: s.window, retained: s.retained, inits: s.inits,
-                                        partial: s.partial, policy: policy)
+                                        partial: s.partial, policy: policy,
+                                        longestSegment: s.roundedDurations.keys.max() ?? 1)
             return takeDecidedWaiters(&s)
         }
         for (c, v) in decided { c.resume(returning: v) }

@@ -148,16 +148,46 @@ public enum ManifestBuilder {
             })))
     }
 
+    /// What one Representation is made from: the rendition, the tracks of its (current) init segment, its measured
+    /// bit rates and frame rate, and how its segments are addressed.
+    public struct RepresentationFacts: Sendable {
+        public var rendition: Rendition
+        public var tracks: [TrackFormat]
+        public var statistics: VariantStatistics
+        public var segments: MPD.Segments
+        public init(rendition: Rendition, tracks: [TrackFormat], statistics: VariantStatistics, segments: MPD.Segments) {
+            self.rendition = rendition
+            self.tracks = tracks
+            self.statistics = statistics
+            self.segments = segments
+        }
+    }
+
+    /// A static MPD of complete representations given as facts (a recording's, which keeps no window of its
+    /// segments): one Period, the same AdaptationSets as the live MPD.
+    public static func onDemand(_ facts: [RepresentationFacts], duration: MediaTime, targetDuration: Int) -> MPD? {
+        guard !facts.isEmpty else { return nil }
+        let target = MediaTime.seconds(Int64(max(1, targetDuration)))
+        return MPD(type: .static, profiles: profiles(facts.map(\.rendition)), minBufferTime: target,
+                   periods: [MPD.Period(id: "0", adaptationSets: adaptationSets(facts))],
+                   mediaPresentationDuration: duration, maxSegmentDuration: target)
+    }
+
     private static func adaptationSets<P>(_ renditions: [Rendition], _ snapshots: [WindowSnapshot<P>],
                                           segments: (Int, WindowSnapshot<P>) -> MPD.Segments) -> [MPD.AdaptationSet] {
+        adaptationSets(renditions.enumerated().map { i, r in
+            RepresentationFacts(rendition: r, tracks: snapshots[i].inits.last?.tracks ?? [],
+                                statistics: PlaylistBuilder.statistics(r, snapshots[i]), segments: segments(i, snapshots[i]))
+        })
+    }
+
+    private static func adaptationSets(_ facts: [RepresentationFacts]) -> [MPD.AdaptationSet] {
         var video: [MPD.Representation] = []
         var audio: [MPD.Representation] = []
         var muxed = false
         var language: String?
-        for (i, r) in renditions.enumerated() {
-            let snap = snapshots[i]
-            let tracks = snap.inits.last?.tracks ?? []
-            let stats = PlaylistBuilder.statistics(r, snap)
+        for f in facts {
+            let r = f.rendition, tracks = f.tracks, stats = f.statistics
             let v = tracks.first { $0.kind == .video }
             let a = tracks.first { $0.kind == .audio }
             let representation = MPD.Representation(
@@ -166,7 +196,7 @@ public enum ManifestBuilder {
                 frameRate: v == nil ? nil : (stats.frameRate ?? r.declaredFrameRate).map(frameRate),
                 sar: v.flatMap { $0.sampleAspectRatio.isValid ? $0.sampleAspectRatio : nil },
                 audioSamplingRate: v == nil ? a.map(\.sampleRate) : nil, audioChannels: v == nil ? a.map(\.channelCount) : nil,
-                segments: segments(i, snap))
+                segments: f.segments)
             if r.kind == .audio {
                 audio.append(representation)
                 language = language ?? r.language

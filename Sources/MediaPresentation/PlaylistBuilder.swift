@@ -101,9 +101,15 @@ public enum PlaylistBuilder {
     /// renditions become `EXT-X-MEDIA:TYPE=AUDIO` entries of their group, which the video variants name in
     /// `AUDIO=`. A variant's BANDWIDTH is its own peak plus the peak of its audio group (the variant stream is
     /// everything a client plays together, RFC 8216bis §4.4.6.2); CODECS lists both.
-    public static func multivariant<P>(_ renditions: [Rendition], _ snapshots: [WindowSnapshot<P>]) -> MultivariantPlaylist? {
+    ///
+    /// `statistics` replaces what is measured over the snapshots' windows (a recorder measures every segment
+    /// of the current init as it goes, and keeps only a one-segment window).
+    public static func multivariant<P>(_ renditions: [Rendition], _ snapshots: [WindowSnapshot<P>],
+                                       statistics measured: [VariantStatistics?]? = nil) -> MultivariantPlaylist? {
         guard renditions.count == snapshots.count, snapshots.allSatisfy(\.isPlayable) else { return nil }
-        let stats = zip(renditions, snapshots).map { statistics($0, $1) }
+        let stats = zip(renditions, snapshots).enumerated().map { i, rs in
+            measured.flatMap { $0.indices.contains(i) ? $0[i] : nil } ?? statistics(rs.0, rs.1)
+        }
         var media: [MediaRendition] = []
         var groupPeak: [String: Int] = [:]
         var groupAverage: [String: Int] = [:]

@@ -46,6 +46,11 @@ public final class Presentation<Payload: Sendable>: PresentationConsumer, Sendab
     public let playlistType: MediaPlaylist.PlaylistType?
     private let makePayload: MakePayload
     private let shareParts: LiveWindow<Payload>.ShareParts?
+    /// Time-shift depth of every window (`LiveWindow` `history`), `nil`: none.
+    public let history: MediaTime?
+    /// `LiveWindow.Spill` with the rendition (index and value): where a segment that leaves the hot window goes.
+    public typealias Spill = @Sendable (_ index: Int, _ rendition: Rendition, _ segment: StoredSegment<Payload>) -> Payload?
+    private let spill: Spill?
     private let clock: @Sendable () -> Int64
 
     private struct State {
@@ -63,7 +68,10 @@ public final class Presentation<Payload: Sendable>: PresentationConsumer, Sendab
     public init(windowSize: Int = 6, playlistType: MediaPlaylist.PlaylistType? = nil,
                 clock: @escaping @Sendable () -> Int64 = LiveWindowClock.monotonicMilliseconds,
                 shareParts: LiveWindow<Payload>.ShareParts? = nil,
+                history: MediaTime? = nil, spill: Spill? = nil,
                 makePayload: @escaping MakePayload) {
+        self.history = history
+        self.spill = spill
         self.windowSize = windowSize
         self.playlistType = playlistType
         self.clock = clock
@@ -136,9 +144,12 @@ public final class Presentation<Payload: Sendable>: PresentationConsumer, Sendab
                 throw PresentationError.duplicateName(r.name)
             }
         }
-        let windows = renditions.map { _ in
-            LiveWindow<Payload>(windowSize: windowSize, playlistType: playlistType, policy: policy, clock: clock,
-                                shareParts: shareParts)
+        var windows: [LiveWindow<Payload>] = []
+        for (r, rendition) in renditions.enumerated() {
+            var windowSpill: LiveWindow<Payload>.Spill?
+            if let spill { windowSpill = { segment in spill(r, rendition, segment) } }
+            windows.append(LiveWindow<Payload>(windowSize: windowSize, playlistType: playlistType, policy: policy,
+                                               clock: clock, shareParts: shareParts, history: history, spill: windowSpill))
         }
         let layout = Layout(renditions: renditions, windows: windows, policy: policy, byPlaylist: byPlaylist,
                             byDirectory: byDirectory, rootRendition: root)

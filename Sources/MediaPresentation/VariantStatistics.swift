@@ -30,12 +30,23 @@ public struct VariantStatistics: Sendable, Equatable {
 
     /// `nil` when nothing has a positive duration.
     public static func measure(_ samples: [Sample]) -> VariantStatistics? {
+        var acc = Accumulator()
+        for s in samples { acc.add(s) }
+        return acc.result
+    }
+
+    /// `measure` one sample at a time: a recording of a day keeps four integers per rendition, not its segments.
+    public struct Accumulator: Sendable {
         var peak: Int128 = 0
         var bits: Int128 = 0
         var micros: Int128 = 0
         var frames = 0
         var frameMicros: Int128 = 0
-        for s in samples where s.duration.value > 0 && s.duration.timescale > 0 {
+
+        public init() {}
+
+        public mutating func add(_ s: Sample) {
+            guard s.duration.value > 0 && s.duration.timescale > 0 else { return }
             let b = Int128(s.bytes) * 8
             // bits × timescale / value, rounded up.
             let num = b * Int128(s.duration.timescale)
@@ -48,13 +59,17 @@ public struct VariantStatistics: Sendable, Equatable {
                 frameMicros += us
             }
         }
-        guard micros > 0 else { return nil }
-        // The average over durations truncated to microseconds can round one above the exact peak of a window of
-        // equal segments: an average is never above the peak.
-        let average = min(max(1, (bits * 1_000_000 + micros / 2) / micros), max(peak, 1))
-        return VariantStatistics(
-            peakBitRate: Int(clamping: Int64(clamping: max(peak, 1))),
-            averageBitRate: Int(clamping: Int64(clamping: average)),
-            frameRate: frames > 0 && frameMicros > 0 ? Double(frames) * 1_000_000 / Double(frameMicros) : nil)
+
+        /// `nil` when nothing has a positive duration.
+        public var result: VariantStatistics? {
+            guard micros > 0 else { return nil }
+            // The average over durations truncated to microseconds can round one above the exact peak of a window
+            // of equal segments: an average is never above the peak.
+            let average = min(max(1, (bits * 1_000_000 + micros / 2) / micros), max(peak, 1))
+            return VariantStatistics(
+                peakBitRate: Int(clamping: Int64(clamping: max(peak, 1))),
+                averageBitRate: Int(clamping: Int64(clamping: average)),
+                frameRate: frames > 0 && frameMicros > 0 ? Double(frames) * 1_000_000 / Double(frameMicros) : nil)
+        }
     }
 }

@@ -12,6 +12,12 @@ public struct StoredSegment<Payload: Sendable>: Sendable {
     public let initIndex: Int
     /// LL-HLS parts of this segment (servable as long as the segment is).
     public internal(set) var parts: [StoredPart<Payload>]
+
+    /// The same segment with a stand-in payload and no parts (it left the hot part of a time-shift window).
+    func spilled(to standIn: Payload) -> StoredSegment {
+        StoredSegment(sequence: sequence, info: info, payload: standIn, discontinuity: discontinuity,
+                      initIndex: initIndex, parts: [])
+    }
 }
 
 public struct StoredPart<Payload: Sendable>: Sendable {
@@ -41,7 +47,7 @@ public final class WindowSnapshot<Payload: Sendable>: Sendable {
     public let nextSequence: UInt64
     public let finished: Bool
     /// Listed segments, oldest first, sequences `mediaSequence..<mediaSequence + window.count`.
-    public let window: [StoredSegment<Payload>]
+    public let window: SegmentList<Payload>
     /// Evicted but still downloadable segments, oldest first, contiguous, ending at `mediaSequence - 1`.
     public let retained: [StoredSegment<Payload>]
     public let inits: [StoredInit<Payload>]
@@ -52,8 +58,9 @@ public final class WindowSnapshot<Payload: Sendable>: Sendable {
     public let policy: TimingPolicy
 
     init(version: UInt64 = 0, mediaSequence: UInt64 = 0, discontinuitySequence: UInt64 = 0, nextSequence: UInt64 = 0,
-         finished: Bool = false, window: [StoredSegment<Payload>] = [], retained: [StoredSegment<Payload>] = [],
-         inits: [StoredInit<Payload>] = [], partial: [StoredPart<Payload>] = [], policy: TimingPolicy) {
+         finished: Bool = false, window: SegmentList<Payload> = SegmentList(), retained: [StoredSegment<Payload>] = [],
+         inits: [StoredInit<Payload>] = [], partial: [StoredPart<Payload>] = [], policy: TimingPolicy,
+         longestSegment: Int = 1) {
         self.version = version
         self.mediaSequence = mediaSequence
         self.discontinuitySequence = discontinuitySequence
@@ -64,7 +71,8 @@ public final class WindowSnapshot<Payload: Sendable>: Sendable {
         self.inits = inits
         self.partial = finished ? [] : partial
         self.policy = policy
-        self.targetDuration = max(policy.targetDuration, MediaPlaylist.targetDuration(for: window.map(\.info.duration)))
+        // `longestSegment`: the largest rounded EXTINF in `window`, kept by the window as segments come and go.
+        self.targetDuration = max(policy.targetDuration, longestSegment)
     }
 
     /// A media playlist can be given out: an init segment and a complete segment exist. (A playlist of parts only

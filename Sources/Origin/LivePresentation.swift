@@ -2,39 +2,148 @@ import HLS
 import Hummingbird
 import MediaCore
 import MediaPresentation
+import NIOCore
+import NIOPosix
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// What the origin keeps per object: the bytes copied once into a `ByteBuffer` and the response headers built
-/// once, so a request only looks things up.
+/// once, so a request only looks things up; or, for a segment spilled from a time-shift window, where it is in the
+/// recording (read per request, off the event loop: `RecordedSegment.read()`).
 public struct ServedObject: Sendable {
-    let body: ByteBuffer
-    let headers: HTTPFields
+    private enum Storage: Sendable {
+        case memory(ByteBuffer, HTTPFields)
+        case recorded(RecordedSegment)
+    }
+    private let storage: Storage
+
+    /// The bytes (empty for a recorded segment).
+    var body: ByteBuffer {
+        if case .memory(let b, _) = storage { return b }
+        return ByteBuffer()
+    }
+    /// The prepared headers (empty for a recorded segment: they are built when its bytes are read).
+    var headers: HTTPFields {
+        if case .memory(_, let h) = storage { return h }
+        return HTTPFields()
+    }
+    /// Where the bytes are, when they are not in memory.
+    var recorded: RecordedSegment? {
+        if case .recorded(let r) = storage { return r }
+        return nil
+    }
 
     init(bytes: [UInt8], kind: ObjectKind) {
-        body = ByteBuffer(bytes: bytes)
-        headers = kind == .initSegment ? ResponseHeaders.initSegment(contentLength: body.readableBytes)
-            : ResponseHeaders.segment(contentLength: body.readableBytes)
+        let body = ByteBuffer(bytes: bytes)
+        storage = .memory(body, kind == .initSegment ? ResponseHeaders.initSegment(contentLength: body.readableBytes)
+            : ResponseHeaders.segment(contentLength: body.readableBytes))
     }
 
     private init(body: ByteBuffer, headers: HTTPFields) {
-        self.body = body
-        self.headers = headers
+        storage = .memory(body, headers)
+    }
+
+    init(recorded: RecordedSegment) {
+        storage = .recorded(recorded)
     }
 
     /// `parts` as slices of `segment` when the segment's tail is their concatenation (a segment is `styp` + its
     /// parts), so a finished segment's parts cost no memory of their own; `nil` otherwise.
     static func sharingStorage(of segment: ServedObject, _ parts: [ServedObject]) -> [ServedObject]? {
+        let body = segment.body
         let total = parts.reduce(0) { $0 + $1.body.readableBytes }
-        guard !parts.isEmpty, total <= segment.body.readableBytes else { return nil }
-        var offset = segment.body.readerIndex + segment.body.readableBytes - total
+        guard !parts.isEmpty, total <= body.readableBytes else { return nil }
+        var offset = body.readerIndex + body.readableBytes - total
         var shared: [ServedObject] = []
         shared.reserveCapacity(parts.count)
         for p in parts {
-            guard let slice = segment.body.getSlice(at: offset, length: p.body.readableBytes), slice == p.body else { return nil }
+            let pb = p.body
+            guard let slice = body.getSlice(at: offset, length: pb.readableBytes), slice == pb else { return nil }
             shared.append(ServedObject(body: slice, headers: p.headers))
-            offset += p.body.readableBytes
+            offset += pb.readableBytes
         }
         return shared
+    }
+}
+
+/// A segment in a recording directory (`URIScheme` layout), as a time-shift window keeps it once it leaves the
+/// hot part: 16 bytes, no allocation (the rendition's location is shared).
+struct RecordedSegment: Sendable {
+    let location: RecordingLocation
+    let sequence: UInt64
+
+    var path: String { location.directory + "/" + location.scheme.segmentURI(sequence) }
+
+    /// The file's bytes, read on NIO's thread pool (never on an event loop).
+    func read() async throws -> ByteBuffer {
+        let path = self.path
+        return try await NIOThreadPool.singleton.runIfActive { try Self.readFile(path) }
+    }
+
+    static func readFile(_ path: String) throws -> ByteBuffer {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw RecordedSegmentError(path: path, errno: errno) }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { throw RecordedSegmentError(path: path, errno: errno) }
+        let size = Int(st.st_size)
+        var buffer = ByteBufferAllocator().buffer(capacity: size)
+        var left = size
+        while left > 0 {
+            let n = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: left) { out in
+                Glibc.read(fd, out.baseAddress!, left)
+            }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw RecordedSegmentError(path: path, errno: errno)
+            }
+            if n == 0 { break }  // shorter than its size said: serve what is there
+            left -= n
+        }
+        return buffer
+    }
+}
+
+struct RecordedSegmentError: Error, CustomStringConvertible {
+    let path: String
+    let errno: Int32
+    var description: String { "cannot read '\(path)': \(String(cString: strerror(errno)))" }
+}
+
+/// One rendition's place in a recording.
+final class RecordingLocation: Sendable {
+    let directory: String
+    let scheme: URIScheme
+    init(directory: String, scheme: URIScheme) {
+        self.directory = directory
+        self.scheme = scheme
+    }
+}
+
+/// Where a time-shift window finds the segments that leave its hot part: a recording directory in the `URIScheme`
+/// layout, and which segments are complete there (`Recorder.isRecorded`).
+public final class RecordedSegments: Sendable {
+    public let directory: String
+    private let isRecorded: @Sendable (_ rendition: Int, _ sequence: UInt64) -> Bool
+    private let locations = Mutex<[Int: RecordingLocation]>([:])
+
+    public init(directory: String, isRecorded: @escaping @Sendable (_ rendition: Int, _ sequence: UInt64) -> Bool) {
+        self.directory = directory
+        self.isRecorded = isRecorded
+    }
+
+    /// The stand-in for a segment leaving the hot window, or `nil` if its file is not complete.
+    func standIn(_ rendition: Int, _ r: Rendition, _ segment: StoredSegment<ServedObject>) -> ServedObject? {
+        guard isRecorded(rendition, segment.sequence) else { return nil }
+        let location = locations.withLock { l in
+            if let found = l[rendition] { return found }
+            let made = RecordingLocation(directory: directory, scheme: r.scheme)
+            l[rendition] = made
+            return made
+        }
+        return ServedObject(recorded: RecordedSegment(location: location, sequence: segment.sequence))
     }
 }
 
@@ -44,11 +153,17 @@ public typealias LivePresentation = Presentation<ServedObject>
 extension Presentation where Payload == ServedObject {
     /// A live presentation for the origin: a sliding window of `windowSize` segments per rendition.
     /// - Parameter clock: monotonic milliseconds, for retention (tests move it by hand).
+    /// - Parameters:
+    ///   - history: time-shift depth (`--dvr-window`): the playlists list that much media; segments older than
+    ///     the newest `windowSize` are read back from `recording` (without it they stay in memory).
     public static func live(windowSize: Int = 6, playlistType: MediaPlaylist.PlaylistType? = nil,
-                            clock: @escaping @Sendable () -> Int64 = LiveWindowClock.monotonicMilliseconds) -> LivePresentation {
-        LivePresentation(windowSize: windowSize, playlistType: playlistType, clock: clock,
-                         shareParts: ServedObject.sharingStorage) {
-            ServedObject(bytes: $0, kind: $1)
+                            clock: @escaping @Sendable () -> Int64 = LiveWindowClock.monotonicMilliseconds,
+                            history: MediaTime? = nil, recording: RecordedSegments? = nil) -> LivePresentation {
+        var spill: LivePresentation.Spill?
+        if let recording { spill = { index, rendition, segment in recording.standIn(index, rendition, segment) } }
+        return LivePresentation(windowSize: windowSize, playlistType: playlistType, clock: clock,
+                                shareParts: ServedObject.sharingStorage, history: history, spill: spill) { bytes, kind in
+            ServedObject(bytes: bytes, kind: kind)
         }
     }
 }

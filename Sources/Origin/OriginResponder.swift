@@ -24,6 +24,7 @@ struct OriginResponder: HTTPResponder {
     let playlists = PlaylistCache()
 
     static let maxPathLength = 256
+    static let logger = Logger(label: "hls-origin")
     static let notFound = PreparedResponse.text(.notFound, "Not Found\n")
     static let badRequest = PreparedResponse.text(.badRequest, "Bad Request\n")
     static let uriTooLong = PreparedResponse.text(.uriTooLong, "URI Too Long\n")
@@ -113,9 +114,22 @@ struct OriginResponder: HTTPResponder {
             return send(.ok, o.payload.headers, o.payload.body, request)
         case .segment(let n):
             guard let o = window.snapshot().segment(n) else { return await pendingSegment(window, n, request) }
-            return send(.ok, o.payload.headers, o.payload.body, request)
+            guard let recorded = o.payload.recorded else { return send(.ok, o.payload.headers, o.payload.body, request) }
+            return await sendRecorded(recorded, request)
         case .part(let n, let i):
             return await part(window, n, i, request)
+        }
+    }
+
+    /// A segment of a time-shift window read back from the recording. A file that cannot be read (removed from
+    /// under the origin) answers 404, as an evicted segment does.
+    private func sendRecorded(_ segment: RecordedSegment, _ request: Request) async -> Response {
+        do {
+            let body = try await segment.read()
+            return send(.ok, ResponseHeaders.segment(contentLength: body.readableBytes), body, request)
+        } catch {
+            Self.logger.warning("time-shift: \(error)")
+            return send(Self.notFound, request)
         }
     }
 

@@ -32,16 +32,16 @@ final class SingleFileWriter: @unchecked Sendable {
         self.referenceID = referenceID
         self.reservedReferences = reservedReferences
         fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw VODWriterError(path: path, errno: errno) }
+        guard fd >= 0 else { throw MediaFileError(path: path, errno: errno) }
         mediaStart = initBytes.count + SegmentIndex.size(referenceCount: reservedReferences)
         end = mediaStart
-        try PositionedFile.writeAll(fd, initBytes, at: 0, path: path)
+        try MediaFiles.writeAll(fd, initBytes, at: 0, path: path)
     }
 
     deinit { if fd >= 0 { close(fd) } }
 
     func append(_ bytes: [UInt8]) throws {
-        try PositionedFile.writeAll(fd, bytes, at: end, path: path)
+        try MediaFiles.writeAll(fd, bytes, at: end, path: path)
         end += bytes.count
     }
 
@@ -53,18 +53,18 @@ final class SingleFileWriter: @unchecked Sendable {
         let initRange = 0..<initBytes.count
         if segments.count <= reservedReferences {
             let slack = mediaStart - initBytes.count - sidx.count  // a multiple of 12: enough for a box header
-            if slack > 0 { try PositionedFile.writeAll(fd, try FreeSpaceBox.bytes(size: slack), at: initBytes.count, path: path) }
-            try PositionedFile.writeAll(fd, sidx, at: mediaStart - sidx.count, path: path)
+            if slack > 0 { try MediaFiles.writeAll(fd, try FreeSpaceBox.bytes(size: slack), at: initBytes.count, path: path) }
+            try MediaFiles.writeAll(fd, sidx, at: mediaStart - sidx.count, path: path)
             return SingleFileIndex(fileURI: uri, initRange: initRange, indexRange: (mediaStart - sidx.count)..<mediaStart)
         }
         // Not enough room: a new file with the sidx right after the init segment, the segments moved over.
         let tmp = path + ".tmp"
         let out = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard out >= 0 else { throw VODWriterError(path: tmp, errno: errno) }
+        guard out >= 0 else { throw MediaFileError(path: tmp, errno: errno) }
         defer { close(out) }
-        try PositionedFile.writeAll(out, initBytes + sidx, at: 0, path: tmp)
-        try PositionedFile.copy(from: fd, range: mediaStart..<end, to: out, at: initBytes.count + sidx.count, path: tmp)
-        guard rename(tmp, path) == 0 else { throw VODWriterError(path: path, errno: errno) }
+        try MediaFiles.writeAll(out, initBytes + sidx, at: 0, path: tmp)
+        try MediaFiles.copy(from: fd, range: mediaStart..<end, to: out, at: initBytes.count + sidx.count, path: tmp)
+        guard rename(tmp, path) == 0 else { throw MediaFileError(path: path, errno: errno) }
         return SingleFileIndex(fileURI: uri, initRange: initRange, indexRange: initBytes.count..<(initBytes.count + sidx.count))
     }
 
@@ -90,56 +90,3 @@ final class SingleFileWriter: @unchecked Sendable {
     }
 }
 
-/// `pwrite`/`write` and `copy_file_range` loops that finish the job (short writes, `EINTR`).
-enum PositionedFile {
-    /// `offset == nil`: at the file position (`write`).
-    static func writeAll(_ fd: Int32, _ bytes: [UInt8], at offset: Int?, path: String) throws {
-        try bytes.withUnsafeBytes { buffer in
-            var done = 0
-            while done < buffer.count {
-                let n = offset.map { pwrite(fd, buffer.baseAddress! + done, buffer.count - done, off_t($0 + done)) }
-                    ?? Glibc.write(fd, buffer.baseAddress! + done, buffer.count - done)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    throw VODWriterError(path: path, errno: errno)
-                }
-                done += n
-            }
-        }
-    }
-
-    /// `copy_file_range(2)`: glibc declares it only under `_GNU_SOURCE`, which Swift's Glibc module does not set,
-    /// so it is looked up by name; without it, a `pread`/`pwrite` loop does the same through user space.
-    private typealias CopyFileRange = @convention(c) (Int32, UnsafeMutablePointer<Int64>?, Int32,
-                                                      UnsafeMutablePointer<Int64>?, Int, UInt32) -> Int
-    private static let copyFileRange: CopyFileRange? =
-        dlsym(UnsafeMutableRawPointer(bitPattern: 0), "copy_file_range").map { unsafeBitCast($0, to: CopyFileRange.self) }
-
-    static func copy(from input: Int32, range: Range<Int>, to output: Int32, at offset: Int, path: String) throws {
-        var inOff = Int64(range.lowerBound), outOff = Int64(offset)
-        var left = range.count
-        if let copyFileRange {
-            while left > 0 {
-                let n = copyFileRange(input, &inOff, output, &outOff, left, 0)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    if errno == ENOSYS || errno == EXDEV || errno == EINVAL || errno == EOPNOTSUPP { break }
-                    throw VODWriterError(path: path, errno: errno)
-                }
-                if n == 0 { throw VODWriterError(path: path, errno: EIO) }
-                left -= n
-            }
-        }
-        var buffer = [UInt8](repeating: 0, count: min(left, 1 << 20))
-        while left > 0 {
-            let n = buffer.withUnsafeMutableBytes { pread(input, $0.baseAddress!, min(left, $0.count), off_t(inOff)) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw VODWriterError(path: path, errno: errno)
-            }
-            if n == 0 { throw VODWriterError(path: path, errno: EIO) }
-            try writeAll(output, Array(buffer[0..<n]), at: Int(outOff), path: path)
-            inOff += Int64(n); outOff += Int64(n); left -= n
-        }
-    }
-}

@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 import HLS
 import ISOBMFF
 import MediaCore
@@ -131,14 +128,8 @@ public final class VODWriter: PresentationConsumer, Sendable {
         return first.window.count
     }
 
-    /// Plain `open`/`write`: no temporary file, rename or `fsync` per segment (FileManager's atomic write
-    /// costs more than the whole segmenter on a 10-minute file).
     private func write(_ bytes: [UInt8], to name: String) throws {
-        let path = directory.appendingPathComponent(name).path
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw VODWriterError(path: path, errno: errno) }
-        defer { close(fd) }
-        try PositionedFile.writeAll(fd, bytes, at: nil, path: path)
+        try MediaFiles.write(bytes, to: directory.appendingPathComponent(name).path)
     }
 }
 
@@ -176,10 +167,4 @@ public enum SingleFileError: Error, Equatable, CustomStringConvertible {
         case .sizeMismatch(let p): "'\(p)': the segments written differ from the segments listed"
         }
     }
-}
-
-public struct VODWriterError: Error, CustomStringConvertible {
-    public let path: String
-    public let errno: Int32
-    public var description: String { "cannot write '\(path)': \(String(cString: strerror(errno)))" }
 }

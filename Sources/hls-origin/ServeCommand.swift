@@ -42,6 +42,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("part-duration"), help: ArgumentHelp("Low-Latency HLS part duration in seconds (0 turns LL-HLS off). Clients that don't know LL-HLS read whole segments as usual.", valueName: "seconds"))
     var partDuration = "0.333"
 
+    @Option(name: .customLong("record"), help: ArgumentHelp("Record every init segment, segment and playlist to this directory as they are published (the layout 'package' writes). Its playlists grow (EXT-X-PLAYLIST-TYPE:EVENT) and become VOD with EXT-X-ENDLIST at the end of input or on Ctrl-C; after a crash they play up to the last complete segment. The directory must be empty or absent.", valueName: "dir"))
+    var record: String?
+
+    @Option(name: .customLong("dvr-window"), help: ArgumentHelp("Time-shift: the live playlists list this much history to seek back in (90s, 10m, 2h). Needs --record: only the newest --window segments stay in memory, older ones are read back from the recording.", valueName: "duration"))
+    var dvrWindow: String?
+
     @Option(name: .customLong("test-pattern-size"), help: ArgumentHelp("Size of the test pattern.", valueName: "WxH"))
     var testPatternSize = "1280x720"
 
@@ -60,6 +66,12 @@ struct ServeCommand: AsyncParsableCommand {
         guard (1...1000).contains(window) else { throw ValidationError("--window must be between 1 and 1000 segments") }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0-65535") }
         if loop && input == "-" { throw ValidationError("--loop needs a file: standard input cannot be rewound") }
+        if let dvrWindow {
+            _ = try parseLongDuration(dvrWindow, flag: "--dvr-window")
+            if record == nil {
+                throw ValidationError("--dvr-window needs --record DIR: history beyond --window is read back from the recording")
+            }
+        }
     }
 
     func run() async throws {
@@ -85,8 +97,21 @@ struct ServeCommand: AsyncParsableCommand {
             partTarget = part
         }
 
-        let presentation = LivePresentation.live(windowSize: window)
-        let pipeline = Pipeline(options: options, output: presentation, logger: logger)
+        // The recorder comes first in the fan-out: a segment is on disk before the live window lists it, so a
+        // time-shift window can always spill it.
+        let recorder: Recorder?
+        do {
+            recorder = try record.map { try Recorder(directory: URL(fileURLWithPath: $0), logger: logger) }
+        } catch {
+            fail(describe(error))
+        }
+        let recorded = recorder.map { r in
+            RecordedSegments(directory: r.directory.path) { r.isRecorded(rendition: $0, sequence: $1) }
+        }
+        let history = try dvrWindow.map { try parseLongDuration($0, flag: "--dvr-window") }
+        let presentation = LivePresentation.live(windowSize: window, history: history, recording: recorded)
+        let output: any PresentationConsumer = recorder.map { FanOut([$0, presentation]) } ?? presentation
+        let pipeline = Pipeline(options: options, output: output, logger: logger)
 
         var config = OriginConfiguration()
         config.host = host
@@ -97,6 +122,7 @@ struct ServeCommand: AsyncParsableCommand {
 
         // The pipeline blocks on reads: it gets its own thread. Its end (or failure) ends the playlist.
         let inputEnded = PipelineOutcome()
+        let pipelineDone = DispatchSemaphore(value: 0)
         let thread = StartOnce(Thread {
             do {
                 try pipeline.run()
@@ -105,6 +131,8 @@ struct ServeCommand: AsyncParsableCommand {
                 inputEnded.set(.failed(describe(error)))
             }
             presentation.finish()
+            recorder?.finish()
+            pipelineDone.signal()
         })
 
         let serverTask = Task {
@@ -154,6 +182,12 @@ struct ServeCommand: AsyncParsableCommand {
         statusTask.cancel()
         status.clear()
         pipeline.stop()
+        if let recorder {
+            // The pipeline flushes its last segment on stop; the recording ends after it (or without it, if the
+            // input is stuck).
+            if thread.started { _ = pipelineDone.wait(timeout: .now() + 5) }
+            recorder.finish()
+        }
         _ = signals
         FileHandle.standardError.write(Data("hls-origin: stopped\n".utf8))
     }
@@ -188,7 +222,14 @@ final class StartOnce: @unchecked Sendable {
         thread.name = "hls-origin pipeline"
         self.thread = thread
     }
-    func start() { lock.withLock { thread.take() }?.start() }
+    private var didStart = false
+    func start() {
+        lock.withLock { () -> Thread? in
+            didStart = didStart || thread != nil
+            return thread.take()
+        }?.start()
+    }
+    var started: Bool { lock.withLock { didStart } }
 }
 
 /// How the input ended, set once by the pipeline thread.
@@ -230,4 +271,21 @@ struct StatusLine: Sendable {
         guard enabled else { return }
         FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
     }
+}
+
+/// `90s`, `10m`, `2h`, `1d` (or plain seconds) as milliseconds: a time-shift depth, 1 second to 7 days.
+func parseLongDuration(_ s: String, flag: String) throws -> MediaTime {
+    let units: [Character: Int64] = ["s": 1_000, "m": 60_000, "h": 3_600_000, "d": 86_400_000]
+    var digits = Substring(s)
+    var unit: Int64 = 1_000
+    if let last = s.last, let u = units[last] {
+        unit = u
+        digits = digits.dropLast()
+    }
+    guard !digits.isEmpty, digits.count <= 9, digits.allSatisfy(\.isASCII), let n = Int64(digits), n > 0 else {
+        throw ValidationError("\(flag) takes a duration like 90s, 10m or 2h (got '\(s)')")
+    }
+    let ms = n * unit
+    guard ms >= 1_000, ms <= 7 * 86_400_000 else { throw ValidationError("\(flag) must be between 1 second and 7 days") }
+    return MediaTime(value: ms, timescale: 1000)
 }

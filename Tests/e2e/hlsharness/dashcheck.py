@@ -155,3 +155,41 @@ def check_live(base, mpd, errors, hls_playlists=None, skip_last=True):
                     errors.append(f"{rep.id}: segment {number} AST+t = {wall:.1f} ms, PDT {pdts[number]} ms")
             compared += 1
     return compared
+
+
+def check_static_dir(path, errors):
+    """A static MPD written next to its segments (package, a recording): parses (ElementTree and mpegdash), type
+    static, and each Representation's timeline is its segment files exactly — S@t the tfdt, S@d the duration,
+    no gap (§5.3.9.6), every listed file present and every segment file listed. Returns the MPD."""
+    import os
+    with open(os.path.join(path, "manifest.mpd")) as f:
+        text = f.read()
+    parse_with_mpegdash(text)
+    mpd = MPD(text)
+    if mpd.type != "static" or mpd.ast_ms is not None:
+        errors.append(f"type {mpd.type}, AST {mpd.ast_ms}: want a static MPD without availabilityStartTime")
+    for rep in mpd.representations:
+        if rep.template is None:
+            errors.append(f"{rep.id}: no SegmentTemplate")
+            continue
+        with open(os.path.join(path, rep.initialization), "rb") as f:
+            init = f.read()
+        end = None
+        for number, t, d in rep.segments:
+            name = os.path.join(path, rep.url(number))
+            if not os.path.exists(name):
+                errors.append(f"{rep.id}: segment {number} listed, {rep.url(number)} missing")
+                continue
+            with open(name, "rb") as f:
+                tfdt, dur = fragment_times(f.read(), init)
+            if (tfdt, dur) != (t, d):
+                errors.append(f"{rep.id} segment {number}: tfdt/duration {tfdt}/{dur}, MPD {t}/{d}")
+            if end is not None and t != end:
+                errors.append(f"{rep.id}: gap before segment {number}")
+            end = t + d
+        directory = os.path.dirname(os.path.join(path, rep.url(0)))
+        on_disk = sorted(f for f in os.listdir(directory) if re.fullmatch(r"seg\d+\.m4s", f))
+        listed = sorted(os.path.basename(rep.url(n)) for n, _, _ in rep.segments)
+        if on_disk != listed:
+            errors.append(f"{rep.id}: {len(on_disk)} segment files, {len(listed)} in the MPD")
+    return mpd
