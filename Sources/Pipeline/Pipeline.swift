@@ -81,6 +81,8 @@ public final class Pipeline: @unchecked Sendable {
     let logger: Logger
     private let stopFlag = Atomic<Bool>(false)
     private let interrupt = Mutex<InterruptFlag?>(nil)
+    /// A local file opened and probed by `open()`, taken by `run()`.
+    private var opened: Demuxer?
 
     /// `stats`: where the pipeline reports progress (give one to read it before the pipeline exists).
     public init(options: PipelineOptions, output: any PresentationConsumer, logger: Logger, stats: PipelineStats = PipelineStats()) {
@@ -96,6 +98,13 @@ public final class Pipeline: @unchecked Sendable {
     }
 
     var stopped: Bool { stopFlag.load(ordering: .relaxed) }
+
+    /// Opens and probes a local file now, so an input that cannot be opened or is not media fails before anything is
+    /// served. Pipes and network inputs are opened by `run()`: they may wait for data or a publisher.
+    public func open() throws {
+        guard case .url(let url) = options.input, !InputSpec.isLive(url), !url.contains("://") else { return }
+        opened = try openDemuxer(url)
+    }
 
     /// Runs to the end of input (or `stop()`), then sends `end`. Throws the input's error after flushing what it had.
     public func run() throws {
@@ -127,7 +136,8 @@ public final class Pipeline: @unchecked Sendable {
     }
 
     private func runDemuxed(url: String) throws {
-        let demuxer = try openDemuxer(url)
+        let demuxer = try opened ?? openDemuxer(url)
+        opened = nil
         let live = InputSpec.isLive(url)
         if !live, !options.loop, let d = demuxer.duration { stats.update { $0.inputDurationMicros = d } }
         let realtime = options.realtime ?? !live

@@ -66,6 +66,17 @@ def test_missing_file(start_origin, tmp_path):
     assert_clear_error(s.stderr(), mention="does-not-exist.mp4")
 
 
+def test_file_that_is_not_media_fails_before_serving(origin_bin, tmp_path):
+    """A file that cannot be probed is a startup error: one line, non-zero exit, and no "serving" announced
+    (nothing listens, so no client is told to come)."""
+    notes = tmp_path / "notes.txt"
+    notes.write_text("hello, this is not a video\n")
+    p = subprocess.run([origin_bin, "serve", str(notes), "--port", "0"], capture_output=True, text=True, timeout=20)
+    assert p.returncode > 0
+    assert "serving" not in p.stderr, p.stderr
+    assert_clear_error(p.stderr, mention="notes.txt")
+
+
 def test_invalid_raw_video_size(start_origin):
     s = start_origin("-", "--input-format", "rawvideo", "--video-size", "0x0", "--framerate", "30",
                      stdin=subprocess.PIPE, wait=False)
