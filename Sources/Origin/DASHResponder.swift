@@ -32,7 +32,7 @@ extension OriginResponder {
         }
         guard let layout = p.layout else { return send(Self.retryLater(p), request) }
         let snaps = layout.snapshots()
-        let timeURL = Self.timeURL(request)
+        let timeURL = Self.timeURL(request, scheme: urlScheme)
         let key = PlaylistCache.Key(presentation: ObjectIdentifier(p), rendition: -2, skip: false)
         guard let (body, headers) = playlists.get(key, versions: snaps.map(\.version), tag: timeURL,
                                                   headers: ResponseHeaders.manifest, render: {
@@ -41,8 +41,8 @@ extension OriginResponder {
         return send(.ok, headers, body, request)
     }
 
-    /// `http://host/dir/time` for a request of `/dir/manifest.mpd`; just `time` (relative) without a usable host.
-    static func timeURL(_ request: Request) -> String {
+    /// `http(s)://host/dir/time` for a request of `/dir/manifest.mpd`; just `time` (relative) without a usable host.
+    static func timeURL(_ request: Request, scheme: String) -> String {
         let path = request.uri.path
         let directory = path.lastIndex(of: "/").map { String(path[...$0]) } ?? "/"
         guard let host = request.head.authority, !host.isEmpty, host.utf8.count <= 255, host.utf8.allSatisfy({ c in
@@ -50,7 +50,7 @@ extension OriginResponder {
                 || (c >= UInt8(ascii: "0") && c <= UInt8(ascii: "9")) || c == UInt8(ascii: ".") || c == UInt8(ascii: "-")
                 || c == UInt8(ascii: ":") || c == UInt8(ascii: "[") || c == UInt8(ascii: "]")
         }) else { return timeName }
-        return "http://" + host + directory + timeName
+        return scheme + "://" + host + directory + timeName
     }
 
     /// A segment that is not complete yet. With LL parts, the segment in progress (or the next one, once it starts)

@@ -20,6 +20,8 @@ struct OriginResponder: HTTPResponder {
     let blockingReloadTimeout: Duration?
     /// `nil`: three part targets.
     let partWait: Duration?
+    /// `http` or `https`: absolute URLs the origin names (the DASH time endpoint).
+    var urlScheme = "http"
     let cors = CORSHeadersMiddleware<OriginRequestContext>()
     let playlists = PlaylistCache()
 

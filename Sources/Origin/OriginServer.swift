@@ -2,9 +2,12 @@ import Foundation
 import HLS
 import MediaPresentation
 import Hummingbird
+import HummingbirdCore
+import HummingbirdHTTP2
 import Logging
 import MediaCore
 import NIOCore
+import NIOSSL
 import ServiceLifecycle
 
 /// Where and how the origin listens.
@@ -24,6 +27,41 @@ public struct OriginConfiguration: Sendable {
     public var partWait: Duration?
     /// The player page starts hls.js in low-latency mode (the stream has LL-HLS parts).
     public var lowLatencyPage = true
+    /// Serve HTTPS with this certificate chain and key (PEM files), negotiating HTTP/2 or HTTP/1.1 by ALPN;
+    /// `nil`: plain HTTP/1.1.
+    public var tls: TLSFiles?
+
+    /// A PEM certificate chain and its private key.
+    public struct TLSFiles: Sendable {
+        public var certificatePath: String
+        public var privateKeyPath: String
+        public init(certificatePath: String, privateKeyPath: String) {
+            self.certificatePath = certificatePath
+            self.privateKeyPath = privateKeyPath
+        }
+
+        /// The server's TLS configuration; throws a one-line error for a file that is missing or not PEM.
+        /// Reads both files now: a one-line error before anything is served.
+        public func validate() throws { _ = try serverConfiguration() }
+
+        func serverConfiguration() throws -> TLSConfiguration {
+            let chain: [NIOSSLCertificate]
+            do {
+                chain = try NIOSSLCertificate.fromPEMFile(certificatePath)
+            } catch {
+                throw OriginError.tls("cannot read the certificate '\(certificatePath)': \(error)")
+            }
+            guard !chain.isEmpty else { throw OriginError.tls("no PEM certificate in '\(certificatePath)'") }
+            let key: NIOSSLPrivateKey
+            do {
+                key = try NIOSSLPrivateKey(file: privateKeyPath, format: .pem)
+            } catch {
+                throw OriginError.tls("cannot read the private key '\(privateKeyPath)': \(error)")
+            }
+            return TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) },
+                                                            privateKey: .privateKey(key))
+        }
+    }
 
     public init(host: String = "127.0.0.1", port: Int = 8080, hlsJSPath: String? = nil,
                 cdnFallbackURL: String = "https://cdn.jsdelivr.net/npm/hls.js@1.6.15/dist/hls.mjs",
@@ -96,13 +134,22 @@ public struct OriginServer: Sendable {
         self.responder = OriginResponder(registry: registry, stats: stats, page: page, hlsJS: hlsJS,
                                          firstSegmentWait: configuration.firstSegmentWait,
                                          blockingReloadTimeout: configuration.blockingReloadTimeout,
-                                         partWait: configuration.partWait)
+                                         partWait: configuration.partWait,
+                                         urlScheme: configuration.tls == nil ? "http" : "https")
     }
 
-    /// The Hummingbird application (also used by tests with `app.test(.router)`).
-    func makeApplication(onStarted: @Sendable @escaping (Int) -> Void = { _ in }) -> some ApplicationProtocol {
-        Application(
+    /// The Hummingbird application (also used by tests with `app.test(.router)`). With `tls`, HTTPS where ALPN picks
+    /// HTTP/2 (`h2`) or HTTP/1.1; blocking reloads, preload hints and chunked DASH segments are then streams of one
+    /// connection.
+    func makeApplication(onStarted: @Sendable @escaping (Int) -> Void = { _ in }) throws -> some ApplicationProtocol {
+        let server: HTTPServerBuilder = if let tls = configuration.tls {
+            try .http2Upgrade(tlsConfiguration: tls.serverConfiguration())
+        } else {
+            .http1()
+        }
+        return Application(
             responder: responder,
+            server: server,
             configuration: .init(address: .hostname(configuration.host, port: configuration.port)),
             onServerRunning: { channel in onStarted(channel.localAddress?.port ?? 0) },
             logger: RequestLogHandler.wrap(logger))
@@ -113,7 +160,7 @@ public struct OriginServer: Sendable {
     /// Cancellation triggers a graceful shutdown of the service group (stop accepting, let in-flight
     /// responses finish, close idle keep-alive connections) instead of tearing the channels down.
     public func run(onStarted: @Sendable @escaping (_ boundPort: Int) -> Void = { _ in }) async throws {
-        let group = ServiceGroup(configuration: .init(services: [makeApplication(onStarted: onStarted)],
+        let group = ServiceGroup(configuration: .init(services: [try makeApplication(onStarted: onStarted)],
                                                       gracefulShutdownSignals: [], logger: logger))
         // The group runs in its own (uncancelled) task so that our cancellation becomes a graceful shutdown.
         let running = Task { try await group.run() }
@@ -152,3 +199,12 @@ struct CORSHeadersMiddleware<Context>: RouterMiddleware {
     }
 }
 
+
+public enum OriginError: Error, Equatable, CustomStringConvertible {
+    case tls(String)
+    public var description: String {
+        switch self {
+        case .tls(let message): message
+        }
+    }
+}

@@ -48,6 +48,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("dvr-window"), help: ArgumentHelp("Time-shift: the live playlists list this much history to seek back in (90s, 10m, 2h). Needs --record: only the newest --window segments stay in memory, older ones are read back from the recording.", valueName: "duration"))
     var dvrWindow: String?
 
+    @Option(name: .customLong("tls-cert"), help: ArgumentHelp("Serve HTTPS with this PEM certificate (chain); HTTP/2 and HTTP/1.1 are offered by ALPN. Needs --tls-key.", valueName: "file"))
+    var tlsCert: String?
+
+    @Option(name: .customLong("tls-key"), help: ArgumentHelp("The PEM private key of --tls-cert.", valueName: "file"))
+    var tlsKey: String?
+
     @Option(name: .customLong("test-pattern-size"), help: ArgumentHelp("Size of the test pattern.", valueName: "WxH"))
     var testPatternSize = "1280x720"
 
@@ -113,11 +119,26 @@ struct ServeCommand: AsyncParsableCommand {
         let output: any PresentationConsumer = recorder.map { FanOut([$0, presentation]) } ?? presentation
         let pipeline = Pipeline(options: options, output: output, logger: logger)
 
+        // A file that cannot be opened or probed fails here, before the server says it is serving.
+        do {
+            try pipeline.open()
+        } catch {
+            fail(describe(error))
+        }
+
         var config = OriginConfiguration()
         config.host = host
         config.port = port
         config.hlsJSPath = resolveHLSJS()
         config.lowLatencyPage = partTarget != nil
+        switch (tlsCert, tlsKey) {
+        case let (cert?, key?):
+            let files = OriginConfiguration.TLSFiles(certificatePath: cert, privateKeyPath: key)
+            do { try files.validate() } catch { fail(describe(error)) }
+            config.tls = files
+        case (nil, nil): break
+        default: throw ValidationError("--tls-cert and --tls-key go together")
+        }
         let server = OriginServer(registry: PresentationRegistry(root: presentation), configuration: config, logger: logger)
 
         // The pipeline blocks on reads: it gets its own thread. Its end (or failure) ends the playlist.
@@ -135,9 +156,10 @@ struct ServeCommand: AsyncParsableCommand {
             pipelineDone.signal()
         })
 
+        let scheme = config.tls == nil ? "http" : "https"
         let serverTask = Task {
             try await server.run(onStarted: { boundPort in
-                let url = "http://\(host == "0.0.0.0" ? "127.0.0.1" : host):\(boundPort)/"
+                let url = "\(scheme)://\(host == "0.0.0.0" ? "127.0.0.1" : host):\(boundPort)/"
                 FileHandle.standardError.write(Data("hls-origin: serving \(url)  (playlist \(url)index.m3u8)\n".utf8))
                 thread.start()
             })

@@ -144,7 +144,7 @@ import Testing
         let dir = Self.tempDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        FileManager.default.createFile(atPath: dir.appendingPathComponent("old.txt").path, contents: Data())
+        _ = FileManager.default.createFile(atPath: dir.appendingPathComponent("old.txt").path, contents: Data())
         #expect(throws: RecorderError.notEmpty(dir.path)) { try Recorder(directory: dir, logger: Self.logger) }
     }
 
