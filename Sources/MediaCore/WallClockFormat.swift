@@ -18,6 +18,18 @@ extension WallClock {
             + ":" + Self.pad(s, 2) + "." + Self.pad(milli, 3) + "Z"
     }
 
+    /// HTTP's IMF-fixdate (RFC 9110 §5.6.7), `Sun, 06 Nov 1994 08:49:37 GMT`, for `Last-Modified` and `Date`.
+    public var httpDate: String {
+        let (days, msOfDay) = Self.floorDivMod(millisecondsSince1970, 86_400_000)
+        let (y, m, d) = Self.civilFromDays(days)
+        // 1970-01-01 was a Thursday.
+        let weekday = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"][Int(Self.floorDivMod(days, 7).1)]
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        let s = msOfDay / 1000
+        return weekday + ", " + Self.pad(d, 2) + " " + months[Int(m) - 1] + " " + Self.pad(y, 4) + " " + Self.pad(s / 3600, 2)
+            + ":" + Self.pad(s / 60 % 60, 2) + ":" + Self.pad(s % 60, 2) + " GMT"
+    }
+
     /// The wall clock now.
     public static var now: WallClock {
         var ts = timespec()

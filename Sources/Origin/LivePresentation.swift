@@ -37,8 +37,10 @@ public struct ServedObject: Sendable {
 
     init(bytes: [UInt8], kind: ObjectKind) {
         let body = ByteBuffer(bytes: bytes)
-        storage = .memory(body, kind == .initSegment ? ResponseHeaders.initSegment(contentLength: body.readableBytes)
-            : ResponseHeaders.segment(contentLength: body.readableBytes))
+        let etag = Validators.entityTag(bytes), published = WallClock.now.httpDate
+        storage = .memory(body, kind == .initSegment
+            ? ResponseHeaders.initSegment(contentLength: body.readableBytes, etag: etag, lastModified: published)
+            : ResponseHeaders.segment(contentLength: body.readableBytes, etag: etag, lastModified: published))
     }
 
     private init(body: ByteBuffer, headers: HTTPFields) {

@@ -53,8 +53,18 @@ struct OriginResponder: HTTPResponder {
     /// The one place responses go out. A 200 for a served object (its prebuilt headers carry `Accept-Ranges`)
     /// answers a `Range` request (`RangeRequest`) with 206 and a slice of the same `ByteBuffer` (no copy), or 416.
     func send(_ status: HTTPResponse.Status, _ headers: HTTPFields, _ body: ByteBuffer, _ request: Request) -> Response {
-        // No validator is ever sent, so no If-Range can match one: then Range is ignored (RFC 9110 §13.1.5).
-        if status == .ok, let range = request.headers[.range], headers[.acceptRanges] != nil, request.headers[.ifRange] == nil {
+        // RFC 9110 §13.1.2: a GET/HEAD whose If-None-Match matches the object's ETag gets 304, headers but no body.
+        if status == .ok, let tag = headers[.eTag], let inm = request.headers[.ifNoneMatch], Validators.noneMatch(inm, tag) {
+            var h = headers
+            h[.contentLength] = nil
+            h[.acceptRanges] = nil
+            stats.countRequest(bytes: 0)
+            return Response(status: .notModified, headers: h, body: .init())
+        }
+        // RFC 9110 §13.1.5: Range applies when If-Range is absent or names the current ETag (a date never matches:
+        // the ETag is the strong validator here); otherwise the whole object is sent.
+        if status == .ok, let range = request.headers[.range], headers[.acceptRanges] != nil,
+           request.headers[.ifRange].map({ $0 == headers[.eTag] }) ?? true {
             switch RangeRequest.parse(range, length: body.readableBytes) {
             case .whole:
                 break
@@ -128,7 +138,8 @@ struct OriginResponder: HTTPResponder {
     private func sendRecorded(_ segment: RecordedSegment, _ request: Request) async -> Response {
         do {
             let body = try await segment.read()
-            return send(.ok, ResponseHeaders.segment(contentLength: body.readableBytes), body, request)
+            return send(.ok, ResponseHeaders.segment(contentLength: body.readableBytes, etag: Validators.entityTag(body),
+                                                     lastModified: nil), body, request)
         } catch {
             Self.logger.warning("time-shift: \(error)")
             return send(Self.notFound, request)
@@ -161,6 +172,7 @@ struct OriginResponder: HTTPResponder {
                                _ request: Request) async -> Response {
         let window = layout.windows[r]
         var skip = false
+        var directive = false
         if layout.policy.partTarget != nil {
             // Delivery directives (RFC 8216bis §6.2.5): only for LL-HLS streams, which offer them.
             let query = request.uri.queryParameters
@@ -168,10 +180,12 @@ struct OriginResponder: HTTPResponder {
                 // §6.2.5.1: "_HLS_skip=YES" (or "v2", which also skips date ranges: there are none here).
                 guard s == "YES" || s == "v2" else { return send(Self.badRequest, request) }
                 skip = true
+                directive = true
             }
             let msnText = query.get("_HLS_msn"), partText = query.get("_HLS_part")
             if let msnText {
                 guard let msn = Self.decimal(msnText) else { return send(Self.badRequest, request) }
+                directive = true
                 var part: Int?
                 if let partText {
                     guard let v = Self.decimal(partText), v <= UInt64(Int32.max) else { return send(Self.badRequest, request) }
@@ -200,6 +214,9 @@ struct OriginResponder: HTTPResponder {
             return PlaylistBuilder.mediaPlaylist(snaps[r], scheme: layout.renditions[r].scheme,
                                                  playlistType: p.playlistType, reports: reports, skip: skip)?.render()
         }) else { return send(Self.retryLater(p), request) }
+        if directive {
+            return send(.ok, ResponseHeaders.directivePlaylist(headers, targetDuration: layout.policy.targetDuration), body, request)
+        }
         return send(.ok, headers, body, request)
     }
 

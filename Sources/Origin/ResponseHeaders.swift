@@ -4,7 +4,7 @@ import Hummingbird
 /// so a request only copies a value and never formats a header.
 enum ResponseHeaders {
     static let allowMethods = "GET, HEAD, OPTIONS"
-    static let exposeHeaders = "Content-Length, Content-Type, Date, Age, Cache-Control, Retry-After, Accept-Ranges, Content-Range"
+    static let exposeHeaders = "Content-Length, Content-Type, Date, Age, Cache-Control, Retry-After, Accept-Ranges, Content-Range, ETag, Last-Modified"
     static let defaultAllowHeaders = "Range, Accept, Accept-Encoding, Content-Type, Cache-Control, If-None-Match, If-Modified-Since"
     static let playlistType = "application/vnd.apple.mpegurl"
     static let immutable = "public, max-age=31536000, immutable"
@@ -48,12 +48,28 @@ enum ResponseHeaders {
         return h
     }()
 
-    static func segment(contentLength: Int) -> HTTPFields {
-        make(contentType: "video/iso.segment", cacheControl: immutable, contentLength: contentLength, acceptRanges: true)
+    /// A segment or part: immutable, with its validators (RFC 9110 §8.8) for revalidation by a cache.
+    static func segment(contentLength: Int, etag: String, lastModified: String?) -> HTTPFields {
+        var h = make(contentType: "video/iso.segment", cacheControl: immutable, contentLength: contentLength, acceptRanges: true)
+        h[.eTag] = etag
+        if let lastModified { h[.lastModified] = lastModified }
+        return h
     }
 
-    static func initSegment(contentLength: Int) -> HTTPFields {
-        make(contentType: "video/mp4", cacheControl: immutable, contentLength: contentLength, acceptRanges: true)
+    static func initSegment(contentLength: Int, etag: String, lastModified: String) -> HTTPFields {
+        var h = make(contentType: "video/mp4", cacheControl: immutable, contentLength: contentLength, acceptRanges: true)
+        h[.eTag] = etag
+        h[.lastModified] = lastModified
+        return h
+    }
+
+    /// The answer to an LL-HLS delivery directive (`_HLS_msn`, `_HLS_part`, `_HLS_skip`): the playlist that
+    /// satisfied it never stops satisfying it, so an edge may keep and share it (request collapsing) for a few
+    /// target durations; a plain playlist stays `no-cache`.
+    static func directivePlaylist(_ headers: HTTPFields, targetDuration: Int) -> HTTPFields {
+        var h = headers
+        h[.cacheControl] = "public, max-age=\(3 * max(1, targetDuration))"
+        return h
     }
 }
 

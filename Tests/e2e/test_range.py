@@ -92,3 +92,41 @@ def test_curl_range(served, tmp_path):
                        capture_output=True, timeout=20)
     assert p.stdout.decode() == "206", p.stderr.decode()
     assert out.read_bytes() == body[10:110]
+
+
+def test_validators_and_conditional_requests(served):
+    """What a CDN needs to revalidate (RFC 9110 §8.8, §13.1): segments, parts and init segments carry a strong ETag and
+    Last-Modified; If-None-Match with the tag (or `*`, or a weak form of it, in a list) is answered 304 with no body
+    and the same ETag and Cache-Control; another tag gets the object. If-Range with the current tag honours Range,
+    another tag sends the whole object."""
+    s, url, body = served
+    r = http.get(url)
+    tag = r.headers.get("etag")
+    assert tag and tag.startswith('"') and tag.endswith('"'), r.headers
+    assert r.headers.get("last-modified", "").endswith(" GMT")
+    for inm in (tag, "*", f'"other", W/{tag}'):
+        c = http.get(url, headers={"If-None-Match": inm})
+        assert c.status == 304 and c.body == b"", (inm, c.status)
+        assert c.headers.get("etag") == tag and "immutable" in c.headers.get("cache-control", "")
+    assert http.get(url, headers={"If-None-Match": '"nope"'}).body == body
+    assert http.get(url, headers={"Range": "bytes=0-9", "If-Range": tag}).status == 206
+    full = http.get(url, headers={"Range": "bytes=0-9", "If-Range": '"stale"'})
+    assert full.status == 200 and full.body == body
+    # The same bytes give the same tag (a second request, and a part served as a slice of its segment).
+    assert http.get(url).headers.get("etag") == tag
+    init = http.get(s.url("/init.mp4"))
+    assert init.headers.get("etag") and init.headers.get("etag") != tag
+
+
+def test_delivery_directive_answers_are_cacheable(served):
+    """A playlist answering _HLS_msn/_HLS_part never stops satisfying that directive, so an edge may keep and share it
+    (request collapsing): `public, max-age` of three target durations. A plain playlist stays no-cache."""
+    s, _, _ = served
+    r = http.get(s.url("/stream.m3u8"))
+    assert r.headers.get("cache-control") == "no-cache"
+    pl = m3u8.parse_media(r.text)
+    msn = pl.media_sequence + len(pl.segments) - 1
+    d = http.get(s.url(f"/stream.m3u8?_HLS_msn={msn}&_HLS_part=0"))
+    assert d.status == 200 and d.headers.get("cache-control") == f"public, max-age={3 * pl.target_duration}"
+    k = http.get(s.url("/stream.m3u8?_HLS_skip=YES"))
+    assert k.status == 200 and k.headers.get("cache-control") == f"public, max-age={3 * pl.target_duration}"

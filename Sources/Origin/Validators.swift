@@ -1,0 +1,42 @@
+import Hummingbird
+import NIOCore
+
+/// Validators for media objects (RFC 9110 §8.8): a strong `ETag` from the bytes and `Last-Modified` from the
+/// moment the object was published, so a cache or CDN can revalidate with `If-None-Match` (answered `304`).
+enum Validators {
+    /// `"<FNV-1a 64 of the bytes>-<length>"` in hex: the same bytes give the same tag in any origin process (a
+    /// restarted or redundant origin serving the same object), different bytes under one URI never share one.
+    static func entityTag(_ bytes: [UInt8]) -> String { bytes.withUnsafeBytes(entityTag) }
+
+    static func entityTag(_ buffer: ByteBuffer) -> String { buffer.withUnsafeReadableBytes(entityTag) }
+
+    static func entityTag(_ bytes: UnsafeRawBufferPointer) -> String {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes {
+            h ^= UInt64(byte)
+            h = h &* 0x0000_0100_0000_01b3
+        }
+        return "\"" + String(h, radix: 16) + "-" + String(bytes.count, radix: 16) + "\""
+    }
+
+    /// RFC 9110 §13.1.2: If-None-Match is `*` or a list of entity tags, compared weakly (a `W/` prefix ignored).
+    static func noneMatch(_ header: String, _ etag: String) -> Bool {
+        header.split(separator: ",").contains { item in
+            var t = item.trimmingCharacters(in: " \t")
+            if t == "*" { return true }
+            if t.hasPrefix("W/") { t.removeFirst(2) }
+            var e = Substring(etag)
+            if e.hasPrefix("W/") { e.removeFirst(2) }
+            return t == e
+        }
+    }
+}
+
+extension StringProtocol {
+    fileprivate func trimmingCharacters(in set: String) -> Substring {
+        var s = Substring(self)
+        while let f = s.first, set.contains(f) { s.removeFirst() }
+        while let l = s.last, set.contains(l) { s.removeLast() }
+        return s
+    }
+}
