@@ -41,6 +41,7 @@ struct OriginResponder: HTTPResponder {
         }
         context.logger.debug("request", metadata: [
             "method": "\(request.method.rawValue)", "path": "\(request.uri.path.prefix(Self.maxPathLength))",
+            "query": "\(request.uri.query?.prefix(Self.maxPathLength) ?? "")",
             "status": "\(response.status.code)", "remote": "\(context.channel.remoteAddress?.description ?? "-")",
         ])
         return response
