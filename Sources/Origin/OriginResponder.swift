@@ -181,7 +181,6 @@ struct OriginResponder: HTTPResponder {
                 // §6.2.5.1: "_HLS_skip=YES" (or "v2", which also skips date ranges: there are none here).
                 guard s == "YES" || s == "v2" else { return send(Self.badRequest, request) }
                 skip = true
-                directive = true
             }
             let msnText = query.get("_HLS_msn"), partText = query.get("_HLS_part")
             if let msnText {

@@ -63,9 +63,10 @@ enum ResponseHeaders {
         return h
     }
 
-    /// The answer to an LL-HLS delivery directive (`_HLS_msn`, `_HLS_part`, `_HLS_skip`): the playlist that
-    /// satisfied it never stops satisfying it, so an edge may keep and share it (request collapsing) for a few
-    /// target durations; a plain playlist stays `no-cache`.
+    /// The answer to a blocking playlist reload (`_HLS_msn`, with or without `_HLS_part` and `_HLS_skip`): the
+    /// playlist that satisfied it never stops satisfying it, so an edge may keep and share it (request collapsing)
+    /// for a few target durations. A plain playlist, or `_HLS_skip` alone (which asks for the latest playlist),
+    /// stays `no-cache`.
     static func directivePlaylist(_ headers: HTTPFields, targetDuration: Int) -> HTTPFields {
         var h = headers
         h[.cacheControl] = "public, max-age=\(3 * max(1, targetDuration))"

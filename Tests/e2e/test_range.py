@@ -119,8 +119,9 @@ def test_validators_and_conditional_requests(served):
 
 
 def test_delivery_directive_answers_are_cacheable(served):
-    """A playlist answering _HLS_msn/_HLS_part never stops satisfying that directive, so an edge may keep and share it
-    (request collapsing): `public, max-age` of three target durations. A plain playlist stays no-cache."""
+    """A playlist answering a blocking reload (_HLS_msn, with _HLS_part or _HLS_skip) never stops satisfying it, so an
+    edge may keep and share it (request collapsing): `public, max-age` of three target durations. A plain playlist
+    and _HLS_skip alone stay no-cache."""
     s, _, _ = served
     r = http.get(s.url("/stream.m3u8"))
     assert r.headers.get("cache-control") == "no-cache"
@@ -128,5 +129,7 @@ def test_delivery_directive_answers_are_cacheable(served):
     msn = pl.media_sequence + len(pl.segments) - 1
     d = http.get(s.url(f"/stream.m3u8?_HLS_msn={msn}&_HLS_part=0"))
     assert d.status == 200 and d.headers.get("cache-control") == f"public, max-age={3 * pl.target_duration}"
-    k = http.get(s.url("/stream.m3u8?_HLS_skip=YES"))
+    k = http.get(s.url(f"/stream.m3u8?_HLS_msn={msn}&_HLS_skip=YES"))
     assert k.status == 200 and k.headers.get("cache-control") == f"public, max-age={3 * pl.target_duration}"
+    # _HLS_skip alone asks for the latest playlist (as a delta): no-cache, like the plain one.
+    assert http.get(s.url("/stream.m3u8?_HLS_skip=YES")).headers.get("cache-control") == "no-cache"
