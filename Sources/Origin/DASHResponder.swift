@@ -17,11 +17,8 @@ extension OriginResponder {
     /// The origin's wall clock for `UTCTiming` (`urn:mpeg:dash:utc:http-iso:2014`): an ISO 8601 date-time.
     func time(_ request: Request) -> Response {
         let body = ByteBuffer(string: WallClock.now.iso8601)
-        var headers = ResponseHeaders.make(contentType: "text/plain; charset=utf-8", cacheControl: "no-store",
-                                           contentLength: body.readableBytes)
-        headers.reserveCapacity(headers.count)
-        return request.method == .head ? Response(status: .ok, headers: headers, body: .init())
-            : Response(status: .ok, headers: headers, body: .init(byteBuffer: body))
+        return send(.ok, ResponseHeaders.make(contentType: "text/plain; charset=utf-8", cacheControl: "no-store",
+                                              contentLength: body.readableBytes), body, request)
     }
 
     /// The live MPD. It names the time endpoint by absolute URL (players resolve `UTCTiming@value` against the
@@ -86,30 +83,28 @@ extension OriginResponder {
             var index = 0
             var lastProgress = ContinuousClock.now
             while true {
-                if let p = window.snapshot().part(n, index) {
+                let snap = window.snapshot()
+                if let p = snap.part(n, index) {
                     try await writer.write(p.payload.body)
                     sent += p.payload.body.readableBytes
                     index += 1
                     lastProgress = .now
                     continue
                 }
-                if let seg = window.snapshot().segment(n) {
+                if let seg = snap.segment(n) {
                     // Finished: send what the segment has beyond the parts already sent (nothing, normally).
-                    if seg.payload.body.readableBytes > sent,
-                       let tail = seg.payload.body.getSlice(at: seg.payload.body.readerIndex + sent,
-                                                            length: seg.payload.body.readableBytes - sent) {
+                    let body = seg.payload.body
+                    if body.readableBytes > sent, let tail = body.getSlice(at: body.readerIndex + sent,
+                                                                           length: body.readableBytes - sent) {
                         try await writer.write(tail)
                         sent += tail.readableBytes
                     }
                     break
                 }
-                // Wait for the next part; give up (ending the body short) when it can no longer come and the
-                // segment did not finish, e.g. the input stopped.
-                if !(await window.wait(for: .part(msn: n, index: index), timeout: partWait)),
-                   window.snapshot().part(n, index) == nil, window.snapshot().segment(n) == nil,
-                   !window.snapshot().partMayAppear(n, index) || ContinuousClock.now - lastProgress > stallLimit {
-                    break
-                }
+                // Give up (ending the body short) when the part can no longer come and the segment did not
+                // finish, or nothing came for too long (the input stopped); otherwise wait and look again.
+                if !snap.partMayAppear(n, index) || ContinuousClock.now - lastProgress > stallLimit { break }
+                _ = await window.wait(for: .part(msn: n, index: index), timeout: partWait)
             }
             stats.countRequest(bytes: sent)
             try await writer.finish(nil)
