@@ -54,16 +54,23 @@ struct Pacer {
     let enabled: Bool
     private var origin: ContinuousClock.Instant?
     private var originMedia: Int64 = 0
+    /// The latest media time paced.
+    private var latest: Int64 = 0
+    /// A media time this far from the latest one is a timestamp jump (the sink turns it into a discontinuity): the
+    /// pace restarts from it instead of sleeping through the gap or rushing to catch up.
+    static let jumpMicros: Int64 = 5_000_000
 
     init(enabled: Bool) { self.enabled = enabled }
 
     mutating func wait(untilMediaMicros t: Int64, stop: () -> Bool) {
         guard enabled else { return }
-        guard let origin else {
+        guard let origin, abs(t - latest) <= Self.jumpMicros else {
             self.origin = .now
             originMedia = t
+            latest = t
             return
         }
+        latest = max(latest, t)
         let due = origin + .microseconds(t - originMedia)
         while !stop() {
             let now = ContinuousClock.now

@@ -22,6 +22,11 @@ struct RenditionPlan {
 /// - A track whose codec parameters change mid-stream (new SPS/PPS, new resolution) ends the segment in progress;
 ///   the segmenter is re-created with the new formats, continuing the sequence numbers and the timeline, so the
 ///   renditions get a new init segment and `EXT-X-DISCONTINUITY`.
+/// - A track whose timestamps jump (forward by more than `maxTimestampGap`, backward by more than
+///   `maxTimestampStepBack`: a splice, an encoder restart, a shifted concatenation) does the same without a new init
+///   segment: RFC 8216 §4.3.2.3 requires `EXT-X-DISCONTINUITY` for a "change in ... timestamp sequence". The new
+///   timeline continues where the old one ended, so no segment spans the jump, `EXT-X-TARGETDURATION` never grows
+///   and nothing is dropped.
 /// - `EXT-X-PROGRAM-DATE-TIME` = anchor wall clock + (segment start − anchor media time): it advances exactly with
 ///   the media, whatever the arrival jitter. Re-anchored only when arrival drifts from the projection by more than
 ///   `maxClockDriftMillis` (a stalled input).
@@ -42,26 +47,46 @@ struct SegmentingSink {
     private var kinds: [TrackFormat.Kind]
     private var warnedLongSegment = false
     private var clockAnchor: (wall: Int64, media: MediaTime)?
-    /// A codec change in progress (see `beginHandover`).
+    /// A codec change or timestamp jump in progress (see `beginHandover`).
     private var handover: Handover?
+    /// Per output track: the decode time of its latest sample (its own ticks), to see a jump.
+    private var lastDTS: [Int64?]
 
-    /// After a codec change, the old segmenter still takes the other tracks' samples that come before the change
-    /// (an MPEG-TS mux delivers audio late: the old encode's audio tail arrives after the new keyframe), so the
-    /// last segment before the discontinuity ends with all its tracks; the new segmenter takes the rest, and its
+    /// After a codec change or a timestamp jump, the old segmenter still takes the other tracks' samples that come
+    /// before it (an MPEG-TS mux delivers audio late: the old encode's audio tail arrives after the new keyframe), so
+    /// the last segment before the discontinuity ends with all its tracks; the new segmenter takes the rest, and its
     /// events wait until the old one has published its last segment.
     private struct Handover {
+        enum Cause {
+            /// New codec parameters; `at` is the input presentation time of the first sample in the new format (its
+            /// keyframe): where the old segment's other tracks end.
+            case format(at: MediaTime)
+            /// The timestamps jumped (from the changed track's previous decode time): each other track crosses
+            /// over at its own jump.
+            case timestampJump(from: MediaTime)
+        }
         let formats: [TrackFormat]
         let changed: Int
-        /// Input presentation time of the first sample in the new format (its keyframe): where the old
-        /// segment's other tracks end.
-        let at: MediaTime
+        let cause: Cause
+        /// Decode time of the changed track's first sample on the new side.
+        let start: MediaTime
+        /// Tracks whose samples now go to the new segmenter.
         var drained: Set<Int>
         /// Samples for the new segmenter, made once the old one has finished (its numbering is final then).
         var pending: [(track: Int, sample: Sample, wallClock: WallClock?)] = []
+        /// Where the video crossed, after another track's format change (its first keyframe past the change).
+        var videoCrossing: MediaTime?
         /// The longest the other tracks are waited for (a stalled or ended track must not hold the stream).
         static let limit = MediaTime.seconds(2)
     }
+    /// A forward step between two samples of a track beyond this is a jump, not a gap to play through (a segment
+    /// would last that long). An encoder's frame spacing, even at 1 fps or with dropped frames, stays far below it.
+    static let maxTimestampGap = MediaTime.seconds(5)
+    /// A backward step beyond this is a jump; smaller ones (a muxer's jitter) are smoothed by the segmenter.
+    static let maxTimestampStepBack = MediaTime.seconds(1)
     static let maxClockDriftMillis: Int64 = 5_000
+    /// The first video track (the reference that segments are cut on), if any.
+    private var video: Int? { kinds.firstIndex(of: .video) }
 
     init(output: any PresentationConsumer, stats: PipelineStats, segmentDuration: MediaTime, partDuration: MediaTime?,
          targetDuration: Int, waitForSecondKeyframe: Bool, plan: RenditionPlan, kinds: [TrackFormat.Kind], logger: Logger) {
@@ -74,6 +99,7 @@ struct SegmentingSink {
         self.plan = plan
         self.kinds = kinds
         self.logger = logger
+        lastDTS = Array(repeating: nil, count: kinds.count)
     }
 
     mutating func accept(_ samples: [Sample], track: Int, formats: [TrackFormat?], wallClock: WallClock?) throws {
@@ -92,26 +118,54 @@ struct SegmentingSink {
             return
         }
         if handover == nil, let f = formats[track], f != current.tracks[track], let first = samples.first {
-            try beginHandover(formats: formats.enumerated().map { $1 ?? current.tracks[$0] }, changed: track,
-                              at: MediaTime(value: first.pts, timescale: f.timescale))
+            beginHandover(formats: formats.enumerated().map { $1 ?? current.tracks[$0] }, changed: track,
+                          cause: .format(at: MediaTime(value: first.pts, timescale: f.timescale)),
+                          start: MediaTime(value: first.dts, timescale: f.timescale))
         }
+        let timescale = (handover?.formats ?? current.tracks)[track].timescale
         for s in samples {
+            let previous = lastDTS[track]
+            let jumped = timestampJumped(s, track: track, timescale: timescale)
+            if handover == nil && jumped, let previous {
+                beginHandover(formats: formats.enumerated().map { $1 ?? current.tracks[$0] }, changed: track,
+                              cause: .timestampJump(from: MediaTime(value: previous, timescale: timescale)),
+                              start: MediaTime(value: s.dts, timescale: timescale))
+            }
             guard var h = handover else {
                 try emit(try segmenter!.appendEvents(s, track: track, wallClock: wallClock))
                 continue
             }
-            let time = MediaTime(value: track == h.changed ? s.dts : s.pts, timescale: h.formats[track].timescale)
-            if track != h.changed && time < h.at {
-                try emit(try segmenter!.appendEvents(s, track: track, wallClock: wallClock))
-            } else {
+            let crossed: Bool
+            switch h.cause {
+            case _ where h.drained.contains(track): crossed = true
+            case .format(let at) where track == video && h.changed != video:
+                // Another track's format changed: the video crosses at its next keyframe (the new segment must start
+                // with one), and the new format's samples that came before it are dropped when the handover ends.
+                crossed = s.isSync && MediaTime(value: s.pts, timescale: timescale) >= at
+                if crossed { h.videoCrossing = MediaTime(value: s.pts, timescale: timescale) }
+            case .format(let at): crossed = MediaTime(value: s.pts, timescale: timescale) >= at
+            case .timestampJump: crossed = jumped
+            }
+            if crossed {
                 h.drained.insert(track)
                 h.pending.append((track, s, wallClock))
+            } else {
+                try emit(try segmenter!.appendEvents(s, track: track, wallClock: wallClock))
             }
             handover = h
-            if h.drained.count == h.formats.count || (track == h.changed && time - h.at > Handover.limit) {
+            if h.drained.count == h.formats.count
+                || (track == h.changed && MediaTime(value: s.dts, timescale: timescale) - h.start > Handover.limit) {
                 try completeHandover()
             }
         }
+    }
+
+    /// Whether `s` jumped from the track's previous sample (and remembers it).
+    private mutating func timestampJumped(_ s: Sample, track: Int, timescale: Int32) -> Bool {
+        defer { lastDTS[track] = s.dts }
+        guard let last = lastDTS[track] else { return false }
+        let step = MediaTime(value: s.dts - last, timescale: timescale)
+        return step > Self.maxTimestampGap || step < .zero(timescale) - Self.maxTimestampStepBack
     }
 
     /// For copied live video: the first two keyframes tell the GOP length (or 10 s pass without a second one).
@@ -193,17 +247,35 @@ struct SegmentingSink {
         }
     }
 
-    /// New codec parameters on `changed` at input time `at`: a new segmenter continues the numbering and the
-    /// timeline (a new init segment; a discontinuity in every rendition); the old one drains the other tracks.
-    private mutating func beginHandover(formats: [TrackFormat], changed: Int, at: MediaTime) throws {
-        logger.notice("the input's \(formats[changed].kind.rawValue) format changed (\(describe(formats[changed]))): new init segment, EXT-X-DISCONTINUITY")
-        handover = Handover(formats: formats, changed: changed, at: at, drained: [changed])
+    /// New codec parameters or a timestamp jump on `changed`: a new segmenter continues the numbering and the
+    /// timeline (a discontinuity in every rendition, and a new init segment for new parameters); the old one drains
+    /// the other tracks.
+    private mutating func beginHandover(formats: [TrackFormat], changed: Int, cause: Handover.Cause, start: MediaTime) {
+        switch cause {
+        case .format:
+            logger.notice("the input's \(formats[changed].kind.rawValue) format changed (\(describe(formats[changed]))): new init segment, EXT-X-DISCONTINUITY")
+        case .timestampJump(let from):
+            logger.notice("the input's \(formats[changed].kind.rawValue) timestamps jumped from \(Self.seconds(from.seconds)) s to \(Self.seconds(start.seconds)) s: EXT-X-DISCONTINUITY, the timeline continues")
+        }
+        handover = Handover(formats: formats, changed: changed, cause: cause, start: start, drained: [changed])
     }
+
+    /// Seconds to the millisecond, for the log.
+    private static func seconds(_ s: Double) -> String { "\(Double((s * 1000).rounded()) / 1000)" }
 
     /// The old segmenter's last segment, then the new init segments, then what the new segmenter produced meanwhile.
     private mutating func completeHandover() throws {
-        guard let h = handover, var old = segmenter else { return }
+        guard var h = handover, var old = segmenter else { return }
         handover = nil
+        if let crossing = h.videoCrossing {
+            // The new segment starts at the video's keyframe: the changed track's samples before it have no place
+            // (the old init segment cannot carry them, and the new segment cannot start before its keyframe).
+            let before = h.pending.count
+            h.pending.removeAll { $0.track != video && MediaTime(value: $0.sample.pts, timescale: h.formats[$0.track].timescale) < crossing }
+            if h.pending.count < before {
+                logger.warning("dropped \(before - h.pending.count) \(h.formats[h.changed].kind.rawValue) frames between the format change and the next video keyframe")
+            }
+        }
         try emit(try old.finishEvents())
         var seg = try Segmenter(tracks: h.formats, segmentDuration: segmentDuration, fragmentDuration: partDuration,
                                 groups: plan.groups, firstSequences: old.nextSequences, continuing: old.timeline)

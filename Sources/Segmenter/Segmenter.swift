@@ -53,6 +53,8 @@ public struct Segmenter {
         var seenFirst = false
         /// The last duration written (for the final sample when it has no hint).
         var lastDuration: Int64 = 0
+        /// End (decode time + duration) of the last sample written into a fragment.
+        var end: Int64?
         /// Samples of the segment in progress already written into parts.
         var segmentSampleCount = 0
         var segmentFirstDTS: Int64?
@@ -133,13 +135,26 @@ public struct Segmenter {
         public var shift: MediaTime
         /// End of the last sample written on the reference track (output time).
         public var end: MediaTime
+        /// Per track: the end of its last sample written (output time), `nil` for a track with none.
+        public var trackEnds: [MediaTime?]
+
+        public init(shift: MediaTime, end: MediaTime, trackEnds: [MediaTime?] = []) {
+            self.shift = shift
+            self.end = end
+            self.trackEnds = trackEnds
+        }
     }
 
     /// `nil` until a sample was written.
     public var timeline: Timeline? {
         guard let shift, let end = endTime else { return nil }
-        return Timeline(shift: shift, end: end)
+        return Timeline(shift: shift, end: end,
+                        trackEnds: states.map { s in s.end.map { MediaTime(value: $0, timescale: s.timescale) } })
     }
+
+    /// How far a track's own end may lie from where the common shift puts its first sample for the continued
+    /// timeline to follow that end instead (tracks never end at exactly the same time: a frame or two apart).
+    static let trackContinuityTolerance = MediaTime(value: 1, timescale: 10)
 
     /// The end of the last sample written on the reference track (where a continuing timeline starts).
     public var endTime: MediaTime? {
@@ -231,6 +246,14 @@ public struct Segmenter {
         for t in states.indices {
             // Rounded up: no track's first DTS lands before its place (never negative from the start).
             states[t].offset = MediaTime.rescale(shift.value, from: shift.timescale, to: states[t].timescale, rounding: .up)
+            // Continuing a timeline, each track starts exactly where its own last sample ended when that is within a
+            // frame or two of the common placement: every track's tfdt then runs on without a gap or an overlap
+            // (players that ignore EXT-X-DISCONTINUITY play through), and A/V sync moves by less than a frame.
+            guard let continuing, continuing.trackEnds.indices.contains(t), let end = continuing.trackEnds[t],
+                  let first = firstByTrack[t] else { continue }
+            let own = end.converted(to: states[t].timescale, rounding: .up).value - first
+            let gap = MediaTime(value: abs(own - states[t].offset), timescale: states[t].timescale)
+            if gap <= Self.trackContinuityTolerance { states[t].offset = own }
         }
     }
 
@@ -293,7 +316,11 @@ public struct Segmenter {
                 return
             }
         }
-        if sample.isSync && sample.dts - (gridStart ?? start) >= segmentTicks {
+        // A video keyframe up to 5% early still ends the segment: an encoder restart or a splice shifts the keyframe
+        // grid by a frame or so, and waiting for the next keyframe would make a segment of two GOPs, longer than the
+        // target duration announced for the life of the stream. (Audio, all sync samples, cuts on the grid.)
+        let early = referenceIsVideo ? segmentTicks / 20 : 0
+        if sample.isSync && sample.dts - (gridStart ?? start) >= segmentTicks - early {
             boundaries.append(Boundary(time: sample.dts, endsSegment: true, wallClock: wallClock))
             gridStart = sample.dts
             return
@@ -391,6 +418,7 @@ public struct Segmenter {
         }
         if let last = taken[referenceTrack].last { referenceEnd = last.sample.dts + last.duration }
         for t in states.indices {
+            if let last = taken[t].last { states[t].end = last.sample.dts + last.duration }
             if states[t].segmentFirstDTS == nil { states[t].segmentFirstDTS = taken[t].first?.sample.dts }
             for item in taken[t] {
                 // What a reader computes from the fragment: tfdt + durations + the clamped composition offset.
