@@ -17,3 +17,16 @@ public enum MP4Error: Error, Equatable, Sendable {
     /// An ADTS header that is not valid (ISO/IEC 14496-3 §1.A.2.2).
     case invalidADTS(String)
 }
+
+extension MP4Error: CustomStringConvertible {
+    public var description: String {
+        switch self {
+        case .boxTooLarge(let type): "the '\(type)' box does not fit its 32-bit size"
+        case .negativeDecodeTime: "a decode time below zero cannot be written to tfdt"
+        case .dataOffsetOutOfRange(let id): "track \(id): a trun data offset does not fit 32 bits"
+        case .invalidConfiguration(let what): "cannot write this track configuration: \(what)"
+        case .invalidH264(let what): "invalid H.264 data: \(what)"
+        case .invalidADTS(let what): "invalid ADTS header: \(what)"
+        }
+    }
+}

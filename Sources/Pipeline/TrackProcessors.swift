@@ -43,6 +43,13 @@ public enum PipelineError: Error, CustomStringConvertible, Equatable {
     }
 }
 
+/// One input packet whose data cannot be read (a damaged ADTS frame, ...): the pipeline skips it with a warning and
+/// goes on, as it does for a decoder's error on a corrupt packet.
+struct CorruptPacket: Error, CustomStringConvertible {
+    let reason: String
+    var description: String { reason }
+}
+
 /// Turns the packets of one input stream into samples of one or more output tracks (a ladder: one decode,
 /// several encodes).
 protocol StreamProcessor: AnyObject {
@@ -138,12 +145,14 @@ final class H264CopyProcessor: TrackProcessor {
     func flushSamples() throws -> [Sample] { [] }
 }
 
-/// AAC copied as it is: ADTS headers are stripped (the AudioSpecificConfig is built from the first one),
-/// and timestamps are re-expressed in samples, smoothed to exact frame counts where the input's are close.
+/// AAC copied as it is: ADTS headers are stripped (the AudioSpecificConfig is built from them: a different one
+/// mid-stream, such as a new sample rate or channel layout, is a new format), and timestamps are re-expressed in
+/// samples, smoothed to exact frame counts where the input's are close.
 final class AACCopyProcessor: TrackProcessor {
     let kind = TrackFormat.Kind.audio
     private(set) var format: TrackFormat?
-    let timescale: Int32
+    /// The sample rate: it follows the AudioSpecificConfig.
+    private(set) var timescale: Int32
     private let stream: StreamInfo
     private let trackID: UInt32
     private var nextDTS: Int64?
@@ -158,17 +167,28 @@ final class AACCopyProcessor: TrackProcessor {
         }
     }
 
-    private func makeFormat(asc: [UInt8]) -> TrackFormat {
+    private func makeFormat(asc: [UInt8], channels: Int? = nil) -> TrackFormat {
         TrackFormat(trackID: trackID, kind: .audio, timescale: timescale, codec: .aac(audioSpecificConfig: asc),
-                    sampleRate: Int(timescale), channelCount: max(1, stream.channelCount))
+                    sampleRate: Int(timescale), channelCount: max(1, channels ?? stream.channelCount))
     }
 
     func samples(for packet: Packet) throws -> [Sample] {
         var payloads: [[UInt8]]
         if ADTS.isADTS(packet.data) {
-            let frames = try ADTS.frames(in: packet.data)
-            if format == nil, let first = frames.first {
-                format = makeFormat(asc: ADTS.audioSpecificConfig(for: first.header))
+            let frames: [(header: ADTSHeader, payload: ArraySlice<UInt8>)]
+            do {
+                frames = try ADTS.frames(in: packet.data)
+            } catch {
+                throw CorruptPacket(reason: "damaged AAC (ADTS) data: \(error)")
+            }
+            if let first = frames.first?.header {
+                let asc = ADTS.audioSpecificConfig(for: first)
+                if case .aac(let current)? = format?.codec, current == asc {
+                } else {
+                    if format != nil, first.sampleRate != Int(timescale) { nextDTS = nil }
+                    timescale = Int32(clamping: first.sampleRate)
+                    format = makeFormat(asc: asc, channels: first.channelConfiguration > 0 ? Int(first.channelConfiguration) : nil)
+                }
             }
             payloads = frames.map { Array($0.payload) }
         } else {

@@ -421,11 +421,22 @@ def check_vod_dir(path):
         if data is not None:
             v.set_init(data, codecs, mv.variants[0].attrs.get("RESOLUTION"))
     names = []
+    inits = {init_name}
+    current_init = init_name
     for s, r in zip(pl.segments, ranges):
         if pl.target_duration is not None and m3u8.rfc8216_rounded(s.duration) > pl.target_duration:
             errors.add(f"{s.uri}: EXTINF {s.duration} rounds above TARGETDURATION {pl.target_duration}")
-        if s.map_uri != init_name:
-            errors.add(f"{s.uri}: EXT-X-MAP {s.map_uri} != {init_name}")
+        if s.map_uri != current_init:
+            # A new init segment (new codec parameters) comes with EXT-X-DISCONTINUITY: RFC 8216 §4.3.2.3, the tag
+            # "MUST be present if there is a change in ... encoding parameters".
+            if not s.discontinuity:
+                errors.add(f"{s.uri}: EXT-X-MAP changes to {s.map_uri} without EXT-X-DISCONTINUITY")
+            current_init = s.map_uri
+            inits.add(current_init)
+            if current_init is not None and singlefile.map_range(s) is None:
+                data = read_cached(current_init)
+                if data is not None:
+                    v.set_init(data, None, None)
         data = singlefile.cut(read_cached(s.uri), r)
         names.append(s.uri if r is None else f"{s.uri}@{r[0]}")
         if data is not None:
@@ -442,7 +453,7 @@ def check_vod_dir(path):
     if nums and None not in nums and nums != list(range(nums[0], nums[0] + len(nums))):
         errors.add(f"segment names not continuous: {names[:3]}...")
     # manifest.mpd: the DASH manifest of the same segments, checked by hlsharness/dashcheck.py.
-    listed = set(names) | set(files) | {init_name, "index.m3u8", "stream.m3u8", "manifest.mpd"}
+    listed = set(names) | set(files) | inits | {"index.m3u8", "stream.m3u8", "manifest.mpd"}
     extra = sorted(set(os.listdir(path)) - listed)
     if extra:
         errors.add(f"files not referenced by the playlist: {extra[:5]}")

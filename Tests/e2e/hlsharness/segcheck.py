@@ -189,8 +189,14 @@ class SegmentValidator:
             self.samples[t.track_id] = self.samples.get(t.track_id, 0) + sum(len(r.durations) for r in runs)
             # decode-time continuity with the previous segment of the same track
             if t.track_id in self.prev:
-                pseq, pend = self.prev[t.track_id]
-                if pseq == seq - 1 and pend != start:
+                pseq, pend, pscale = self.prev[t.track_id]
+                if pscale != t.timescale and t.timescale and pscale:
+                    # A new init segment with another timescale (a new audio sample rate): compare times.
+                    gap = Fraction(start, t.timescale) - Fraction(pend, pscale)
+                    if pseq == seq - 1 and abs(gap) >= Fraction(1, t.timescale) + Fraction(1, pscale):
+                        self.errors.add(f"{name}: track {t.track_id} ({t.handler}) starts {float(gap) * 1000:.3f} ms "
+                                        f"from where the previous segment ended")
+                elif pseq == seq - 1 and pend != start:
                     self.errors.add(f"{name}: track {t.track_id} ({t.handler}) tfdt {start} but previous "
                                     f"segment ended at {pend} (gap/overlap {start - pend} ticks)")
             end = start
@@ -198,7 +204,7 @@ class SegmentValidator:
                 if r.base_decode_time != end:
                     self.errors.add(f"{name}: track {t.track_id} run tfdt {r.base_decode_time} != {end}")
                 end = r.base_decode_time + r.duration
-            self.prev[t.track_id] = (seq, end)
+            self.prev[t.track_id] = (seq, end, t.timescale)
             if any(d == 0 for r in runs for d in r.durations):
                 self.errors.add(f"{name}: track {t.track_id} has zero-duration samples")
             if t.timescale:
