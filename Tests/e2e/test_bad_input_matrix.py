@@ -229,6 +229,8 @@ MAKERS = {
     "jump_forward.ts": _jump([0, 3600]),
     "jump_backward.ts": _jump([100, 10]),
     "jump_both.ts": _jump([0, 3600, 10]),
+    # 2^33 / 90 kHz = 95,443.7 s: starting 8.7 s before the wrap of the 33-bit MPEG-TS timestamps (26.5 h in).
+    "pts_wrap.ts": lambda d, p: h264_ts(p, seconds=20, offset=95435),
     "resolution_change.ts": _concat_ts({"size": "320x240"}, {"size": "480x270"}),
     "codec_change.ts": _mpeg2_then_h264,
     "audio_gap.ts": _audio_gap,
@@ -470,6 +472,19 @@ def test_timestamp_jumps_on_a_live_pipe(origin_bin, inputs, tmp_path):
     assert pl.target_duration == 1
     assert sum(1 for s in pl.segments if s.discontinuity) == 2
     assert 8.8 <= pl.total_duration <= 9.3
+
+
+@pytest.mark.parametrize("how", ["file", "pipe"])
+def test_33_bit_timestamp_wrap(origin_bin, inputs, tmp_path, how):
+    """MPEG-TS timestamps wrap at 2^33 ticks of 90 kHz (26.5 h): the wrap is not a jump. The 20 s across it stay one
+    timeline: no discontinuity, tfdt continuous (the checker), every second listed."""
+    if how == "file":
+        r = package(origin_bin, tmp_path, inputs("pts_wrap.ts"))
+    else:
+        r = run(origin_bin, ["package", "-", "-o", str(tmp_path / "out")], tmp_path,
+                stdin=open(inputs("pts_wrap.ts"), "rb").read())
+    assert_recovered(r, min_seconds=19.8, discontinuities=0, max_seconds=20.2)
+    assert "jumped" not in r.stderr
 
 
 def test_variable_frame_rate(origin_bin, inputs, tmp_path):
