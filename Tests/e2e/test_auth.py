@@ -349,3 +349,29 @@ def test_cors_allow_list(edge_origin, signed_origin):
     # Without --cors-origin: '*' as before.
     assert h.get(signed_origin.url("/stream.m3u8?" + q), origin="http://other.example").header(
         "access-control-allow-origin") == "*"
+
+
+def test_ladder_signs_media_renditions_and_rendition_reports(origin_bin):
+    """With --ladder, the multivariant's EXT-X-MEDIA (audio) URI and the media playlists' EXT-X-RENDITION-REPORTs
+    carry the signature too, and each rendition's objects answer with it."""
+    s = start(origin_bin, ["--ladder", "240", "--auth-token", SECRET])
+    try:
+        q = py_query("/", int(time.time()) + 60)
+        mv = h.wait_for_200(s.url("/index.m3u8?" + q), 30, proc=s.proc)
+        assert mv is not None, s.stderr()[-2000:]
+        parsed = m3u8.parse_multivariant(mv.text)
+        media = [m["URI"] for m in parsed.media]
+        assert media and all(u.endswith("?" + q) for u in media), mv.text
+        assert all(v.uri.endswith("?" + q) for v in parsed.variants), mv.text
+        for uri in [v.uri for v in parsed.variants] + media:
+            r = h.wait_for_200(s.url("/" + uri), 20, proc=s.proc)
+            assert r is not None, uri
+            reports = re.findall(r'#EXT-X-RENDITION-REPORT:URI="([^"]+)"', r.text)
+            assert reports, r.text[-600:]
+            for u in media_uris(r.text):
+                assert u.endswith("?" + q), (uri, u)
+            init = re.search(r'#EXT-X-MAP:URI="([^"]+)"', r.text).group(1)
+            assert h.get(s.url("/" + init)).status == 200
+            assert h.get(s.url("/" + init.split("?")[0])).status == 403
+    finally:
+        stop(s, "ladder origin")
