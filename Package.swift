@@ -16,6 +16,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        // HMAC-SHA256 for signed URLs; 3.12.3 or later (4.x is already in the graph through swift-certificates).
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
     ],
     targets: [
         // C bridge: the only place FFmpeg headers are seen.
@@ -49,6 +51,7 @@ let package = Package(
             .product(name: "HummingbirdHTTP2", package: "hummingbird"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "Logging", package: "swift-log"),
+            .product(name: "Crypto", package: "swift-crypto"),
         ]),
         // Sources (file, pipe, pattern) -> samples, pacing, looping, transcoding decisions.
         .target(name: "Pipeline", dependencies: [

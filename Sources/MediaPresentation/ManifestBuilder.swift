@@ -13,9 +13,12 @@ public enum ManifestBuilder {
         public var now: WallClock
         /// The absolute URL of the origin's time endpoint, for `UTCTiming` (`nil`: none).
         public var timeURL: String?
-        public init(now: WallClock, timeURL: String? = nil) {
+        /// A query (without `?`) appended to every init and media URI template (a signed URL's signature; `""`: none).
+        public var uriQuery: String
+        public init(now: WallClock, timeURL: String? = nil, uriQuery: String = "") {
             self.now = now
             self.timeURL = timeURL
+            self.uriQuery = uriQuery
         }
     }
 
@@ -45,7 +48,7 @@ public enum ManifestBuilder {
                 entries.append((start: start, duration: nominal.converted(to: start.timescale, rounding: .up)))
             }
             return template(renditions[r], snap, entries: entries, startNumber: snap.mediaSequence,
-                            availabilityOffset: availabilityOffset)
+                            availabilityOffset: availabilityOffset, uriQuery: options.uriQuery)
         }
         let window = listedDuration(snapshots)
         let target = MediaTime.seconds(Int64(snapshots.map(\.targetDuration).max() ?? 1))
@@ -135,12 +138,14 @@ public enum ManifestBuilder {
     }
 
     private static func template<P>(_ r: Rendition, _ snap: WindowSnapshot<P>, entries: [(start: MediaTime, duration: MediaTime)],
-                                    startNumber: UInt64, availabilityOffset: MediaTime?) -> MPD.Segments {
+                                    startNumber: UInt64, availabilityOffset: MediaTime?,
+                                    uriQuery: String = "") -> MPD.Segments {
         let timescale = entries.first?.start.timescale ?? snap.inits.last?.tracks.first?.timescale ?? 1000
         let initIndex = snap.inits.last?.index ?? 0
+        let suffix = uriQuery.isEmpty ? "" : "?" + uriQuery
         return .template(MPD.SegmentTemplate(
-            timescale: timescale, initialization: r.scheme.initURI(initIndex),
-            media: r.scheme.segmentTemplate,
+            timescale: timescale, initialization: r.scheme.initURI(initIndex) + suffix,
+            media: r.scheme.segmentTemplate + suffix,
             startNumber: startNumber, availabilityTimeOffset: availabilityOffset,
             availabilityTimeComplete: availabilityOffset == nil ? nil : false,
             timeline: MPD.TimelineEntry.compress(entries.map {

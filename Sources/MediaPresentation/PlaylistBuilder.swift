@@ -16,11 +16,14 @@ public enum PlaylistBuilder {
     /// `singleFile`: every segment is a byte range of that file (`EXT-X-BYTERANGE`, and `EXT-X-MAP` with
     /// `BYTERANGE`), laid end to end from `mediaStart` by their `byteCount`s; the window must hold every segment
     /// from the first, all of one init segment (a VOD written by `VODWriter`).
+    /// `uriQuery`: a query (without `?`) every listed URI carries (a signed URL's signature; `""`: none); `reports`
+    /// carry theirs already.
     public static func mediaPlaylist<P>(_ snap: WindowSnapshot<P>, scheme: URIScheme,
                                         playlistType: MediaPlaylist.PlaylistType?,
                                         reports: [RenditionReport] = [], skip: Bool = false,
-                                        singleFile: SingleFileIndex? = nil) -> MediaPlaylist? {
+                                        singleFile: SingleFileIndex? = nil, uriQuery: String = "") -> MediaPlaylist? {
         guard snap.isPlayable, let firstInit = snap.window.first?.initIndex ?? snap.inits.last?.index else { return nil }
+        let scheme = SuffixedScheme(scheme, uriQuery)
         let td = snap.targetDuration
         let partTarget = snap.policy.partTarget
         // LL-HLS: parts of the segments that start within 3 target durations of the playlist end.
@@ -91,9 +94,10 @@ public enum PlaylistBuilder {
 
     /// `EXT-X-RENDITION-REPORT` for a rendition, from its snapshot (RFC 8216bis §4.4.5.4: LAST-MSN and LAST-PART
     /// are those of the last segment and part of the rendition's playlist).
-    public static func renditionReport<P>(_ snap: WindowSnapshot<P>, scheme: URIScheme) -> RenditionReport? {
+    public static func renditionReport<P>(_ snap: WindowSnapshot<P>, scheme: URIScheme,
+                                          uriQuery: String = "") -> RenditionReport? {
         guard snap.isPlayable, let last = snap.lastPosition else { return nil }
-        return RenditionReport(uri: scheme.playlistURI, lastMSN: last.msn, lastPart: last.part)
+        return RenditionReport(uri: SuffixedScheme(scheme, uriQuery).playlistURI, lastMSN: last.msn, lastPart: last.part)
     }
 
     /// The multivariant playlist of a presentation, `nil` until every rendition is playable. Video renditions
@@ -104,8 +108,10 @@ public enum PlaylistBuilder {
     ///
     /// `statistics` replaces what is measured over the snapshots' windows (a recorder measures every segment
     /// of the current init as it goes, and keeps only a one-segment window).
+    /// `uriQuery`: a query (without `?`) every listed URI carries (`""`: none).
     public static func multivariant<P>(_ renditions: [Rendition], _ snapshots: [WindowSnapshot<P>],
-                                       statistics measured: [VariantStatistics?]? = nil) -> MultivariantPlaylist? {
+                                       statistics measured: [VariantStatistics?]? = nil,
+                                       uriQuery: String = "") -> MultivariantPlaylist? {
         guard renditions.count == snapshots.count, snapshots.allSatisfy(\.isPlayable) else { return nil }
         let stats = zip(renditions, snapshots).enumerated().map { i, rs in
             measured.flatMap { $0.indices.contains(i) ? $0[i] : nil } ?? statistics(rs.0, rs.1)
@@ -120,7 +126,8 @@ public enum PlaylistBuilder {
             let track = snapshots[i].inits.last?.tracks.first
             media.append(MediaRendition(type: .audio, groupID: group, name: r.name, language: r.language,
                                         isDefault: first, autoselect: true,
-                                        channels: track.map { String($0.channelCount) }, uri: r.scheme.playlistURI))
+                                        channels: track.map { String($0.channelCount) },
+                                        uri: SuffixedScheme(r.scheme, uriQuery).playlistURI))
             groupPeak[group] = max(groupPeak[group] ?? 0, stats[i].peakBitRate)
             groupAverage[group] = max(groupAverage[group] ?? 0, stats[i].averageBitRate)
             if first { groupCodecs[group] = codecs(snapshots[i]) }
@@ -129,14 +136,15 @@ public enum PlaylistBuilder {
         for (i, r) in renditions.enumerated() where r.kind != .audio {
             let group = r.kind == .video ? (r.audioGroup ?? (groupCodecs["audio"] != nil ? "audio" : nil)) : nil
             variants.append(variant(r, snapshots[i], stats[i], audioGroup: group.flatMap { groupCodecs[$0] != nil ? $0 : nil },
-                                    groupPeak: groupPeak, groupAverage: groupAverage, groupCodecs: groupCodecs))
+                                    groupPeak: groupPeak, groupAverage: groupAverage, groupCodecs: groupCodecs,
+                                    uriQuery: uriQuery))
         }
         if variants.isEmpty {
             // Audio only: the audio renditions are the variants.
             media = []
             for (i, r) in renditions.enumerated() {
                 variants.append(variant(r, snapshots[i], stats[i], audioGroup: nil, groupPeak: [:], groupAverage: [:],
-                                        groupCodecs: [:]))
+                                        groupCodecs: [:], uriQuery: uriQuery))
             }
         }
         variants.sort { $0.bandwidth > $1.bandwidth }
@@ -145,7 +153,7 @@ public enum PlaylistBuilder {
 
     private static func variant<P>(_ r: Rendition, _ snap: WindowSnapshot<P>, _ s: VariantStatistics, audioGroup: String?,
                                    groupPeak: [String: Int], groupAverage: [String: Int],
-                                   groupCodecs: [String: String]) -> VariantStream {
+                                   groupCodecs: [String: String], uriQuery: String) -> VariantStream {
         let video = snap.inits.last?.tracks.first { $0.kind == .video }
         var codecList = codecs(snap)
         var peak = s.peakBitRate
@@ -158,7 +166,8 @@ public enum PlaylistBuilder {
         var v = VariantStream(
             bandwidth: max(1, peak), averageBandwidth: max(1, average), codecs: codecList,
             resolution: video.flatMap { $0.width > 0 && $0.height > 0 ? .init(width: $0.width, height: $0.height) : nil },
-            frameRate: video == nil ? nil : (s.frameRate ?? r.declaredFrameRate), uri: r.scheme.playlistURI)
+            frameRate: video == nil ? nil : (s.frameRate ?? r.declaredFrameRate),
+            uri: SuffixedScheme(r.scheme, uriQuery).playlistURI)
         v.audioGroup = audioGroup
         return v
     }
@@ -186,9 +195,26 @@ public enum PlaylistBuilder {
         MediaTime.rescale(t.value, from: t.timescale, to: 1_000_000, rounding: .down)
     }
 
-    private static func playlistParts<P>(_ parts: [StoredPart<P>], _ sequence: UInt64, _ scheme: URIScheme) -> [PlaylistPart] {
+    private static func playlistParts<P>(_ parts: [StoredPart<P>], _ sequence: UInt64, _ scheme: SuffixedScheme) -> [PlaylistPart] {
         parts.enumerated().map { i, p in
             PlaylistPart(uri: scheme.partURI(sequence, i), duration: p.info.duration, independent: p.info.independent)
         }
     }
+}
+
+/// A rendition's URIs with a query appended (`?` + `uriQuery`; nothing when it is empty): the names stay built in
+/// one place (`URIScheme`), the suffix is added here, once, for every URI a playlist lists.
+struct SuffixedScheme {
+    let scheme: URIScheme
+    let suffix: String
+
+    init(_ scheme: URIScheme, _ uriQuery: String) {
+        self.scheme = scheme
+        suffix = uriQuery.isEmpty ? "" : "?" + uriQuery
+    }
+
+    var playlistURI: String { scheme.playlistURI + suffix }
+    func initURI(_ index: Int) -> String { scheme.initURI(index) + suffix }
+    func segmentURI(_ sequence: UInt64) -> String { scheme.segmentURI(sequence) + suffix }
+    func partURI(_ sequence: UInt64, _ index: Int) -> String { scheme.partURI(sequence, index) + suffix }
 }

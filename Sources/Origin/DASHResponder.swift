@@ -23,17 +23,19 @@ extension OriginResponder {
 
     /// The live MPD. It names the time endpoint by absolute URL (players resolve `UTCTiming@value` against the
     /// page, not the MPD), built from the request's host when that is a plain host name or address.
-    func manifest(_ p: LivePresentation, _ request: Request) async -> Response {
+    /// `uriQuery`: the signature query its URIs carry (`""`: none).
+    func manifest(_ p: LivePresentation, _ request: Request, _ uriQuery: String = "") async -> Response {
         if !(p.layout.map { $0.snapshots().allSatisfy(\.isPlayable) } ?? false) {
             _ = await p.waitUntilPlayable(timeout: firstSegmentWait ?? .seconds(2 * (p.layout?.policy.targetDuration ?? 1)))
         }
         guard let layout = p.layout else { return send(Self.retryLater(p), request) }
         let snaps = layout.snapshots()
-        let timeURL = Self.timeURL(request, scheme: urlScheme)
-        let key = PlaylistCache.Key(presentation: ObjectIdentifier(p), rendition: -2, skip: false)
+        let timeURL = Self.timeURL(request, scheme: urlScheme) + (uriQuery.isEmpty ? "" : "?" + uriQuery)
+        let key = PlaylistCache.Key(presentation: ObjectIdentifier(p), rendition: -2, skip: false, uriQuery: uriQuery)
         guard let (body, headers) = playlists.get(key, versions: snaps.map(\.version), tag: timeURL,
                                                   headers: ResponseHeaders.manifest, render: {
-            ManifestBuilder.live(layout.renditions, snaps, options: .init(now: .now, timeURL: timeURL))?.render()
+            ManifestBuilder.live(layout.renditions, snaps,
+                                options: .init(now: .now, timeURL: timeURL, uriQuery: uriQuery))?.render()
         }) else { return send(Self.retryLater(p), request) }
         return send(.ok, headers, body, request)
     }

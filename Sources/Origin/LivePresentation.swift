@@ -212,7 +212,11 @@ final class PlaylistCache: Sendable {
         /// -1: the multivariant playlist; -2: the DASH manifest.
         let rendition: Int
         let skip: Bool
+        /// The signature query the URIs carry (`""` without signed URLs).
+        var uriQuery = ""
     }
+    /// Entries for signed requests, beyond which those are dropped (one per signature in use, per playlist).
+    static let signedEntryLimit = 256
     struct Entry {
         let versions: [UInt64]
         /// Anything else the text depends on (the DASH manifest's time endpoint URL).
@@ -228,7 +232,12 @@ final class PlaylistCache: Sendable {
         guard let text = render() else { return nil }
         let body = ByteBuffer(string: text)
         let entry = Entry(versions: versions, tag: tag, body: body, headers: headers(body.readableBytes))
-        entries.withLock { $0[key] = entry }
+        entries.withLock { e in
+            if !key.uriQuery.isEmpty, e[key] == nil, e.count >= Self.signedEntryLimit {
+                e = e.filter { $0.key.uriQuery.isEmpty }
+            }
+            e[key] = entry
+        }
         return (entry.body, entry.headers)
     }
 }

@@ -14,7 +14,7 @@ import NIOCore
 public struct OriginMiddleware<Context: RequestContext>: RouterMiddleware {
     let responder: OriginResponder
     let prefix: String
-    private let cors = CORSHeadersMiddleware<Context>()
+    private let cors: CORSHeadersMiddleware<Context>
 
     /// - Parameters:
     ///   - prefix: where the origin's paths start (`""`: at the root), without a trailing `/`.
@@ -23,6 +23,7 @@ public struct OriginMiddleware<Context: RequestContext>: RouterMiddleware {
                 logger: Logger = Logger(label: "hls-origin")) {
         precondition(prefix.isEmpty || (prefix.hasPrefix("/") && !prefix.hasSuffix("/")), "mount at \"\" or \"/path\"")
         self.prefix = prefix
+        cors = CORSHeadersMiddleware(allowedOrigins: configuration.access.corsOrigins)
         responder = OriginServer(registry: registry, configuration: configuration, logger: logger).responder
     }
 

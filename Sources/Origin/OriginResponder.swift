@@ -22,7 +22,9 @@ struct OriginResponder: HTTPResponder {
     let partWait: Duration?
     /// `http` or `https`: absolute URLs the origin names (the DASH time endpoint).
     var urlScheme = "http"
-    let cors = CORSHeadersMiddleware<OriginRequestContext>()
+    /// Signatures, credentials and the CORS allow-list (off by default).
+    var access = AccessControl()
+    var cors = CORSHeadersMiddleware<OriginRequestContext>()
     let playlists = PlaylistCache()
 
     static let maxPathLength = 256
@@ -98,6 +100,22 @@ struct OriginResponder: HTTPResponder {
         guard request.method == .get || request.method == .head else { return send(Self.methodNotAllowed, request) }
         guard path.utf8.count <= Self.maxPathLength else { return send(Self.uriTooLong, request) }
         guard path.utf8.first == UInt8(ascii: "/"), !Self.hasDotDot(path.utf8) else { return send(Self.badRequest, request) }
+        guard access.isEnabled else { return await serve(request, path: path, remote: remote, uriQuery: "") }
+        // Signatures name the path the client asked for (with the mount point, if any).
+        switch access.check(request, path: Substring(request.uri.path)) {
+        case .denied(let r):
+            return send(r, request)
+        case .allowed(let uriQuery):
+            var response = await serve(request, path: path, remote: remote, uriQuery: uriQuery)
+            if !access.edgeChecks {
+                response.headers[.cacheControl] = AccessControl.privateCacheControl(response.headers[.cacheControl])
+            }
+            return response
+        }
+    }
+
+    /// `uriQuery`: the signature query the URIs of a playlist or manifest carry (`""`: none).
+    private func serve(_ request: Request, path: Substring, remote: SocketAddress?, uriQuery: String) async -> Response {
         switch path {
         case "/", "/index.html": return send(page, request)
         case "/hls.mjs": return send(hlsJS ?? Self.notFound, request)
@@ -106,8 +124,8 @@ struct OriginResponder: HTTPResponder {
         if path == "/" + Self.timeName { return time(request) }
         guard let (presentation, inner) = registry.resolve(path.dropFirst()) else { return send(Self.notFound, request) }
         stats.sawViewer(remote)
-        if inner == "index.m3u8" { return await multivariant(presentation, request) }
-        if inner == Self.manifestName { return await manifest(presentation, request) }
+        if inner == "index.m3u8" { return await multivariant(presentation, request, uriQuery) }
+        if inner == Self.manifestName { return await manifest(presentation, request, uriQuery) }
         if inner == Self.timeName { return time(request) }
         guard let layout = presentation.layout else {
             // Not announced yet: only a playlist can be waited for.
@@ -115,13 +133,13 @@ struct OriginResponder: HTTPResponder {
                   let layout = presentation.layout, let (r, object) = layout.resolve(inner), object == .playlist else {
                 return send(Self.retryLater(presentation), request)
             }
-            return await mediaPlaylist(presentation, layout, r, request)
+            return await mediaPlaylist(presentation, layout, r, request, uriQuery)
         }
         guard let (r, object) = layout.resolve(inner) else { return send(Self.notFound, request) }
         let window = layout.windows[r]
         switch object {
         case .playlist:
-            return await mediaPlaylist(presentation, layout, r, request)
+            return await mediaPlaylist(presentation, layout, r, request, uriQuery)
         case .initSegment(let i):
             guard let o = window.snapshot().initSegment(i) else { return send(Self.notFound, request) }
             return send(.ok, o.payload.headers, o.payload.body, request)
@@ -156,21 +174,21 @@ struct OriginResponder: HTTPResponder {
                               extra: [.retryAfter: "1"])
     }
 
-    private func multivariant(_ p: LivePresentation, _ request: Request) async -> Response {
+    private func multivariant(_ p: LivePresentation, _ request: Request, _ uriQuery: String) async -> Response {
         if !(p.layout.map { $0.snapshots().allSatisfy(\.isPlayable) } ?? false) {
             _ = await p.waitUntilPlayable(timeout: firstWait(p.layout))
         }
         guard let layout = p.layout else { return send(Self.retryLater(p), request) }
         let snaps = layout.snapshots()
-        let key = PlaylistCache.Key(presentation: ObjectIdentifier(p), rendition: -1, skip: false)
+        let key = PlaylistCache.Key(presentation: ObjectIdentifier(p), rendition: -1, skip: false, uriQuery: uriQuery)
         guard let (body, headers) = playlists.get(key, versions: snaps.map(\.version), render: {
-            PlaylistBuilder.multivariant(layout.renditions, snaps)?.render()
+            PlaylistBuilder.multivariant(layout.renditions, snaps, uriQuery: uriQuery)?.render()
         }) else { return send(Self.retryLater(p), request) }
         return send(.ok, headers, body, request)
     }
 
     private func mediaPlaylist(_ p: LivePresentation, _ layout: LivePresentation.Layout, _ r: Int,
-                               _ request: Request) async -> Response {
+                               _ request: Request, _ uriQuery: String) async -> Response {
         let window = layout.windows[r]
         var skip = false
         var directive = false
@@ -206,13 +224,15 @@ struct OriginResponder: HTTPResponder {
             _ = await window.wait(for: .playable, timeout: firstWait(layout))
         }
         let snaps = layout.snapshots()
-        let key = PlaylistCache.Key(presentation: ObjectIdentifier(p), rendition: r, skip: skip)
+        let key = PlaylistCache.Key(presentation: ObjectIdentifier(p), rendition: r, skip: skip, uriQuery: uriQuery)
         guard let (body, headers) = playlists.get(key, versions: snaps.map(\.version), render: {
             let reports = layout.policy.partTarget == nil ? [] : layout.renditions.indices.compactMap { o in
-                o == r ? nil : PlaylistBuilder.renditionReport(snaps[o], scheme: layout.renditions[o].scheme)
+                o == r ? nil : PlaylistBuilder.renditionReport(snaps[o], scheme: layout.renditions[o].scheme,
+                                                               uriQuery: uriQuery)
             }
             return PlaylistBuilder.mediaPlaylist(snaps[r], scheme: layout.renditions[r].scheme,
-                                                 playlistType: p.playlistType, reports: reports, skip: skip)?.render()
+                                                 playlistType: p.playlistType, reports: reports, skip: skip,
+                                                 uriQuery: uriQuery)?.render()
         }) else { return send(Self.retryLater(p), request) }
         if directive {
             return send(.ok, ResponseHeaders.directivePlaylist(headers, targetDuration: layout.policy.targetDuration), body, request)

@@ -31,6 +31,10 @@ public struct OriginConfiguration: Sendable {
     /// `nil`: plain HTTP/1.1.
     public var tls: TLSFiles?
 
+    // MARK: Access control (issue 12 §4)
+    /// Signed URLs, Bearer/Basic credentials, `Cache-Control: private`, the CORS allow-list. Off by default.
+    public var access = AccessControl()
+
     /// A PEM certificate chain and its private key.
     public struct TLSFiles: Sendable {
         public var certificatePath: String
@@ -135,7 +139,9 @@ public struct OriginServer: Sendable {
                                          firstSegmentWait: configuration.firstSegmentWait,
                                          blockingReloadTimeout: configuration.blockingReloadTimeout,
                                          partWait: configuration.partWait,
-                                         urlScheme: configuration.tls == nil ? "http" : "https")
+                                         urlScheme: configuration.tls == nil ? "http" : "https",
+                                         access: configuration.access,
+                                         cors: CORSHeadersMiddleware(allowedOrigins: configuration.access.corsOrigins))
     }
 
     /// The Hummingbird application (also used by tests with `app.test(.router)`). With `tls`, HTTPS where ALPN picks
@@ -174,9 +180,30 @@ public struct OriginServer: Sendable {
 
 /// Adds CORS to every response (including errors) and answers preflight `OPTIONS` with 204.
 /// Responses that already carry `Access-Control-Allow-Origin` (the prebuilt ones) are passed through untouched.
+/// With `allowedOrigins` (`--cors-origin`), `Access-Control-Allow-Origin` names the request's `Origin` when it is
+/// listed and is left out otherwise, with `Vary: Origin` either way (the answer depends on it).
 struct CORSHeadersMiddleware<Context>: RouterMiddleware {
+    var allowedOrigins: Set<String>? = nil
+
     func handle(_ request: Request, context: Context,
                 next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard let allowedOrigins else { return try await handleAnyOrigin(request, context: context, next: next) }
+        var response = try await handleAnyOrigin(request, context: context, next: next)
+        if let origin = request.headers[.origin], allowedOrigins.contains(origin) {
+            response.headers[.accessControlAllowOrigin] = origin
+        } else {
+            response.headers[.accessControlAllowOrigin] = nil
+            response.headers[.accessControlExposeHeaders] = nil
+            response.headers[.accessControlAllowMethods] = nil
+            response.headers[.accessControlAllowHeaders] = nil
+            response.headers[.accessControlMaxAge] = nil
+        }
+        response.headers[.vary] = response.headers[.vary].map { $0 + ", Origin" } ?? "Origin"
+        return response
+    }
+
+    private func handleAnyOrigin(_ request: Request, context: Context,
+                                 next: (Request, Context) async throws -> Response) async throws -> Response {
         if request.method == .options {
             var h = ResponseHeaders.cors
             h[.accessControlAllowMethods] = ResponseHeaders.allowMethods

@@ -1,6 +1,7 @@
 /// The player page served at `/`: hls.js first (`Hls.isSupported()`), native HLS only as a fallback.
 ///
-/// Query parameters: `src=URL` overrides the playlist (default `/index.m3u8`); `lowLatency=1`/`0` turns
+/// Query parameters: `src=URL` overrides the playlist (default `/index.m3u8`, carrying the page's own
+/// `hls_prefix`/`hls_exp`/`hls_sig` signature when it has one, as does the local hls.js); `lowLatency=1`/`0` turns
 /// hls.js `lowLatencyMode` on/off. The default is on when the stream publishes LL-HLS parts
 /// (`lowLatencyDefault`), off otherwise (plain segments: the live edge of 3 target durations is the stable
 /// choice). The readout shows the mode and the rendition playing; with more than one rendition a menu
@@ -56,7 +57,12 @@ enum PlayerPage {
         const HLS_JS_URL = \(primary);
         const HLS_JS_FALLBACK = \(fallback);
         const params = new URLSearchParams(location.search);
-        const src = params.get('src') || 'index.m3u8';  // relative: the page works where the origin is mounted
+        // Signed URLs (--auth-token): the page's own signature goes on to what it loads (the playlists carry it
+        // further), so one signed page URL is all a viewer needs.
+        const signature = \(jsArray(URLSigner.queryNames)).filter((k) => params.has(k))
+          .map((k) => k + '=' + encodeURIComponent(params.get(k))).join('&');
+        const signed = (url) => signature ? url + (url.includes('?') ? '&' : '?') + signature : url;
+        const src = params.get('src') || signed('index.m3u8');  // relative: the page works where the origin is mounted
         const LOW_LATENCY_DEFAULT = \(lowLatencyDefault ? "true" : "false");
         const lowLatency = params.has('lowLatency') ? params.get('lowLatency') === '1' : LOW_LATENCY_DEFAULT;
         const video = document.getElementById('video');
@@ -72,7 +78,7 @@ enum PlayerPage {
           for (const url of [HLS_JS_URL, HLS_JS_FALLBACK]) {
             if (!url) continue;
             try {
-              const mod = await import(url);
+              const mod = await import(url.startsWith('./') ? signed(url) : url);
               const Hls = mod.default || mod.Hls;
               if (Hls) return Hls;
             } catch (e) { console.warn('hls.js failed to load from', url, e); }
@@ -145,6 +151,9 @@ enum PlayerPage {
 
         """
     }
+
+    /// A JavaScript array of string literals.
+    static func jsArray(_ items: [String]) -> String { "[" + items.map(jsString).joined(separator: ", ") + "]" }
 
     /// A JavaScript string literal safe inside an HTML `<script>`.
     static func jsString(_ s: String) -> String {

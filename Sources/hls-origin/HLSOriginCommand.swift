@@ -20,7 +20,7 @@ struct HLSOriginCommand: AsyncParsableCommand {
               hls-origin package movie.mp4 -o out/
             """,
         version: "0.1.0",
-        subcommands: [ServeCommand.self, PackageCommand.self],
+        subcommands: [ServeCommand.self, PackageCommand.self, SignCommand.self],
         defaultSubcommand: nil)
 }
 

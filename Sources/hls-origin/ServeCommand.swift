@@ -62,6 +62,9 @@ struct ServeCommand: AsyncParsableCommand {
 
     @OptionGroup var media: MediaOptions
 
+    // Access control (issue 12 §4): --auth-token, --auth-expires, --auth-cdn, --auth-basic, --cors-origin.
+    @OptionGroup var access: AccessOptions
+
     @Flag(help: "No status line.")
     var quiet = false
 
@@ -139,6 +142,9 @@ struct ServeCommand: AsyncParsableCommand {
         case (nil, nil): break
         default: throw ValidationError("--tls-cert and --tls-key go together")
         }
+        // Access control (issue 12 §4).
+        config.access = access.accessControl()
+        let signedPage = try access.signedPage()
         let server = OriginServer(registry: PresentationRegistry(root: presentation), configuration: config, logger: logger)
 
         // The pipeline blocks on reads: it gets its own thread. Its end (or failure) ends the playlist.
@@ -160,7 +166,16 @@ struct ServeCommand: AsyncParsableCommand {
         let serverTask = Task {
             try await server.run(onStarted: { boundPort in
                 let url = "\(scheme)://\(host == "0.0.0.0" ? "127.0.0.1" : host):\(boundPort)/"
-                FileHandle.standardError.write(Data("hls-origin: serving \(url)  (playlist \(url)index.m3u8)\n".utf8))
+                if let exposure = access.exposure(host: host, scheme: scheme, port: boundPort) {
+                    FileHandle.standardError.write(Data((exposure + "\n").utf8))
+                }
+                if let (path, expires) = signedPage {
+                    let until = Date(timeIntervalSince1970: TimeInterval(expires)).formatted(.iso8601)
+                    let query = path.drop { $0 != "?" }
+                    FileHandle.standardError.write(Data("hls-origin: serving \(url.dropLast())\(path)  (signed page URL, valid until \(until); playlist \(url)index.m3u8\(query))\n".utf8))
+                } else {
+                    FileHandle.standardError.write(Data("hls-origin: serving \(url)  (playlist \(url)index.m3u8)\n".utf8))
+                }
                 thread.start()
             })
         }
