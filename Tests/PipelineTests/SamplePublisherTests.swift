@@ -41,6 +41,38 @@ import Testing
         #expect(playlist.endList && playlist.segments.count == 4)
     }
 
+    /// Timestamps that jump an hour forward, then back (a splice): each jump is a discontinuity on the same init
+    /// segment, the timeline goes on, no segment spans a jump, every second is listed and the target duration stays.
+    @Test func timestampJumpsBecomeDiscontinuitiesOnAContinuingTimeline() throws {
+        let presentation = Presentation<[UInt8]>(windowSize: 20) { bytes, _ in bytes }
+        let publisher = try SamplePublisher(tracks: [Self.video, Self.audio], partDuration: nil, output: presentation)
+        try Self.feed(publisher, seconds: 3)
+        try Self.feed(publisher, seconds: 3, from: 3600)
+        try Self.feed(publisher, seconds: 3, from: 10)
+        try publisher.finish()
+        let layout = try #require(presentation.layout)
+        let snap = layout.windows[0].snapshot()
+        #expect(snap.inits.count == 1)
+        #expect(snap.window.count == 9)
+        #expect(snap.window.map(\.discontinuity) == [false, false, false, true, false, false, true, false, false])
+        #expect(snap.window.allSatisfy { $0.info.duration == .seconds(1) })
+        #expect(snap.targetDuration == 1)
+        for (a, b) in zip(snap.window, snap.window.dropFirst()) {
+            #expect(b.info.startTime == a.info.startTime + a.info.duration)
+        }
+    }
+
+    /// Small steps back (a muxer's jitter) and short gaps are not jumps.
+    @Test func smallTimestampStepsAreNotJumps() throws {
+        let presentation = Presentation<[UInt8]>(windowSize: 20) { bytes, _ in bytes }
+        let publisher = try SamplePublisher(tracks: [Self.video, Self.audio], partDuration: nil, output: presentation)
+        try Self.feed(publisher, seconds: 3)
+        try Self.feed(publisher, seconds: 2, from: 5)  // a 2-s gap: under the 5-s limit
+        try publisher.finish()
+        let snap = try #require(presentation.layout).windows[0].snapshot()
+        #expect(snap.window.allSatisfy { !$0.discontinuity })
+    }
+
     @Test func aCodecChangeGivesANewInitAndADiscontinuity() throws {
         let presentation = Presentation<[UInt8]>(windowSize: 10) { bytes, _ in bytes }
         let publisher = try SamplePublisher(tracks: [Self.video, Self.audio], partDuration: nil, output: presentation)
