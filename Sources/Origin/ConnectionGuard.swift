@@ -1,0 +1,343 @@
+import Hummingbird
+import HummingbirdCore
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOHTTPTypes
+import NIOHTTPTypesHTTP1
+import Synchronization
+
+/// What one client may cost the origin. Defaults are sized for a player audience behind NATs: a player holds one or
+/// two connections and at most a couple of blocked requests per rendition; a CDN edge holds more.
+public struct ConnectionLimits: Sendable, Equatable {
+    /// Open connections at once. One more is answered `503` with `Retry-After` and closed at once; the connections
+    /// already open are not disturbed.
+    public var maxConnections = 10_000
+    /// Request line plus header fields, in bytes. A longer request line is answered `414`, a larger header block
+    /// `431` (RFC 9110 §15.5.15, RFC 6585 §5), and the connection is closed.
+    public var maxHeaderBytes = 32 * 1024
+    /// A request head must be complete this long after its first byte (for a new connection: after it opened);
+    /// otherwise `408` and close (slowloris).
+    public var headerTimeout: Duration = .seconds(10)
+    /// A keep-alive connection with no request for this long is closed.
+    public var idleTimeout: Duration = .seconds(60)
+    /// A response the client does not read for this long (the socket stays full) is dropped with its connection.
+    public var sendTimeout: Duration = .seconds(30)
+    /// LL-HLS requests held at once (blocking playlist reloads, parts not yet published) for one client address.
+    /// Beyond it: `429` with `Retry-After`.
+    public var maxBlockedPerClient = 100
+    /// LL-HLS requests held at once for all clients together. Beyond it: `503` with `Retry-After`.
+    public var maxBlocked = 10_000
+
+    public init() {}
+}
+
+/// Open connections, across event loops.
+final class ConnectionCounter: Sendable {
+    let limit: Int
+    private let count = Atomic<Int>(0)
+    init(limit: Int) { self.limit = limit }
+    /// Counts a new connection; `false` when it is one too many (it still counts until it is closed).
+    func open() -> Bool { count.wrappingAdd(1, ordering: .relaxed).newValue <= limit }
+    func close() { count.subtract(1, ordering: .relaxed) }
+    var current: Int { count.load(ordering: .relaxed) }
+}
+
+/// HTTP/1.1 without TLS, as HummingbirdCore's `HTTP1Channel` sets it up, plus what it lacks: a connection limit,
+/// header size and time limits, a send timeout, and error answers that carry the CORS headers.
+///
+/// ```
+/// RequestBytesObserver | HTTPResponseEncoder ByteToMessageHandler(HTTPRequestDecoder) | ConnectionGuard |
+/// HTTP1ToHTTPServerCodec | HTTPConnectionStateHandler | NIOAsyncChannel -> Hummingbird's request loop
+/// ```
+struct OriginHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
+    typealias Value = NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>
+
+    let responder: HTTPChannelHandler.Responder
+    let limits: ConnectionLimits
+    let connections: ConnectionCounter
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        channel.eventLoop.makeCompletedFuture {
+            let admitted = connections.open()
+            let counter = connections
+            channel.closeFuture.whenComplete { _ in counter.close() }
+            let pipeline = channel.pipeline.syncOperations
+            let guardian = ConnectionGuard(limits: limits)
+            if !admitted {
+                try pipeline.addHandler(ConnectionRefusal())
+            } else {
+                try pipeline.addHandler(RequestBytesObserver(guardian))
+            }
+            var decoderLimits = NIOHTTPDecoderLimitConfiguration()
+            decoderLimits.maxHeaderFieldSize = limits.maxHeaderBytes
+            decoderLimits.maxHeaderListSize = limits.maxHeaderBytes
+            decoderLimits.maxHeaderFieldCount = 1000
+            try pipeline.configureHTTPServerPipeline(
+                withPipeliningAssistance: false,  // Hummingbird reads one request at a time
+                withErrorHandling: false,  // ConnectionGuard answers parser errors
+                withOutboundHeaderValidation: false,
+                withEncoderConfiguration: .init(),
+                withDecoderLimitConfiguration: decoderLimits)
+            try pipeline.addHandler(guardian)
+            try pipeline.addHandler(HTTP1ToHTTPServerCodec(secure: false))
+            try pipeline.addHandler(HTTPConnectionStateHandler(idleTimeout: nil, logger: logger))
+            return try NIOAsyncChannel(wrappingChannelSynchronously: channel,
+                                       configuration: .init(isOutboundHalfClosureEnabled: true))
+        }
+    }
+
+    func handle(value: Value, logger: Logger) async {
+        await handleHTTP(asyncChannel: value, logger: logger)
+    }
+}
+
+/// A connection beyond `maxConnections`: `503` with `Retry-After`, then close, without reading a byte.
+final class ConnectionRefusal: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    static let response: ByteBuffer = {
+        let body = "Too many connections, retry shortly\n"
+        return ByteBuffer(string: "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n"
+            + "Content-Length: \(body.utf8.count)\r\nRetry-After: 1\r\nCache-Control: no-store\r\nConnection: close\r\n"
+            + "Access-Control-Allow-Origin: *\r\n\r\n" + body)
+    }()
+
+    func channelActive(context: ChannelHandlerContext) {
+        let promise = context.eventLoop.makePromise(of: Void.self)
+        context.writeAndFlush(wrapOutboundOut(Self.response), promise: promise)
+        promise.futureResult.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+        context.fireChannelActive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {}
+}
+
+/// Tells the `ConnectionGuard` when request bytes arrive (before they are parsed), so that a head that trickles in
+/// is timed from its first byte, and a too-long request line is told apart from a too-large header block.
+final class RequestBytesObserver: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+    let guardian: ConnectionGuard
+    init(_ guardian: ConnectionGuard) { self.guardian = guardian }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guardian.bytesArrived(unwrapInboundIn(data))
+        context.fireChannelRead(data)
+    }
+}
+
+/// The per-connection limits of `ConnectionLimits` that HummingbirdCore does not have, between the HTTP/1 parser and
+/// Hummingbird. One timer per connection, re-armed lazily: a request costs a few stores, no scheduling.
+///
+/// - Parser errors (which Hummingbird answers with a bare `400`) get `400`, `414` or `431` with the CORS headers,
+///   after the responses to the requests before them, then the connection closes.
+/// - A head not complete within `headerTimeout` of its first byte: `408`, close. A new connection counts from its
+///   opening, with or without bytes (then it is closed without an answer), as nginx's `client_header_timeout` does.
+/// - No request within `idleTimeout` after the last response: close.
+/// - The socket stays unwritable (the client does not read) for `sendTimeout`: close. Hummingbird's writer already
+///   waits for writability, so a response is never copied into an unbounded buffer; this frees the connection.
+/// - An HTTP/1.0 request without `keep-alive` gets `Connection: close`, which Hummingbird honours (RFC 9112 §9.3).
+final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias InboundOut = HTTPServerRequestPart
+    typealias OutboundIn = HTTPServerResponsePart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    private let limits: ConnectionLimits
+    private let headerTimeout: TimeAmount
+    private let idleTimeout: TimeAmount
+    private let sendTimeout: TimeAmount
+
+    /// Requests whose head was read and whose response has not ended.
+    private var inFlight = 0
+    /// No request completed yet on this connection.
+    private var firstRequest = true
+    /// When the connection last became idle (opened, or the last response ended).
+    private var idleSince = NIODeadline.now()
+    /// When the head being read started (`nil`: no byte of a new head yet).
+    private var headSince: NIODeadline?
+    /// Bytes of the current head seen before its request line ended, and whether it ended.
+    private var requestLineBytes = 0
+    private var requestLineEnded = false
+    private var unwritableSince: NIODeadline?
+    /// A parser error waiting for the responses before it.
+    private var pendingError: PreparedResponse?
+    private var failed = false
+    private var timer: Scheduled<Void>?
+    private var context: ChannelHandlerContext?
+
+    init(limits: ConnectionLimits) {
+        self.limits = limits
+        headerTimeout = TimeAmount(limits.headerTimeout)
+        idleTimeout = TimeAmount(limits.idleTimeout)
+        sendTimeout = TimeAmount(limits.sendTimeout)
+    }
+
+    // MARK: Errors sent from here, complete with CORS headers
+
+    static let badRequest = PreparedResponse.text(.badRequest, "Bad Request\n", extra: [.connection: "close"])
+    static let uriTooLong = PreparedResponse.text(.uriTooLong, "URI Too Long\n", extra: [.connection: "close"])
+    static let headerTooLarge = PreparedResponse.text(.requestHeaderFieldsTooLarge, "Request Header Fields Too Large\n",
+                                                      extra: [.connection: "close"])
+    static let requestTimeout = PreparedResponse.text(.requestTimeout, "Request Timeout\n", extra: [.connection: "close"])
+
+    // MARK: Events
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        if context.channel.isActive { start(context) }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        timer?.cancel()
+        timer = nil
+        self.context = nil
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        start(context)
+        context.fireChannelActive()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        timer?.cancel()
+        timer = nil
+        context.fireChannelInactive()
+    }
+
+    private func start(_ context: ChannelHandlerContext) {
+        guard timer == nil else { return }
+        idleSince = .now()
+        schedule(context, at: idleSince + headerTimeout)
+    }
+
+    /// Called by `RequestBytesObserver` before the bytes reach the parser.
+    func bytesArrived(_ bytes: ByteBuffer) {
+        if inFlight == 0 && headSince == nil {
+            headSince = firstRequest ? idleSince : .now()
+        }
+        if !requestLineEnded {
+            if let lf = bytes.withUnsafeReadableBytes({ $0.firstIndex(of: UInt8(ascii: "\n")) }) {
+                requestLineEnded = true
+                requestLineBytes += lf
+            } else {
+                requestLineBytes += bytes.readableBytes
+            }
+        }
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !failed else { return }
+        if case .head(var head) = unwrapInboundIn(data) {
+            inFlight += 1
+            headSince = nil
+            requestLineEnded = false
+            requestLineBytes = 0
+            firstRequest = false
+            if head.version.major == 1 && head.version.minor == 0 && !head.isKeepAlive {
+                // RFC 9112 §9.3: HTTP/1.0 without "keep-alive": the connection closes after the response.
+                head.headers.replaceOrAdd(name: "connection", value: "close")
+                context.fireChannelRead(wrapInboundOut(.head(head)))
+                return
+            }
+        }
+        context.fireChannelRead(data)
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if case .end = unwrapOutboundIn(data) {
+            inFlight -= 1
+            if inFlight == 0 {
+                idleSince = .now()
+                if let error = pendingError {
+                    context.write(data, promise: promise)
+                    pendingError = nil
+                    send(error, context)
+                    return
+                }
+            }
+        }
+        context.write(data, promise: promise)
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        unwritableSince = context.channel.isWritable ? nil : .now()
+        context.fireChannelWritabilityChanged()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if failed, error is ByteToMessageDecoderError { return }  // bytes after a parse error: already answered
+        guard let parserError = error as? HTTPParserError else {
+            context.fireErrorCaught(error)
+            return
+        }
+        guard !failed else { return }
+        failed = true
+        let response: PreparedResponse
+        if parserError == .headerOverflow {
+            // The parser counts the request line as a header field: tell the two apart by where the line ended.
+            let lineTooLong = !requestLineEnded || requestLineBytes > limits.maxHeaderBytes
+            response = lineTooLong ? Self.uriTooLong : Self.headerTooLarge
+        } else {
+            response = Self.badRequest
+        }
+        if inFlight == 0 {
+            send(response, context)
+        } else {
+            pendingError = response
+        }
+    }
+
+    /// Writes `response` after whatever is queued and closes the connection once it is out.
+    private func send(_ response: PreparedResponse, _ context: ChannelHandlerContext) {
+        failed = true
+        var head = HTTPResponseHead(version: .http1_1, status: .init(statusCode: response.status.code))
+        for field in response.headers { head.headers.add(name: field.name.canonicalName, value: field.value) }
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        context.write(wrapOutboundOut(.body(.byteBuffer(response.body))), promise: nil)
+        let promise = context.eventLoop.makePromise(of: Void.self)
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: promise)
+        promise.futureResult.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+    }
+
+    // MARK: Timer
+
+    private func schedule(_ context: ChannelHandlerContext, at deadline: NIODeadline) {
+        timer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [self] in
+            timer = nil
+            check(context)
+        }
+    }
+
+    private func check(_ context: ChannelHandlerContext) {
+        guard context.channel.isActive, !failed || inFlight > 0 else { return }
+        let now = NIODeadline.now()
+        var next = now + sendTimeout
+        if let since = unwritableSince {
+            if now >= since + sendTimeout {
+                context.close(promise: nil)
+                return
+            }
+            next = since + sendTimeout
+        }
+        if inFlight == 0 && !failed {
+            if let since = headSince {
+                if now >= since + headerTimeout {
+                    send(Self.requestTimeout, context)
+                    return
+                }
+                next = min(next, since + headerTimeout)
+            } else {
+                let deadline = idleSince + (firstRequest ? headerTimeout : idleTimeout)
+                if now >= deadline {
+                    context.close(promise: nil)
+                    return
+                }
+                next = min(next, deadline)
+            }
+        }
+        schedule(context, at: next)
+    }
+}
