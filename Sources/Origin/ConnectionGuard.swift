@@ -23,6 +23,10 @@ public struct ConnectionLimits: Sendable, Equatable {
     public var idleTimeout: Duration = .seconds(60)
     /// A response the client does not read for this long (the socket stays full) is dropped with its connection.
     public var sendTimeout: Duration = .seconds(30)
+    /// The kernel's send buffer per connection (`SO_SNDBUF`; Linux doubles it); `nil`: the kernel's autotuning, which
+    /// lets one connection whose client does not read take up to `tcp_wmem`'s maximum (4 MiB by default) of kernel
+    /// memory, and the CPU to copy it. 256 KiB still fills a 40 Mb/s path at 100 ms RTT.
+    public var sendBufferBytes: Int? = 256 * 1024
     /// LL-HLS requests held at once (blocking playlist reloads, parts not yet published) for one client address.
     /// Beyond it: `429` with `Retry-After`.
     public var maxBlockedPerClient = 100
@@ -62,6 +66,9 @@ struct OriginHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
             let admitted = connections.open()
             let counter = connections
             channel.closeFuture.whenComplete { _ in counter.close() }
+            if let bytes = limits.sendBufferBytes {
+                try channel.syncOptions?.setOption(ChannelOptions.socketOption(.so_sndbuf), value: SocketOptionValue(bytes))
+            }
             let pipeline = channel.pipeline.syncOperations
             let guardian = ConnectionGuard(limits: limits)
             if !admitted {
@@ -139,6 +146,10 @@ final class RequestBytesObserver: ChannelInboundHandler, RemovableChannelHandler
 /// - The socket stays unwritable (the client does not read) for `sendTimeout`: close. Hummingbird's writer already
 ///   waits for writability, so a response is never copied into an unbounded buffer; this frees the connection.
 /// - An HTTP/1.0 request without `keep-alive` gets `Connection: close`, which Hummingbird honours (RFC 9112 §9.3).
+/// - Pipelined requests wait here until the response before them has been handed to the socket and the socket can
+///   take more (as NIO's `HTTPServerPipelineHandler` does; Hummingbird turns it off): a client that pipelines and
+///   never reads costs one response, not one per request it sent. Requests that are not pipelined (every browser
+///   and player) pass straight through.
 final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
@@ -162,10 +173,18 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     private var requestLineBytes = 0
     private var requestLineEnded = false
     private var unwritableSince: NIODeadline?
+    /// Request parts held back: a head arrived while a response was in flight or the socket was full.
+    private var held = CircularBuffer<HTTPServerRequestPart>()
+    private var readPending = false
+    private var inputClosed = false
     /// A parser error waiting for the responses before it.
     private var pendingError: PreparedResponse?
     private var failed = false
     private var timer: Scheduled<Void>?
+    private var timerDeadline = NIODeadline.distantFuture
+    /// The timer never sleeps longer than the shortest timeout, so a deadline that starts while it sleeps (a head's
+    /// first byte on a keep-alive connection) is checked in time without re-arming it per request.
+    private let longestSleep: TimeAmount
     private var context: ChannelHandlerContext?
 
     init(limits: ConnectionLimits) {
@@ -173,6 +192,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         headerTimeout = TimeAmount(limits.headerTimeout)
         idleTimeout = TimeAmount(limits.idleTimeout)
         sendTimeout = TimeAmount(limits.sendTimeout)
+        longestSleep = min(headerTimeout, idleTimeout, sendTimeout)
     }
 
     // MARK: Errors sent from here, complete with CORS headers
@@ -182,6 +202,11 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     static let headerTooLarge = PreparedResponse.text(.requestHeaderFieldsTooLarge, "Request Header Fields Too Large\n",
                                                       extra: [.connection: "close"])
     static let requestTimeout = PreparedResponse.text(.requestTimeout, "Request Timeout\n", extra: [.connection: "close"])
+    /// RFC 9110 §9.1: "An origin server that receives a request method that is unrecognized or not implemented SHOULD
+    /// respond with the 501 (Not Implemented) status code." (The parser knows every registered method; those come
+    /// through and are answered 405 with `Allow`.)
+    static let notImplemented = PreparedResponse.text(.notImplemented, "Not Implemented\n",
+                                                      extra: [.allow: ResponseHeaders.allowMethods, .connection: "close"])
 
     // MARK: Events
 
@@ -215,7 +240,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// Called by `RequestBytesObserver` before the bytes reach the parser.
     func bytesArrived(_ bytes: ByteBuffer) {
-        if inFlight == 0 && headSince == nil {
+        if inFlight == 0 && held.isEmpty && headSince == nil {
             headSince = firstRequest ? idleSince : .now()
         }
         if !requestLineEnded {
@@ -230,7 +255,60 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !failed else { return }
-        if case .head(var head) = unwrapInboundIn(data) {
+        let part = unwrapInboundIn(data)
+        if !held.isEmpty || (isHead(part) && !mayDeliver(context)) {
+            held.append(part)
+            return
+        }
+        deliver(part, context)
+    }
+
+    private func isHead(_ part: HTTPServerRequestPart) -> Bool {
+        if case .head = part { return true }
+        return false
+    }
+
+    private func mayDeliver(_ context: ChannelHandlerContext) -> Bool {
+        inFlight == 0 && context.channel.isWritable
+    }
+
+    /// Hands held requests on, one at a time, as responses go out.
+    private func drain(_ context: ChannelHandlerContext) {
+        guard !held.isEmpty else { return }
+        var delivered = false
+        while let first = held.first, !isHead(first) || mayDeliver(context) {
+            held.removeFirst()
+            deliver(first, context)
+            delivered = true
+        }
+        if delivered { context.fireChannelReadComplete() }
+        if held.isEmpty {
+            if inputClosed {
+                inputClosed = false
+                context.fireUserInboundEventTriggered(ChannelEvent.inputClosed)
+            }
+            if readPending {
+                readPending = false
+                context.read()
+            }
+        }
+    }
+
+    func read(context: ChannelHandlerContext) {
+        // Nothing more is read while requests are held: the socket's buffer pushes back on the client.
+        if held.isEmpty { context.read() } else { readPending = true }
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let e = event as? ChannelEvent, e == .inputClosed, !held.isEmpty {
+            inputClosed = true  // after the held requests
+            return
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    private func deliver(_ part: HTTPServerRequestPart, _ context: ChannelHandlerContext) {
+        if case .head(var head) = part {
             inFlight += 1
             headSince = nil
             requestLineEnded = false
@@ -243,28 +321,40 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
                 return
             }
         }
-        context.fireChannelRead(data)
+        context.fireChannelRead(wrapInboundOut(part))
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        if case .end = unwrapOutboundIn(data) {
-            inFlight -= 1
-            if inFlight == 0 {
-                idleSince = .now()
-                if let error = pendingError {
-                    context.write(data, promise: promise)
-                    pendingError = nil
-                    send(error, context)
-                    return
-                }
+        guard case .end = unwrapOutboundIn(data) else {
+            context.write(data, promise: promise)
+            return
+        }
+        inFlight -= 1
+        context.write(data, promise: promise)
+        if inFlight == 0 {
+            idleSince = .now()
+            drain(context)
+            if inFlight == 0 && held.isEmpty, let error = pendingError {
+                pendingError = nil
+                send(error, context)
             }
         }
-        context.write(data, promise: promise)
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
-        unwritableSince = context.channel.isWritable ? nil : .now()
+        let writable = context.channel.isWritable
         context.fireChannelWritabilityChanged()
+        if writable {
+            unwritableSince = nil
+            drain(context)
+        } else if unwritableSince == nil {
+            let now = NIODeadline.now()
+            unwritableSince = now
+            if timerDeadline > now + sendTimeout, context.channel.isActive {
+                timer?.cancel()
+                schedule(context, at: now + sendTimeout)
+            }
+        }
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
@@ -280,10 +370,12 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             // The parser counts the request line as a header field: tell the two apart by where the line ended.
             let lineTooLong = !requestLineEnded || requestLineBytes > limits.maxHeaderBytes
             response = lineTooLong ? Self.uriTooLong : Self.headerTooLarge
+        } else if parserError == .invalidMethod {
+            response = Self.notImplemented
         } else {
             response = Self.badRequest
         }
-        if inFlight == 0 {
+        if inFlight == 0 && held.isEmpty {
             send(response, context)
         } else {
             pendingError = response
@@ -305,6 +397,8 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     // MARK: Timer
 
     private func schedule(_ context: ChannelHandlerContext, at deadline: NIODeadline) {
+        let deadline = min(deadline, .now() + longestSleep)
+        timerDeadline = deadline
         timer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [self] in
             timer = nil
             check(context)
@@ -312,7 +406,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     private func check(_ context: ChannelHandlerContext) {
-        guard context.channel.isActive, !failed || inFlight > 0 else { return }
+        guard context.channel.isActive, !failed || inFlight > 0 || !held.isEmpty else { return }
         let now = NIODeadline.now()
         var next = now + sendTimeout
         if let since = unwritableSince {
@@ -322,7 +416,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             }
             next = since + sendTimeout
         }
-        if inFlight == 0 && !failed {
+        if inFlight == 0 && held.isEmpty && !failed {
             if let since = headSince {
                 if now >= since + headerTimeout {
                     send(Self.requestTimeout, context)

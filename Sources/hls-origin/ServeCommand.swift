@@ -71,6 +71,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("send-timeout"), help: ArgumentHelp("Seconds a client may leave a response unread (its socket full) before the connection is dropped.", valueName: "seconds"))
     var sendTimeout = "30"
 
+    @Option(name: .customLong("send-buffer"), help: ArgumentHelp("Kernel send buffer per connection in bytes (SO_SNDBUF); 0 leaves it to the kernel's autotuning, which lets a client that does not read pin up to 4 MiB of kernel memory.", valueName: "bytes"))
+    var sendBuffer = ConnectionLimits().sendBufferBytes ?? 0
+
     @Option(name: .customLong("max-blocked-per-client"), help: ArgumentHelp("LL-HLS requests one client address may have waiting at once (blocking reloads, parts not yet out); beyond it 429.", valueName: "n"))
     var maxBlockedPerClient = ConnectionLimits().maxBlockedPerClient
 
@@ -88,6 +91,10 @@ struct ServeCommand: AsyncParsableCommand {
         l.maxHeaderBytes = maxHeaderSize
         l.maxBlockedPerClient = maxBlockedPerClient
         l.maxBlocked = maxBlocked
+        guard sendBuffer == 0 || (4096...64 << 20).contains(sendBuffer) else {
+            throw ValidationError("--send-buffer must be 0 (kernel autotuning) or 4096-67108864 bytes")
+        }
+        l.sendBufferBytes = sendBuffer == 0 ? nil : sendBuffer
         l.headerTimeout = try seconds(headerTimeout, flag: "--header-timeout")
         l.idleTimeout = try seconds(idleTimeout, flag: "--idle-timeout")
         l.sendTimeout = try seconds(sendTimeout, flag: "--send-timeout")
