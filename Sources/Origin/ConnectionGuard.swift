@@ -70,28 +70,33 @@ struct OriginHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
                 try channel.syncOptions?.setOption(ChannelOptions.socketOption(.so_sndbuf), value: SocketOptionValue(bytes))
             }
             let pipeline = channel.pipeline.syncOperations
-            let guardian = ConnectionGuard(limits: limits)
-            if !admitted {
-                try pipeline.addHandler(ConnectionRefusal())
-            } else {
-                try pipeline.addHandler(RequestBytesObserver(guardian))
-            }
-            var decoderLimits = NIOHTTPDecoderLimitConfiguration()
-            decoderLimits.maxHeaderFieldSize = limits.maxHeaderBytes
-            decoderLimits.maxHeaderListSize = limits.maxHeaderBytes
-            decoderLimits.maxHeaderFieldCount = 1000
-            try pipeline.configureHTTPServerPipeline(
-                withPipeliningAssistance: false,  // Hummingbird reads one request at a time
-                withErrorHandling: false,  // ConnectionGuard answers parser errors
-                withOutboundHeaderValidation: false,
-                withEncoderConfiguration: .init(),
-                withDecoderLimitConfiguration: decoderLimits)
-            try pipeline.addHandler(guardian)
+            if !admitted { try pipeline.addHandler(ConnectionRefusal()) }
+            try Self.addGuardedHTTP1(to: pipeline, limits: limits, observeBytes: admitted)
             try pipeline.addHandler(HTTP1ToHTTPServerCodec(secure: false))
             try pipeline.addHandler(HTTPConnectionStateHandler(idleTimeout: nil, logger: logger))
             return try NIOAsyncChannel(wrappingChannelSynchronously: channel,
                                        configuration: .init(isOutboundHalfClosureEnabled: true))
         }
+    }
+
+    /// The HTTP/1 parser and encoder with the `ConnectionGuard` around them (also used by the unit tests).
+    @discardableResult
+    static func addGuardedHTTP1(to pipeline: ChannelPipeline.SynchronousOperations, limits: ConnectionLimits,
+                                observeBytes: Bool = true) throws -> ConnectionGuard {
+        let guardian = ConnectionGuard(limits: limits)
+        if observeBytes { try pipeline.addHandler(RequestBytesObserver(guardian)) }
+        var decoderLimits = NIOHTTPDecoderLimitConfiguration()
+        decoderLimits.maxHeaderFieldSize = limits.maxHeaderBytes
+        decoderLimits.maxHeaderListSize = limits.maxHeaderBytes
+        decoderLimits.maxHeaderFieldCount = 1000
+        try pipeline.configureHTTPServerPipeline(
+            withPipeliningAssistance: false,  // ConnectionGuard holds pipelined requests itself
+            withErrorHandling: false,  // ConnectionGuard answers parser errors
+            withOutboundHeaderValidation: false,
+            withEncoderConfiguration: .init(),
+            withDecoderLimitConfiguration: decoderLimits)
+        try pipeline.addHandler(guardian)
+        return guardian
     }
 
     func handle(value: Value, logger: Logger) async {
@@ -145,6 +150,7 @@ final class RequestBytesObserver: ChannelInboundHandler, RemovableChannelHandler
 /// - No request within `idleTimeout` after the last response: close.
 /// - The socket stays unwritable (the client does not read) for `sendTimeout`: close. Hummingbird's writer already
 ///   waits for writability, so a response is never copied into an unbounded buffer; this frees the connection.
+/// - A request without a Host header (HTTP/1.1) or with two is `400` (RFC 9112 §3.2).
 /// - An HTTP/1.0 request without `keep-alive` gets `Connection: close`, which Hummingbird honours (RFC 9112 §9.3).
 /// - Pipelined requests wait here until the response before them has been handed to the socket and the socket can
 ///   take more (as NIO's `HTTPServerPipelineHandler` does; Hummingbird turns it off): a client that pipelines and
@@ -309,6 +315,15 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
 
     private func deliver(_ part: HTTPServerRequestPart, _ context: ChannelHandlerContext) {
         if case .head(var head) = part {
+            // RFC 9112 §3.2: "A server MUST respond with a 400 (Bad Request) status code to any HTTP/1.1 request
+            // message that lacks a Host header field and to any request message that contains more than one Host
+            // header field line".
+            let hosts = head.headers["host"].count
+            if hosts > 1 || (hosts == 0 && head.version.minor >= 1) {
+                failed = true
+                send(Self.badRequest, context)
+                return
+            }
             inFlight += 1
             headSince = nil
             requestLineEnded = false
