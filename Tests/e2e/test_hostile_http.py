@@ -20,7 +20,7 @@ import pytest
 
 from hlsharness import http
 from hlsharness import media as media_mod
-from hlsharness.testenv import need
+from hlsharness.testenv import missing, need
 
 P99_LIMIT_MS = 50.0
 PLAYLIST = "/stream.m3u8"
@@ -154,14 +154,20 @@ class Crowd:
         self.pending = {}
         self.done = []
 
-    def send(self, port, request, src=None):
+    def open(self, port, src=None):
+        """Connect now, send later (accepting is the slow part)."""
         s = socket.socket()
         if src:
             s.bind((src, 0))
         s.connect(("127.0.0.1", port))
+        self.pending[s] = [b"", None]
+        return s
+
+    def send(self, port, request, src=None, sock=None):
+        s = sock or self.open(port, src)
         s.sendall(request)
         s.setblocking(False)
-        self.pending[s] = [b"", time.monotonic()]
+        self.pending[s][1] = time.monotonic()
         self.sel.register(s, selectors.EVENT_READ)
 
     def collect(self, timeout):
@@ -193,11 +199,12 @@ class Crowd:
 
 
 def raise_fd_limit(n):
+    """Raise this process's open-file limit to n (the origin, started after, inherits it)."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    want = min(hard, n) if hard != resource.RLIM_INFINITY else n
-    if soft < want:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
-    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    if hard != resource.RLIM_INFINITY and hard < n:
+        missing(f"the open-file hard limit is {hard}; this test needs {n} (raise it: ulimit -Hn {n})")
+    if soft < n:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (n, hard))
 
 
 def rss_kib(pid):
@@ -505,19 +512,19 @@ def test_2000_blocked_ll_hls_requests(origin):
     it. A 101st from one address is refused at once with 429 and Retry-After (RFC 6585 §4: "The 429 status code
     indicates that the user has sent too many requests in a given amount of time ("rate limiting")")."""
     raise_fd_limit(4_000)
-    s = origin("--segment-duration", "4")
-    msn, segs, _ = playlist_state(s)
-    want = msn + len(segs) + 1  # the segment after the one in progress: 4-8 s away
-    req = f"GET {PLAYLIST}?_HLS_msn={want} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode()
+    s = origin("--segment-duration", "4", "--header-timeout", "60")
     crowd = Crowd()
     with Honest(s, "2,000 blocked LL-HLS requests") as h:
         t0 = time.monotonic()
-        for a in range(2, 22):
-            for _ in range(100):
-                crowd.send(s.port, req, src=f"127.0.0.{a}")
-            if a == 2:
-                crowd.send(s.port, req, src="127.0.0.2")  # a 101st from one address
-        print(f"\n2,001 blocking requests sent in {time.monotonic() - t0:.1f} s")
+        socks = [crowd.open(s.port, src=f"127.0.0.{a}") for a in range(2, 22) for _ in range(100)]
+        socks.append(crowd.open(s.port, src="127.0.0.2"))  # a 101st from one address
+        t1 = time.monotonic()
+        msn, segs, _ = playlist_state(s)
+        want = msn + len(segs) + 1  # the segment after the one in progress: 4-8 s away
+        req = f"GET {PLAYLIST}?_HLS_msn={want} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode()
+        for c in socks:
+            crowd.send(s.port, req, sock=c)
+        print(f"\n2,001 connections opened in {t1 - t0:.1f} s, requests sent in {time.monotonic() - t1:.1f} s")
         early = crowd.collect(timeout=0.5)
         # of the 101 from 127.0.0.2, one (whichever the origin saw last) is refused at once
         assert [r[0][0] for r in early] == [429], "only the 101st is answered before the segment exists"
@@ -540,14 +547,14 @@ def test_2000_blocked_ll_hls_requests(origin):
 
 def test_blocked_requests_beyond_the_global_bound_get_503(origin):
     """--max-blocked 500: 600 held requests from 6 addresses; 100 are refused at once with 503 and Retry-After."""
-    s = origin("--max-blocked", "500", "--segment-duration", "4")
-    msn, segs, _ = playlist_state(s)
-    req = f"GET {PLAYLIST}?_HLS_msn={msn + len(segs) + 1} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode()
+    s = origin("--max-blocked", "500", "--segment-duration", "4", "--header-timeout", "60")
     crowd = Crowd()
     with Honest(s, "blocked requests beyond --max-blocked") as h:
-        for a in range(2, 8):
-            for _ in range(100):
-                crowd.send(s.port, req, src=f"127.0.0.{a}")
+        socks = [crowd.open(s.port, src=f"127.0.0.{a}") for a in range(2, 8) for _ in range(100)]
+        msn, segs, _ = playlist_state(s)
+        req = f"GET {PLAYLIST}?_HLS_msn={msn + len(segs) + 1} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode()
+        for c in socks:
+            crowd.send(s.port, req, sock=c)
         done = crowd.collect(timeout=20)
         crowd.close()
     h.check()
