@@ -52,7 +52,7 @@ final class ConnectionCounter: Sendable {
 ///
 /// ```
 /// RequestBytesObserver | HTTPResponseEncoder ByteToMessageHandler(HTTPRequestDecoder) | ConnectionGuard |
-/// HTTP1ToHTTPServerCodec | HTTPConnectionStateHandler | NIOAsyncChannel -> Hummingbird's request loop
+/// HTTP1ToHTTPServerCodec | NIOAsyncChannel -> Hummingbird's request loop
 /// ```
 struct OriginHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
     typealias Value = NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>
@@ -72,8 +72,8 @@ struct OriginHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
             let pipeline = channel.pipeline.syncOperations
             if !admitted { try pipeline.addHandler(ConnectionRefusal()) }
             try Self.addGuardedHTTP1(to: pipeline, limits: limits, observeBytes: admitted)
+            // No HTTPConnectionStateHandler: ConnectionGuard keeps the idle timeout and the graceful-shutdown close.
             try pipeline.addHandler(HTTP1ToHTTPServerCodec(secure: false))
-            try pipeline.addHandler(HTTPConnectionStateHandler(idleTimeout: nil, logger: logger))
             return try NIOAsyncChannel(wrappingChannelSynchronously: channel,
                                        configuration: .init(isOutboundHalfClosureEnabled: true))
         }
@@ -150,6 +150,8 @@ final class RequestBytesObserver: ChannelInboundHandler, RemovableChannelHandler
 /// - No request within `idleTimeout` after the last response: close.
 /// - The socket stays unwritable (the client does not read) for `sendTimeout`: close. Hummingbird's writer already
 ///   waits for writability, so a response is never copied into an unbounded buffer; this frees the connection.
+/// - On graceful shutdown (`ChannelShouldQuiesceEvent`) an idle connection closes at once, a busy one after its
+///   response, as HummingbirdCore's `HTTPConnectionStateHandler` (which this replaces) does.
 /// - A request without a Host header (HTTP/1.1) or with two is `400` (RFC 9112 §3.2).
 /// - An HTTP/1.0 request without `keep-alive` gets `Connection: close`, which Hummingbird honours (RFC 9112 §9.3).
 /// - Pipelined requests wait here until the response before them has been handed to the socket and the socket can
@@ -183,6 +185,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     private var held = CircularBuffer<HTTPServerRequestPart>()
     private var readPending = false
     private var inputClosed = false
+    private var closeAfterResponse = false
     /// A parser error waiting for the responses before it.
     private var pendingError: PreparedResponse?
     private var failed = false
@@ -306,6 +309,10 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is ChannelShouldQuiesceEvent {
+            if inFlight == 0 && held.isEmpty { context.close(promise: nil) } else { closeAfterResponse = true }
+            return
+        }
         if let e = event as? ChannelEvent, e == .inputClosed, !held.isEmpty {
             inputClosed = true  // after the held requests
             return
@@ -318,7 +325,8 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             // RFC 9112 §3.2: "A server MUST respond with a 400 (Bad Request) status code to any HTTP/1.1 request
             // message that lacks a Host header field and to any request message that contains more than one Host
             // header field line".
-            let hosts = head.headers["host"].count
+            var hosts = 0
+            for field in head.headers where field.name.utf8.count == 4 && field.name.lowercased() == "host" { hosts += 1 }
             if hosts > 1 || (hosts == 0 && head.version.minor >= 1) {
                 failed = true
                 send(Self.badRequest, context)
@@ -345,6 +353,11 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             return
         }
         inFlight -= 1
+        if inFlight == 0 && closeAfterResponse {
+            context.writeAndFlush(data, promise: promise)
+            context.close(promise: nil)
+            return
+        }
         context.write(data, promise: promise)
         if inFlight == 0 {
             idleSince = .now()
