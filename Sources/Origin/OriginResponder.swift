@@ -26,6 +26,8 @@ struct OriginResponder: HTTPResponder {
     var access = AccessControl()
     var cors = CORSHeadersMiddleware<OriginRequestContext>()
     let playlists = PlaylistCache()
+    /// Bounds on LL-HLS requests held at once (`ConnectionLimits.maxBlockedPerClient`, `.maxBlocked`).
+    var budget = BlockingBudget(perClient: ConnectionLimits().maxBlockedPerClient, total: ConnectionLimits().maxBlocked)
 
     static let maxPathLength = 256
     static let logger = Logger(label: "hls-origin")
@@ -133,13 +135,13 @@ struct OriginResponder: HTTPResponder {
                   let layout = presentation.layout, let (r, object) = layout.resolve(inner), object == .playlist else {
                 return send(Self.retryLater(presentation), request)
             }
-            return await mediaPlaylist(presentation, layout, r, request, uriQuery)
+            return await mediaPlaylist(presentation, layout, r, request, uriQuery, remote)
         }
         guard let (r, object) = layout.resolve(inner) else { return send(Self.notFound, request) }
         let window = layout.windows[r]
         switch object {
         case .playlist:
-            return await mediaPlaylist(presentation, layout, r, request, uriQuery)
+            return await mediaPlaylist(presentation, layout, r, request, uriQuery, remote)
         case .initSegment(let i):
             guard let o = window.snapshot().initSegment(i) else { return send(Self.notFound, request) }
             return send(.ok, o.payload.headers, o.payload.body, request)
@@ -148,7 +150,7 @@ struct OriginResponder: HTTPResponder {
             guard let recorded = o.payload.recorded else { return send(.ok, o.payload.headers, o.payload.body, request) }
             return await sendRecorded(recorded, request)
         case .part(let n, let i):
-            return await part(window, n, i, request)
+            return await part(window, n, i, request, remote)
         }
     }
 
@@ -188,13 +190,15 @@ struct OriginResponder: HTTPResponder {
     }
 
     private func mediaPlaylist(_ p: LivePresentation, _ layout: LivePresentation.Layout, _ r: Int,
-                               _ request: Request, _ uriQuery: String) async -> Response {
+                               _ request: Request, _ uriQuery: String, _ remote: SocketAddress?) async -> Response {
         let window = layout.windows[r]
         var skip = false
         var directive = false
-        if layout.policy.partTarget != nil {
+        if let partTarget = layout.policy.partTarget {
             // Delivery directives (RFC 8216bis §6.2.5): only for LL-HLS streams, which offer them.
             let query = request.uri.queryParameters
+            // A directive given twice has no meaning: 400 rather than a guess at which one counts.
+            if Self.directives.contains(where: { query.getAll($0).count > 1 }) { return send(Self.badRequest, request) }
             if let s = query.get("_HLS_skip") {
                 // §6.2.5.1: "_HLS_skip=YES" (or "v2", which also skips date ranges: there are none here).
                 guard s == "YES" || s == "v2" else { return send(Self.badRequest, request) }
@@ -210,11 +214,21 @@ struct OriginResponder: HTTPResponder {
                     part = Int(v)
                 }
                 let snap = window.snapshot()
-                // More than two segments beyond the last one in the playlist: 400 (§6.2.5.2).
+                // §6.2.5.2: "If the _HLS_msn is greater than the Media Sequence Number of the last Media Segment in
+                // the current Playlist plus two, or if the _HLS_part exceeds the last Partial Segment in the current
+                // Playlist by the Advance Part Limit, then the server SHOULD immediately return Bad Request".
                 if msn > snap.nextSequence + 1 { return send(Self.badRequest, request) }
+                if let part, Self.beyondAdvancePartLimit(msn: msn, part: part, snap, partTarget: partTarget) {
+                    return send(Self.badRequest, request)
+                }
                 let timeout = blockingReloadTimeout ?? .seconds(3 * snap.targetDuration)
-                guard await window.wait(for: .playlist(msn: msn, part: part), timeout: timeout) else {
-                    return send(Self.serviceUnavailable, request)
+                let satisfied = await held(remote, request) {
+                    await window.wait(for: .playlist(msn: msn, part: part), timeout: timeout)
+                }
+                switch satisfied {
+                case .failure(let refusal): return refusal.response
+                case .success(false): return send(Self.serviceUnavailable, request)
+                case .success(true): break
                 }
             } else if partText != nil {
                 return send(Self.badRequest, request)  // _HLS_part needs _HLS_msn
@@ -240,16 +254,55 @@ struct OriginResponder: HTTPResponder {
         return send(.ok, headers, body, request)
     }
 
-    private func part(_ window: LiveWindow<ServedObject>, _ n: UInt64, _ i: Int, _ request: Request) async -> Response {
+    private func part(_ window: LiveWindow<ServedObject>, _ n: UInt64, _ i: Int, _ request: Request,
+                      _ remote: SocketAddress?) async -> Response {
         if let o = window.snapshot().part(n, i) { return send(.ok, o.payload.headers, o.payload.body, request) }
         guard let target = window.policy.partTarget else { return send(Self.notFound, request) }
         let timeout = partWait ?? .microseconds(3 * MediaTime.rescale(target.value, from: target.timescale, to: 1_000_000,
                                                                       rounding: .up))
-        _ = await window.wait(for: .part(msn: n, index: i), timeout: timeout)
+        if case .failure(let refusal) = await held(remote, request, {
+            await window.wait(for: .part(msn: n, index: i), timeout: timeout)
+        }) { return refusal.response }
         let snap = window.snapshot()
         if let o = snap.part(n, i) { return send(.ok, o.payload.headers, o.payload.body, request) }
         // Never will exist → 404; still possible (timed out) → 503.
         return send(snap.partMayAppear(n, i) ? Self.serviceUnavailable : Self.notFound, request)
+    }
+
+    static let directives = ["_HLS_msn", "_HLS_part", "_HLS_skip"]
+
+    /// Runs `wait` holding a slot of `budget`; without a slot, the refusal (429 for this client, 503 for all).
+    private func held(_ remote: SocketAddress?, _ request: Request,
+                      _ wait: () async -> Bool) async -> Result<Bool, Refusal> {
+        switch budget.acquire(remote) {
+        case .admitted: break
+        case .clientOverLimit: return .failure(Refusal(send(BlockingBudget.tooManyFromClient, request)))
+        case .serverOverLimit: return .failure(Refusal(send(BlockingBudget.tooManyInAll, request)))
+        }
+        let result = await wait()
+        budget.release(remote)
+        return .success(result)
+    }
+
+    struct Refusal: Error {
+        let response: Response
+        init(_ response: Response) { self.response = response }
+    }
+
+    /// RFC 8216bis §6.2.5.2: the Advance Part Limit is "three divided by the Part Target Duration if the Part Target
+    /// Duration is less than one second, or three otherwise". Positions are counted in parts, a segment counting as
+    /// the most parts it can hold (its target duration over the part target, rounded up), so a request the playlist
+    /// can still satisfy soon is never refused.
+    static func beyondAdvancePartLimit(msn: UInt64, part: Int, _ snap: WindowSnapshot<ServedObject>,
+                                       partTarget: MediaTime) -> Bool {
+        let targetMicros = MediaTime.rescale(partTarget.value, from: partTarget.timescale, to: 1_000_000, rounding: .up)
+        guard targetMicros > 0 else { return false }
+        let limit = targetMicros < 1_000_000 ? Int64(3_000_000 / targetMicros) : 3
+        let perSegment = (Int64(snap.targetDuration) * 1_000_000 + targetMicros - 1) / targetMicros
+        // The last part listed: the newest of the segment in progress, or the end of the last complete segment.
+        let last = Int64(snap.nextSequence) * perSegment + Int64(snap.partial.count) - 1
+        let requested = Int64(msn) * perSegment + Int64(part)
+        return requested - last > limit
     }
 
     /// Strict unsigned decimal (1–19 digits, no sign, no leading zero).

@@ -35,6 +35,10 @@ public struct OriginConfiguration: Sendable {
     /// Signed URLs, Bearer/Basic credentials, `Cache-Control: private`, the CORS allow-list. Off by default.
     public var access = AccessControl()
 
+    // MARK: Hostile clients
+    /// Connection, header, timeout and held-request limits (`ConnectionLimits`).
+    public var limits = ConnectionLimits()
+
     /// A PEM certificate chain and its private key.
     public struct TLSFiles: Sendable {
         public var certificatePath: String
@@ -141,22 +145,42 @@ public struct OriginServer: Sendable {
                                          partWait: configuration.partWait,
                                          urlScheme: configuration.tls == nil ? "http" : "https",
                                          access: configuration.access,
-                                         cors: CORSHeadersMiddleware(allowedOrigins: configuration.access.corsOrigins))
+                                         cors: CORSHeadersMiddleware(allowedOrigins: configuration.access.corsOrigins),
+                                         budget: BlockingBudget(perClient: configuration.limits.maxBlockedPerClient,
+                                                                total: configuration.limits.maxBlocked))
+        self.connections = ConnectionCounter(limit: configuration.limits.maxConnections)
     }
+
+    /// Connections open now (plain HTTP; TLS connections are bounded by HummingbirdCore and not counted here).
+    let connections: ConnectionCounter
 
     /// The Hummingbird application (also used by tests with `app.test(.router)`). With `tls`, HTTPS where ALPN picks
     /// HTTP/2 (`h2`) or HTTP/1.1; blocking reloads, preload hints and chunked DASH segments are then streams of one
     /// connection.
     func makeApplication(onStarted: @Sendable @escaping (Int) -> Void = { _ in }) throws -> some ApplicationProtocol {
-        let server: HTTPServerBuilder = if let tls = configuration.tls {
-            try .http2Upgrade(tlsConfiguration: tls.serverConfiguration())
+        let limits = configuration.limits
+        let server: HTTPServerBuilder
+        var serverConfiguration = ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port))
+        if let tls = configuration.tls {
+            // HTTP/2 multiplexes streams over one connection: HummingbirdCore's idle timeouts and header limits,
+            // and its connection limit (which stops accepting, rather than answering 503, once it is reached).
+            let decoder = HTTP1Channel.Configuration.DecoderConfiguration(maxHeaderFieldSize: limits.maxHeaderBytes,
+                                                                          maxHeaderListSize: limits.maxHeaderBytes)
+            let stream = HTTP1Channel.Configuration(idleTimeout: TimeAmount(limits.idleTimeout),
+                                                    httpDecoderConfiguration: decoder)
+            server = try .http2Upgrade(tlsConfiguration: tls.serverConfiguration(),
+                                       configuration: .init(idleTimeout: limits.idleTimeout, streamConfiguration: stream))
+            serverConfiguration.availableConnectionsDelegate = MaximumAvailableConnections(limits.maxConnections, logger: logger)
         } else {
-            .http1()
+            let connections = self.connections
+            server = HTTPServerBuilder { responder in
+                OriginHTTP1Channel(responder: responder, limits: limits, connections: connections)
+            }
         }
         return Application(
             responder: responder,
             server: server,
-            configuration: .init(address: .hostname(configuration.host, port: configuration.port)),
+            configuration: serverConfiguration,
             onServerRunning: { channel in onStarted(channel.localAddress?.port ?? 0) },
             logger: RequestLogHandler.wrap(logger))
     }

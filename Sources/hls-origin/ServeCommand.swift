@@ -54,6 +54,60 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("tls-key"), help: ArgumentHelp("The PEM private key of --tls-cert.", valueName: "file"))
     var tlsKey: String?
 
+    // MARK: Hostile clients (limits; see ConnectionLimits)
+
+    @Option(name: .customLong("max-connections"), help: ArgumentHelp("Open connections at once; one more is answered 503 and closed, the others are not disturbed. The file-descriptor limit is raised to fit.", valueName: "n"))
+    var maxConnections = ConnectionLimits().maxConnections
+
+    @Option(name: .customLong("max-header-size"), help: ArgumentHelp("Request line plus header fields, in bytes: a longer request line is answered 414, a larger header block 431.", valueName: "bytes"))
+    var maxHeaderSize = ConnectionLimits().maxHeaderBytes
+
+    @Option(name: .customLong("header-timeout"), help: ArgumentHelp("Seconds a request head may take to arrive (from its first byte; from the connection's opening for the first request); then 408 and close.", valueName: "seconds"))
+    var headerTimeout = "10"
+
+    @Option(name: .customLong("idle-timeout"), help: ArgumentHelp("Seconds a keep-alive connection may wait for its next request.", valueName: "seconds"))
+    var idleTimeout = "60"
+
+    @Option(name: .customLong("send-timeout"), help: ArgumentHelp("Seconds a client may leave a response unread (its socket full) before the connection is dropped.", valueName: "seconds"))
+    var sendTimeout = "30"
+
+    @Option(name: .customLong("send-buffer"), help: ArgumentHelp("Kernel send buffer per connection in bytes (SO_SNDBUF); 0 leaves it to the kernel's autotuning, which lets a client that does not read pin up to 4 MiB of kernel memory.", valueName: "bytes"))
+    var sendBuffer = ConnectionLimits().sendBufferBytes ?? 0
+
+    @Option(name: .customLong("max-blocked-per-client"), help: ArgumentHelp("LL-HLS requests one client address may have waiting at once (blocking reloads, parts not yet out); beyond it 429.", valueName: "n"))
+    var maxBlockedPerClient = ConnectionLimits().maxBlockedPerClient
+
+    @Option(name: .customLong("max-blocked"), help: ArgumentHelp("LL-HLS requests waiting at once for all clients; beyond it 503.", valueName: "n"))
+    var maxBlocked = ConnectionLimits().maxBlocked
+
+    /// The limits the flags give, or a one-line error.
+    func connectionLimits() throws -> ConnectionLimits {
+        var l = ConnectionLimits()
+        guard (1...1_000_000).contains(maxConnections) else { throw ValidationError("--max-connections must be 1-1000000") }
+        guard (1024...16 << 20).contains(maxHeaderSize) else { throw ValidationError("--max-header-size must be 1024-16777216 bytes") }
+        guard (1...1_000_000).contains(maxBlockedPerClient) else { throw ValidationError("--max-blocked-per-client must be 1-1000000") }
+        guard (1...10_000_000).contains(maxBlocked) else { throw ValidationError("--max-blocked must be 1-10000000") }
+        l.maxConnections = maxConnections
+        l.maxHeaderBytes = maxHeaderSize
+        l.maxBlockedPerClient = maxBlockedPerClient
+        l.maxBlocked = maxBlocked
+        guard sendBuffer == 0 || (4096...64 << 20).contains(sendBuffer) else {
+            throw ValidationError("--send-buffer must be 0 (kernel autotuning) or 4096-67108864 bytes")
+        }
+        l.sendBufferBytes = sendBuffer == 0 ? nil : sendBuffer
+        l.headerTimeout = try seconds(headerTimeout, flag: "--header-timeout")
+        l.idleTimeout = try seconds(idleTimeout, flag: "--idle-timeout")
+        l.sendTimeout = try seconds(sendTimeout, flag: "--send-timeout")
+        return l
+    }
+
+    private func seconds(_ text: String, flag: String) throws -> Duration {
+        guard let v = Double(text), v.isFinite, v >= 0.1, v <= 86_400 else {
+            throw ValidationError("\(flag) takes seconds between 0.1 and 86400 (got '\(text)')")
+        }
+        return .milliseconds(Int64((v * 1000).rounded()))
+    }
+
     @Option(name: .customLong("test-pattern-size"), help: ArgumentHelp("Size of the test pattern.", valueName: "WxH"))
     var testPatternSize = "1280x720"
 
@@ -75,6 +129,7 @@ struct ServeCommand: AsyncParsableCommand {
         guard (1...1000).contains(window) else { throw ValidationError("--window must be between 1 and 1000 segments") }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0-65535") }
         if loop && input == "-" { throw ValidationError("--loop needs a file: standard input cannot be rewound") }
+        _ = try connectionLimits()
         if let dvrWindow {
             _ = try parseLongDuration(dvrWindow, flag: "--dvr-window")
             if record == nil {
@@ -134,6 +189,8 @@ struct ServeCommand: AsyncParsableCommand {
         config.port = port
         config.hlsJSPath = resolveHLSJS()
         config.lowLatencyPage = partTarget != nil
+        config.limits = try connectionLimits()
+        raiseFileLimit(toFit: config.limits.maxConnections)
         switch (tlsCert, tlsKey) {
         case let (cert?, key?):
             let files = OriginConfiguration.TLSFiles(certificatePath: cert, privateKeyPath: key)
@@ -243,6 +300,25 @@ struct ServeCommand: AsyncParsableCommand {
         candidates.append(FileManager.default.currentDirectoryPath + "/.cache/hlsjs/hls.mjs")
         if let home = ProcessInfo.processInfo.environment["HOME"] { candidates.append(home + "/.cache/hls-origin/hls.mjs") }
         return candidates.first { FileManager.default.isReadableFile(atPath: $0) }
+    }
+}
+
+/// Raises the soft limit on open files towards `connections` plus room for the pipeline and recorder (the hard limit
+/// caps it), so that --max-connections, not EMFILE, decides when connections are refused.
+func raiseFileLimit(toFit connections: Int) {
+    #if canImport(Glibc)
+    let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+    #else
+    let resource = RLIMIT_NOFILE
+    #endif
+    var rl = rlimit()
+    guard getrlimit(resource, &rl) == 0 else { return }
+    let wanted = rlim_t(connections + 256)
+    guard rl.rlim_cur < wanted else { return }
+    rl.rlim_cur = min(wanted, rl.rlim_max)
+    _ = setrlimit(resource, &rl)
+    if rl.rlim_cur < wanted {
+        FileHandle.standardError.write(Data("hls-origin: warning: open-file limit \(rl.rlim_cur) is below --max-connections \(connections); raise 'ulimit -n'\n".utf8))
     }
 }
 
