@@ -21,7 +21,19 @@ public enum HLSFuzz {
     /// Media and multivariant playlist parsers on the bytes as UTF-8 text (invalid sequences become U+FFFD).
     public static func playlist(_ data: [UInt8]) throws(FuzzInvariantViolation) {
         let text = String(decoding: data, as: UTF8.self)
-        if let p = try? MediaPlaylist.parse(text) {
+        // §4.1: "Lines in a Playlist file are terminated by either a single line feed character or a carriage
+        // return character followed by a line feed character." Ending every line with CR LF changes nothing.
+        var crlfBytes: [UInt8] = []
+        for (i, b) in data.enumerated() {
+            if b == 0x0A && (i == 0 || data[i - 1] != 0x0D) { crlfBytes.append(0x0D) }
+            crlfBytes.append(b)
+        }
+        let crlf = String(decoding: crlfBytes, as: UTF8.self)
+        let media = try? MediaPlaylist.parse(text)
+        try require(media == (try? MediaPlaylist.parse(crlf)), "playlist: CR LF line ends change the media playlist")
+        let multivariant = try? MultivariantPlaylist.parse(text)
+        try require(multivariant == (try? MultivariantPlaylist.parse(crlf)), "playlist: CR LF line ends change the multivariant playlist")
+        if let p = media {
             // What the parser accepted renders to a playlist the parser accepts again, and a second render changes
             // nothing: render(parse(render(p))) == render(p).
             let once = p.render()
@@ -39,7 +51,7 @@ public enum HLSFuzz {
             _ = p.renditionReport(uri: "fuzz.m3u8")
             _ = p.renderedVersion
         }
-        if let m = try? MultivariantPlaylist.parse(text) {
+        if let m = multivariant {
             let problems = m.validate()
             _ = m.requiredVersion
             // Only a playlist that passes its own checker (§4.2 quoted-strings among them) must survive a round trip.
