@@ -89,7 +89,9 @@ public enum BoxReader {
             }
             guard size >= header else { throw ReadError("\(type) at \(at): size \(size) < header") }
             if size > r.upperBound - at {          // not `at + size`, which overflows for a largesize near Int.max
-                guard allowTruncatedMdat, type == "mdat" else {
+                // A truncated mdat may run past the buffer, but its end must still be a number (`ParsedBox.end`
+                // trapped for a largesize near Int.max after another box; seen while fixing the largesize finding).
+                guard allowTruncatedMdat, type == "mdat", size <= Int.max - at else {
                     throw ReadError("\(type) at \(at): size \(size) overruns parent end \(r.upperBound)")
                 }
                 boxes.append(ParsedBox(type: type, offset: at, size: size, headerSize: header, children: []))
