@@ -145,10 +145,15 @@ enum HLSFormat {
 }
 
 /// Playlist lines: CR and surrounding blanks trimmed, blank lines skipped, numbered from 1.
+///
+/// §4.1: "Lines in a Playlist file are terminated by either a single line feed character or a carriage return
+/// character followed by a line feed character." The split is on the LF scalar, not on `Character`s: CR LF is a
+/// single `Character` (so a CRLF playlist used to be one line, rejected as `missingHeader`), and so is an LF followed
+/// by a combining mark.
 func playlistLines(_ text: String) -> [(number: Int, line: Substring)] {
     var result: [(number: Int, line: Substring)] = []
-    for (i, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-        var line = raw
+    for (i, scalars) in text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        var line = Substring(scalars)
         while let last = line.last, last == "\r" || last == " " || last == "\t" { line = line.dropLast() }
         while let first = line.first, first == " " || first == "\t" { line = line.dropFirst() }
         if !line.isEmpty { result.append((i + 1, line)) }
@@ -181,6 +186,10 @@ enum AttributeList {
             } else {
                 let end = text[j...].firstIndex(of: ",") ?? text.endIndex
                 value = text[j..<end]
+                // §4.2: an unquoted value (decimal-integer, decimal-floating-point, enumerated-string, ...) never
+                // holds a double quote: "An enumerated-string will never contain double quotes ("), commas (,), or
+                // whitespace." Accepting one (`URI=s"`) made a value that render() cannot quote (found by scripts/fuzz).
+                guard !value.contains("\"") else { throw HLSError.invalidAttribute(line: line, name: name) }
                 j = end < text.endIndex ? text.index(after: end) : end
             }
             result.append((name, value))

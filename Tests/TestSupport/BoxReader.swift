@@ -79,14 +79,19 @@ public enum BoxReader {
             let type = try d.type(at + 4)
             var header = 8
             if size == 1 {
-                size = Int(try d.u64(at + 8))
+                // A 64-bit largesize beyond Int.max cannot fit in any buffer (found by scripts/fuzz, boxreader).
+                let large = try d.u64(at + 8)
+                guard let s = Int(exactly: large) else { throw ReadError("\(type) at \(at): largesize \(large)") }
+                size = s
                 header = 16
             } else if size == 0 {
                 size = r.upperBound - at
             }
             guard size >= header else { throw ReadError("\(type) at \(at): size \(size) < header") }
-            if at + size > r.upperBound {
-                guard allowTruncatedMdat, type == "mdat" else {
+            if size > r.upperBound - at {          // not `at + size`, which overflows for a largesize near Int.max
+                // A truncated mdat may run past the buffer, but its end must still be a number (`ParsedBox.end`
+                // trapped for a largesize near Int.max after another box; seen while fixing the largesize finding).
+                guard allowTruncatedMdat, type == "mdat", size <= Int.max - at else {
                     throw ReadError("\(type) at \(at): size \(size) overruns parent end \(r.upperBound)")
                 }
                 boxes.append(ParsedBox(type: type, offset: at, size: size, headerSize: header, children: []))
@@ -194,6 +199,14 @@ public enum FragmentReader {
             let dataOffset = try d.i32(p); p += 4
             var firstFlags: UInt32?
             if trFlags & 0x4 != 0 { firstFlags = try d.u32(p); p += 4 }
+            // §8.8.8.2: sample_count entries of the fields tr_flags selects fill the rest of the box. Checked before the
+            // loop, so a count of 4 billion in a small box is an error rather than 4 billion appends (seen reading
+            // this reader for scripts/fuzz; its boxreader binary ran out of memory on such a trun). This reader takes sample sizes only from trun.
+            let perSample = 4 * (trFlags & 0xF00).nonzeroBitCount
+            guard count == 0 || trFlags & 0x200 != 0 else { throw ReadError("trun without sample_size_present") }
+            guard count * perSample == trun.end - p else {
+                throw ReadError("trun of \(count) samples x \(perSample) bytes does not fit its \(trun.end - p) bytes")
+            }
             var samples: [ReadSample] = []
             var ranges: [Range<Int>] = []
             var cursor = moof.offset + Int(dataOffset)

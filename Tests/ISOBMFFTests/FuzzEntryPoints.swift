@@ -1,0 +1,210 @@
+import ISOBMFF
+import MediaCore
+import TestSupport
+
+// The bodies of the libFuzzer targets of `scripts/fuzz` (annexb, sps, avcc, adts, boxreader), compiled both into
+// the fuzz binaries (with `Tests/Fuzz/<target>.swift`) and into this test target, where `FuzzReplayTests` runs
+// every committed seed of `Tests/FuzzSeeds/<target>/` through them. No Foundation, no Testing: the fuzz build
+// compiles this file with swiftc alone.
+//
+// A parser that throws on bad bytes is doing its job; a trap (out-of-bounds index, overflow, force unwrap) is a
+// bug, and so is a broken invariant, reported as `FuzzInvariantViolation`.
+
+public struct FuzzInvariantViolation: Error, CustomStringConvertible {
+    public let description: String
+}
+
+@inline(__always)
+func require(_ condition: Bool, _ rule: @autoclosure () -> String) throws(FuzzInvariantViolation) {
+    if !condition { throw FuzzInvariantViolation(description: rule()) }
+}
+
+public enum ISOBMFFFuzz {
+    // MARK: annexb
+
+    /// NAL splitting, Annex-B -> length-prefixed, in-band parameter sets, IDR detection.
+    public static func annexB(_ data: [UInt8]) throws(FuzzInvariantViolation) {
+        let nals = AVC.nalUnits(annexB: data)
+        var previousEnd = 0
+        for nal in nals {
+            try require(!nal.isEmpty, "annexb: empty NAL unit returned")
+            try require(nal.startIndex >= previousEnd && nal.endIndex <= data.count, "annexb: NAL \(nal.indices) out of order or past \(data.count)")
+            // H.264 §B.2: trailing_zero_8bits belong to the byte stream, not to the NAL unit.
+            try require(nal.last != 0, "annexb: NAL unit ends with a zero byte")
+            // §7.4.1: "the following three-byte sequences shall not occur at any byte-aligned position: 0x000001"
+            // (the scanner must have split there).
+            try require(!contains(nal, [0, 0, 1]), "annexb: NAL unit contains a start code")
+            previousEnd = nal.endIndex
+        }
+        for drop in [false, true] {
+            let lp = AVC.lengthPrefixed(fromAnnexB: data, dropParameterSets: drop)
+            let kept = nals.filter { nal in
+                let t = nal.first! & 0x1F
+                return t != AVC.NALType.accessUnitDelimiter && !(drop && (t == AVC.NALType.sps || t == AVC.NALType.pps))
+            }
+            // Round trip: reading the 4-byte lengths back gives the NAL units that were kept, and nothing else.
+            let back = AVC.nalUnits(lengthPrefixed: lp)
+            try require(back.map(Array.init) == kept.map(Array.init), "annexb: length-prefixed round trip differs (drop \(drop))")
+            try require(lp.count == kept.reduce(0) { $0 + $1.count + 4 }, "annexb: length-prefixed size \(lp.count)")
+        }
+        var consumed = 0
+        for nal in AVC.nalUnits(lengthPrefixed: data) {
+            try require(nal.startIndex >= consumed + 4 && nal.endIndex <= data.count, "annexb: length-prefixed NAL \(nal.indices) past \(data.count)")
+            consumed = nal.endIndex
+        }
+        // containsIDR and parameterSets(in:) read Annex-B when the data starts with a start code, else lengths.
+        let units = AVC.isAnnexB(data) ? nals : AVC.nalUnits(lengthPrefixed: data)
+        let idr = units.contains { $0.first.map { $0 & 0x1F == AVC.NALType.idrSlice } ?? false }
+        try require(AVC.containsIDR(data) == idr, "annexb: containsIDR disagrees with the NAL units")
+        let ps = AVC.parameterSets(in: data)
+        let all = units.map(Array.init)
+        try require(ps.sps.allSatisfy { $0[0] & 0x1F == AVC.NALType.sps && all.contains($0) }, "annexb: parameterSets(in:) SPS not a NAL unit of type 7")
+        try require(ps.pps.allSatisfy { $0[0] & 0x1F == AVC.NALType.pps && all.contains($0) }, "annexb: parameterSets(in:) PPS not a NAL unit of type 8")
+    }
+
+    // MARK: sps
+
+    /// `SPSInfo(nal:)`, on the bytes as given and with the NAL header forced to type 7, then `makeAVCC`.
+    public static func sps(_ data: [UInt8]) throws(FuzzInvariantViolation) {
+        _ = try? SPSInfo(nal: data)
+        guard !data.isEmpty else { return }
+        var nal = data
+        nal[0] = nal[0] & 0xE0 | AVC.NALType.sps
+        guard let info = try? SPSInfo(nal: nal) else { return }
+        try require(info.width > 0 && info.height > 0, "sps: size \(info.width)x\(info.height)")
+        try require(info.chromaFormatIdc <= 3, "sps: chroma_format_idc \(info.chromaFormatIdc)")
+        // §7.4.2.1.1: bit_depth_luma_minus8 and bit_depth_chroma_minus8 "shall be in the range of 0 to 6".
+        try require((8...14).contains(info.bitDepthLuma) && (8...14).contains(info.bitDepthChroma), "sps: bit depth")
+        // profile_idc and the constraint byte come before any emulation prevention byte can occur.
+        try require(info.profileIdc == nal[1] && info.constraintFlags == nal[2], "sps: profile bytes")
+        if let sar = info.sampleAspectRatio { try require(sar.isValid, "sps: sample aspect ratio \(sar)") }
+        if nal.count >= 4 && nal.count <= 0xFFFF {
+            let pps: [UInt8] = [0x68, 0xEB, 0xE3, 0xCB, 0x22, 0xC0]
+            do {
+                let record = try AVC.makeAVCC(sps: [nal], pps: [pps])
+                let back = AVC.parameterSets(avcC: record)
+                try require(back.sps == [nal] && back.pps == [pps], "sps: makeAVCC -> parameterSets(avcC:) round trip")
+            } catch let v as FuzzInvariantViolation {
+                throw v
+            } catch {
+                // SPSInfo already parsed this SPS, so makeAVCC has no reason to refuse it.
+                throw FuzzInvariantViolation(description: "sps: makeAVCC rejected a parsed SPS: \(error)")
+            }
+        }
+    }
+
+    // MARK: avcc
+
+    /// `AVC.avcC(fromExtradata:)`, `parameterSets(avcC:)`, `makeAVCC`, `sameParameterSets`.
+    public static func avcc(_ data: [UInt8]) throws(FuzzInvariantViolation) {
+        if let record = try? AVC.avcC(fromExtradata: data) {
+            if data.first == 1 {
+                try require(record == data, "avcc: an avcC record is returned as is")
+            } else {
+                // ISO/IEC 14496-15 §5.3.3.1: the record lists the SPS and PPS of the Annex-B extradata.
+                let inBand = AVC.parameterSets(in: data)
+                let back = AVC.parameterSets(avcC: record)
+                try require(back.sps == inBand.sps && back.pps == inBand.pps, "avcc: Annex-B extradata -> avcC round trip")
+                try require(record[0] == 1 && record[4] == 0xFF && Int(record[5] & 0x1F) == inBand.sps.count,
+                            "avcc: record header")
+            }
+        }
+        let ps = AVC.parameterSets(avcC: data)
+        for set in ps.sps + ps.pps { try require(contains(data[...], set), "avcc: parameter set not taken from the record") }
+        try require(AVC.sameParameterSets(data, data), "avcc: a record differs from itself")
+        if let record = try? AVC.makeAVCC(sps: ps.sps, pps: ps.pps) {
+            let back = AVC.parameterSets(avcC: record)
+            try require(back.sps == ps.sps && back.pps == ps.pps, "avcc: makeAVCC -> parameterSets(avcC:) round trip")
+            try require(AVC.sameParameterSets(record, data), "avcc: rebuilt record has other parameter sets")
+        }
+    }
+
+    // MARK: adts
+
+    /// `ADTSHeader`, `ADTS.frames(in:)`, `ADTS.audioSpecificConfig(for:)`.
+    public static func adts(_ data: [UInt8]) throws(FuzzInvariantViolation) {
+        if let h = try? ADTSHeader(data) {
+            try require(ADTS.isADTS(data), "adts: header parsed without a sync word")
+            try checkHeader(h)
+        }
+        guard let frames = try? ADTS.frames(in: data) else { return }
+        var at = 0
+        for (h, payload) in frames {
+            try checkHeader(h)
+            try require(payload.startIndex == at + h.headerLength && payload.endIndex == at + h.frameLength,
+                        "adts: payload \(payload.indices) of the frame at \(at)")
+            at += h.frameLength
+        }
+        // The frames tile the input: no byte is skipped or read twice.
+        try require(at == data.count, "adts: frames cover \(at) of \(data.count) bytes")
+    }
+
+    static func checkHeader(_ h: ADTSHeader) throws(FuzzInvariantViolation) {
+        try require(h.headerLength == 7 || h.headerLength == 9, "adts: header length \(h.headerLength)")
+        try require(h.frameLength > h.headerLength && h.frameLength < 1 << 13, "adts: frame_length \(h.frameLength)")
+        try require(ADTSHeader.sampleRates[Int(h.samplingFrequencyIndex)] == h.sampleRate, "adts: sample rate")
+        // ISO/IEC 14496-3 §1.6.2.1: audioObjectType(5) samplingFrequencyIndex(4) channelConfiguration(4) 0 0 0.
+        let asc = ADTS.audioSpecificConfig(for: h)
+        try require(asc.count == 2, "adts: AudioSpecificConfig of \(asc.count) bytes")
+        try require(asc[0] >> 3 == h.audioObjectType, "adts: ASC audioObjectType")
+        try require((asc[0] & 7) << 1 | asc[1] >> 7 == h.samplingFrequencyIndex, "adts: ASC samplingFrequencyIndex")
+        try require((asc[1] >> 3) & 0x0F == h.channelConfiguration && asc[1] & 7 == 0, "adts: ASC channelConfiguration")
+    }
+
+    // MARK: boxreader
+
+    /// The test-only box walker and fragment reader of TestSupport.
+    public static func boxReader(_ data: [UInt8]) throws(FuzzInvariantViolation) {
+        for truncated in [false, true] {
+            guard let boxes = try? BoxReader.walk(data, allowTruncatedMdat: truncated) else { continue }
+            try checkTiling(boxes, 0..<data.count, truncated: truncated)
+        }
+        if let fragments = try? FragmentReader.readSegment(data) {
+            for f in fragments {
+                for t in f.tracks {
+                    try require(t.samples.count == t.sampleRanges.count, "boxreader: one range per sample")
+                    for r in t.sampleRanges {
+                        try require(r.lowerBound >= f.mdatPayload.lowerBound && r.upperBound <= f.mdatPayload.upperBound,
+                                    "boxreader: sample \(r) outside mdat payload \(f.mdatPayload)")
+                    }
+                }
+            }
+        }
+        if let f = try? FragmentReader.read(data) {
+            try require(f.mdatPayload.upperBound <= data.count, "boxreader: mdat payload \(f.mdatPayload) past \(data.count)")
+            let total = f.tracks.reduce(0) { $0 + $1.samples.reduce(0) { $0 + Int($1.size) } }
+            try require(total == f.mdatPayload.count, "boxreader: samples \(total) != mdat payload \(f.mdatPayload.count)")
+        }
+    }
+
+    /// ISO/IEC 14496-12 §4.2: boxes follow one another, each at least its header, children inside their parent.
+    static func checkTiling(_ boxes: [ParsedBox], _ range: Range<Int>, truncated: Bool) throws(FuzzInvariantViolation) {
+        var at = range.lowerBound
+        for (i, b) in boxes.enumerated() {
+            try require(b.offset == at && b.size >= b.headerSize, "boxreader: \(b.type) at \(b.offset), expected \(at)")
+            let last = i == boxes.count - 1
+            if !(truncated && last && b.type == "mdat") {
+                try require(b.end <= range.upperBound, "boxreader: \(b.type) ends at \(b.end) past \(range.upperBound)")
+            }
+            if let first = b.children.first {
+                let content = first.offset..<b.end
+                try require(content.lowerBound >= b.contentStart, "boxreader: child of \(b.type) inside its header")
+                try checkTiling(b.children, content, truncated: false)
+            }
+            at = b.end
+        }
+        if !(truncated && boxes.last?.type == "mdat") {
+            try require(at == range.upperBound, "boxreader: boxes end at \(at), range at \(range.upperBound)")
+        }
+    }
+
+    static func contains(_ hay: ArraySlice<UInt8>, _ needle: [UInt8]) -> Bool {
+        guard !needle.isEmpty, hay.count >= needle.count else { return needle.isEmpty }
+        var i = hay.startIndex
+        while i + needle.count <= hay.endIndex {
+            if hay[i] == needle[0] && hay[i..<(i + needle.count)].elementsEqual(needle) { return true }
+            i += 1
+        }
+        return false
+    }
+}
