@@ -45,10 +45,18 @@ struct OriginResponder: HTTPResponder {
         }
         context.logger.debug("request", metadata: [
             "method": "\(request.method.rawValue)", "path": "\(request.uri.path.prefix(Self.maxPathLength))",
-            "query": "\(request.uri.query?.prefix(Self.maxPathLength) ?? "")",
+            "query": "\(Self.redacted(request.uri.query?.prefix(Self.maxPathLength) ?? ""))",
             "status": "\(response.status.code)", "remote": "\(context.channel.remoteAddress?.description ?? "-")",
         ])
         return response
+    }
+
+    /// A query for the log with the URL signature's value left out (a signed URL is a credential until it expires).
+    static func redacted(_ query: Substring) -> String {
+        guard query.contains("hls_sig=") else { return String(query) }
+        return query.split(separator: "&", omittingEmptySubsequences: false)
+            .map { $0.hasPrefix("hls_sig=") ? "hls_sig=(redacted)" : String($0) }
+            .joined(separator: "&")
     }
 
     func send(_ prepared: PreparedResponse, _ request: Request) -> Response {

@@ -43,6 +43,14 @@ import Testing
         #expect(Base64URL.encode(Array(jefe)) == "W9zBRr9gdU5qBCQmCJV1x1oAPwidJzmDnexYuWTsOEM")
     }
 
+    /// The debug request log names the query without the signature's value.
+    @Test func theRequestLogLeavesTheSignatureOut() {
+        #expect(OriginResponder.redacted("hls_prefix=/&hls_exp=1767312000&hls_sig=abcDEF_-12") ==
+                "hls_prefix=/&hls_exp=1767312000&hls_sig=(redacted)")
+        #expect(OriginResponder.redacted("_HLS_msn=3&hls_sig=x&_HLS_part=1") == "_HLS_msn=3&hls_sig=(redacted)&_HLS_part=1")
+        #expect(OriginResponder.redacted("_HLS_msn=3") == "_HLS_msn=3")
+    }
+
     @Test func signedPathVerifies() throws {
         let path = try signer.signedPath("/index.m3u8", prefix: "/", expires: 2_000)
         #expect(path.hasPrefix("/index.m3u8?hls_prefix=/&hls_exp=2000&hls_sig="))
