@@ -46,13 +46,11 @@ import Testing
             async let second = client.execute(uri: "/stream.m3u8?_HLS_msn=3", method: .get)
             // Time for the two to be held (the suite runs tests in parallel on a shared CPU: generous).
             try await Task.sleep(for: .seconds(1))
-            let start = ContinuousClock.now
             let third = try await client.execute(uri: "/stream.m3u8?_HLS_msn=3", method: .get)
             #expect(third.status == .serviceUnavailable)
             #expect(third.headers[.retryAfter] == "1")
+            // Refused by the budget, not held: a held request ends, after the reload timeout, with another 503 body.
             #expect(String(buffer: third.body).contains("Too many waiting requests"))
-            // Refused, not held: a held request would wait the 4-s reload timeout.
-            #expect(ContinuousClock.now - start < .seconds(2), "refused at once, not held")
             // the two held ones time out as usual (503 after the reload timeout), which frees their slots
             #expect(try await first.status == .serviceUnavailable)
             #expect(try await second.status == .serviceUnavailable)
