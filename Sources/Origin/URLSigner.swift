@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import MediaPresentation
 
 /// Signed URLs, in the manner of nginx `secure_link`: a signature over a path prefix and an expiry lets its holder
 /// fetch every object under that prefix (the page, playlists, init segments, segments, parts, `/hls.mjs`, the DASH
@@ -105,14 +106,8 @@ public struct URLSigner: Sendable {
 
     /// Unsigned decimal, 1–18 digits (fits `Int64`), no sign, no leading zero.
     static func strictDecimal(_ s: Substring) -> Int64? {
-        let u = s.utf8
-        guard !u.isEmpty, u.count <= 18, u.first != UInt8(ascii: "0") || u.count == 1 else { return nil }
-        var v: Int64 = 0
-        for c in u {
-            guard c >= UInt8(ascii: "0"), c <= UInt8(ascii: "9") else { return nil }
-            v = v * 10 + Int64(c - UInt8(ascii: "0"))
-        }
-        return v
+        guard s.utf8.count <= 18, let v = URIScheme.strictDecimal(s) else { return nil }
+        return Int64(v)
     }
 
     public enum SigningError: Error, Equatable, CustomStringConvertible {
