@@ -43,13 +43,18 @@ public struct PartInfo: Sendable, Equatable {
     public var byteCount: Int
     /// Starts with a sync sample (`INDEPENDENT=YES`).
     public var independent: Bool
+    /// The last part of its segment: the segment is published right after it, and the two appear together
+    /// (a playlist never hints a part that will not come, RFC 8216bis §4.4.5.3).
+    public var endsSegment: Bool
 
-    public init(segmentSequence: UInt64, index: Int, duration: MediaTime, byteCount: Int, independent: Bool) {
+    public init(segmentSequence: UInt64, index: Int, duration: MediaTime, byteCount: Int, independent: Bool,
+                endsSegment: Bool = false) {
         self.segmentSequence = segmentSequence
         self.index = index
         self.duration = duration
         self.byteCount = byteCount
         self.independent = independent
+        self.endsSegment = endsSegment
     }
 }
 

@@ -115,13 +115,16 @@ public final class LiveWindow<Payload: Sendable>: Sendable {
         }
     }
 
-    /// Appends a part to the segment in progress. Ignored without LL-HLS or once finished.
+    /// Appends a part to the segment in progress. Ignored without LL-HLS or once finished. The last part of a
+    /// segment (`info.endsSegment`) is stored but not published: it appears with its segment, so no reader sees a
+    /// playlist whose preload hint names a part after it (RFC 8216bis §4.4.5.3: the hinted URI "MUST match the
+    /// URI that will be subsequently added to the Playlist").
     public func publishPart(_ info: PartInfo, _ payload: Payload) {
         guard policy.partTarget != nil else { return }
         update { s in
             guard !s.finished, !s.inits.isEmpty else { return false }
             s.partial.append(StoredPart(info: info, payload: payload))
-            return true
+            return !info.endsSegment
         }
     }
 

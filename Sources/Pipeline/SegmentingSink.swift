@@ -307,7 +307,8 @@ struct SegmentingSink {
             case .part(let p):
                 try output.consume(.part(rendition: p.group, PartInfo(segmentSequence: p.segmentSequence, index: p.index,
                                                                       duration: p.duration, byteCount: p.bytes.count,
-                                                                      independent: p.independent), bytes: p.bytes))
+                                                                      independent: p.independent, endsSegment: p.endsSegment),
+                                                 bytes: p.bytes))
             case .segment(let s):
                 try publish(s)
             }

@@ -361,7 +361,11 @@ public struct Segmenter {
     private mutating func cut(_ b: Boundary) throws -> [SegmenterEvent] {
         var out: [SegmenterEvent] = []
         let end = b.time == Int64.max ? nil : MediaTime(value: b.time, timescale: states[referenceTrack].timescale)
-        out += try writeParts(upTo: end).map { .part($0) }
+        out += try writeParts(upTo: end).map { part in
+            var part = part
+            part.endsSegment = b.endsSegment
+            return .part(part)
+        }
         if b.endsSegment {
             out += try closeSegment(nextWallClock: b.wallClock)
         }

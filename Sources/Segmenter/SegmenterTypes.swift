@@ -45,6 +45,8 @@ public struct Part: Sendable {
     public var duration: MediaTime
     /// Starts with a sync sample on the reference track (`INDEPENDENT=YES`).
     public var independent: Bool
+    /// The last part of its segment: the segment event follows it in the same batch.
+    public var endsSegment = false
 }
 
 /// What the segmenter produces, in the order it must be published: every part of a segment comes before it.

@@ -152,6 +152,29 @@ import TestSupport
         #expect(text.contains("CAN-SKIP-UNTIL=6.0"))
     }
 
+    /// RFC 8216bis §4.4.5.3: the hinted URI "MUST match the URI that will be subsequently added to the Playlist".
+    /// The last part of a segment is published together with its segment, so no playlist between the two hints
+    /// `seg1.2` when the next part to come is `seg2.0`.
+    @Test func lastPartAppearsWithItsSegment() throws {
+        let w = LiveWindow<[UInt8]>(windowSize: 6, policy: TimingPolicy(targetDuration: 1, partTarget: MediaTime(value: 334, timescale: 1000)))
+        w.setInit(Fixture.initBytes, digest: Fixture.initBytes, tracks: Fixture.tracks)
+        w.publishPart(Fixture.part(0, 0), [1])
+        w.publishSegment(Fixture.info(0), [1])
+        w.publishPart(Fixture.part(1, 0), [2])
+        w.publishPart(Fixture.part(1, 1), [3])
+        let before = w.snapshot().version
+        #expect(try playlist(w).preloadHint?.uri == "seg1.2.m4s")
+        var last = Fixture.part(1, 2)
+        last.endsSegment = true
+        w.publishPart(last, [4])
+        #expect(w.snapshot().version == before)
+        #expect(try playlist(w).preloadHint?.uri == "seg1.2.m4s")
+        w.publishSegment(Fixture.info(1), [2, 3, 4])
+        let p = try playlist(w)
+        #expect(p.segments.last?.parts.map(\.uri) == ["seg1.0.m4s", "seg1.1.m4s", "seg1.2.m4s"])
+        #expect(p.preloadHint?.uri == "seg2.0.m4s")
+    }
+
     @Test func partTargetAndHoldBackNeverChange() throws {
         let w = LiveWindow<[UInt8]>(windowSize: 6, policy: TimingPolicy(targetDuration: 1, partTarget: MediaTime(value: 334, timescale: 1000)))
         w.setInit(Fixture.initBytes, digest: Fixture.initBytes, tracks: Fixture.tracks)

@@ -156,9 +156,11 @@ func run(_ seg: inout Segmenter, _ stream: [(track: Int, sample: Sample)]) throw
         events += try seg.finishEvents()
         var partsOfCurrent: [Part] = []
         var segments = 0
-        for e in events {
+        for (i, e) in events.enumerated() {
             switch e {
             case .part(let p):
+                // Only the part right before its segment is marked as its last.
+                #expect(p.endsSegment == (events[i + 1].segment != nil))
                 #expect(p.segmentSequence == UInt64(segments))
                 #expect(p.index == partsOfCurrent.count)
                 #expect(p.independent == (p.index == 0))
