@@ -18,8 +18,20 @@ public enum AVC {
     /// True if data starts with a 3- or 4-byte Annex-B start code.
     public static func isAnnexB(_ data: [UInt8]) -> Bool {
         guard data.count >= 3, data[0] == 0, data[1] == 0 else { return false }
-        if data[2] == 1 { return true }
-        return data.count >= 4 && data[2] == 0 && data[3] == 1
+        guard data[2] == 1 || (data.count >= 4 && data[2] == 0 && data[3] == 1) else { return false }
+        // A 4-byte NAL length of 256-511 also begins 00 00 01 (FLV, MP4 and MKV samples): a buffer whose 4-byte
+        // lengths chain exactly to its end, over NAL headers with forbidden_zero_bit 0, is length-prefixed.
+        return !chainsAsLengthPrefixed(data)
+    }
+
+    private static func chainsAsLengthPrefixed(_ data: [UInt8]) -> Bool {
+        var i = 0
+        while i + 4 < data.count {
+            let n = Int(data[i]) << 24 | Int(data[i + 1]) << 16 | Int(data[i + 2]) << 8 | Int(data[i + 3])
+            guard n > 0, n <= data.count - i - 4, data[i + 4] & 0x80 == 0 else { return false }
+            i += 4 + n
+        }
+        return i == data.count
     }
 
     /// Annex-B byte stream -> NAL units (without start codes). Handles 3- and 4-byte start codes and trailing

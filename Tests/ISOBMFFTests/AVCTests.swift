@@ -107,6 +107,20 @@ struct AVCTests {
         #expect(AVC.lengthPrefixed(fromAnnexB: annexB) == [0, 0, 0, 4] + Self.slice + [0, 0, 0, 4] + Self.slice)
     }
 
+    /// A length-prefixed sample whose first NAL unit is 256-511 bytes long begins 00 00 01 xx, like a 3-byte start
+    /// code (FLV from an RTMP publisher, MP4, MKV): it stays length-prefixed, and its NAL units are found.
+    @Test func lengthOf256To511IsNotAStartCode() {
+        let slice: [UInt8] = [0x41] + [UInt8](repeating: 0x9A, count: 299)
+        let lp: [UInt8] = [0, 0, 1, 44] + slice + [0, 0, 0, 9] + Self.idr
+        #expect(!AVC.isAnnexB(lp))
+        #expect(AVC.containsIDR(lp))
+        var seen: [Int] = []
+        AVC.forEachNAL(in: lp) { seen.append($0.count); return true }
+        #expect(seen == [300, 9])
+        // A length of 1 begins 00 00 00 01.
+        #expect(!AVC.isAnnexB([0, 0, 0, 1, 0x09, 0, 0, 0, 9] + Self.idr))
+    }
+
     @Test func edgeCases() {
         #expect(!AVC.isAnnexB([]))
         #expect(!AVC.isAnnexB([0, 0]))
