@@ -134,7 +134,8 @@ public final class Demuxer {
         return par
     }
 
-    private func close() {
+    /// Closes the input now (a listener's socket is released for the next one); `read()` throws afterwards.
+    public func close() {
         avformat_close_input(&ctx)
         io?.close()
         io = nil

@@ -20,7 +20,45 @@ public enum InputSpec: Sendable, Equatable {
     /// rewound, and its GOP is measured from the first keyframes instead of a scan.
     public static func isLive(_ url: String) -> Bool {
         url == "-" || url.hasPrefix("pipe:") || url.hasPrefix("udp:") || url.hasPrefix("rtp:") || url.hasPrefix("srt:")
-            || url.hasPrefix("rtmp:") || url.hasPrefix("tcp:") || url.hasPrefix("/dev/")
+            || url.hasPrefix("rtmp:") || url.hasPrefix("rtmps:") || url.hasPrefix("rtsp:") || url.hasPrefix("rtsps:")
+            || url.hasPrefix("tcp:") || url.hasPrefix("/dev/")
+    }
+
+    /// How a network input is taken up again when its publisher goes away.
+    public enum Reconnect: Sendable, Equatable {
+        /// We listen (SRT `mode=listener`, RTMP or TCP `?listen`, UDP/RTP): open again at once and wait for the next
+        /// publisher.
+        case listen
+        /// We call out (SRT caller, RTMP or RTSP pull, HLS pull over HTTP): try again with back-off. An HTTP input
+        /// that ends cleanly (an upstream playlist with `EXT-X-ENDLIST`) ends the stream; one that fails is retried.
+        case call
+    }
+
+    /// `nil` for files, pipes and devices: their end is the end of the stream.
+    public static func reconnect(_ url: String) -> Reconnect? {
+        let scheme = url.split(separator: ":", maxSplits: 1).first.map { $0.lowercased() } ?? ""
+        let query = url.split(separator: "?", maxSplits: 1).dropFirst().first.map {
+            $0.split(separator: "&").map { $0.lowercased() }
+        } ?? []
+        switch scheme {
+        case "srt": return query.contains("mode=listener") ? .listen : .call
+        case "rtmp", "rtmps", "tcp":
+            return query.contains { $0 == "listen" || $0 == "listen=1" } ? .listen : .call
+        case "udp", "rtp": return .listen
+        case "rtsp", "rtsps", "http", "https": return .call
+        default: return nil
+        }
+    }
+
+    /// The URL and protocol options libavformat is given: RTMP takes listen mode as an option, not in its URL (where
+    /// a query would become part of the stream key), so `rtmp://0.0.0.0:1935/live/key?listen` listens on 1935.
+    public static func demuxerInput(_ url: String) -> (url: String, options: [String: String]) {
+        let lower = url.lowercased()
+        guard lower.hasPrefix("rtmp://") || lower.hasPrefix("rtmps://"), let q = url.firstIndex(of: "?") else { return (url, [:]) }
+        let items = url[url.index(after: q)...].split(separator: "&").map(String.init)
+        guard items.contains(where: { $0.lowercased() == "listen" || $0.lowercased() == "listen=1" }) else { return (url, [:]) }
+        let rest = items.filter { $0.lowercased() != "listen" && $0.lowercased() != "listen=1" }
+        return (String(url[..<q]) + (rest.isEmpty ? "" : "?" + rest.joined(separator: "&")), ["listen": "1"])
     }
 
     /// A one-line error for an input that is a local path which does not exist (checked before anything starts);
@@ -54,6 +92,9 @@ public struct PipelineOptions: Sendable {
     /// An ABR ladder (`--ladder 720,480,360`): one rendition per rung plus an audio rendition. `nil`: one muxed
     /// rendition.
     public var ladder: String?
+    /// Take a network input up again when its publisher goes away (`InputSpec.reconnect`); `false`: its end is the
+    /// end of the stream.
+    public var reconnect = true
 
     public init(input: InputSpec) { self.input = input }
 }
@@ -122,27 +163,79 @@ public final class Pipeline: @unchecked Sendable {
     func openDemuxer(_ url: String) throws -> Demuxer {
         var o = InputOptions()
         o.format = options.inputFormat
-        o.options = options.demuxerOptions
-        if url == "-" {
-            // Pipes: start quickly, but look far enough to find both streams.
+        let input = InputSpec.demuxerInput(url)
+        o.options = input.options.merging(options.demuxerOptions) { $1 }
+        if InputSpec.isLive(url) {
+            // Pipes and network streams: start quickly, but look far enough to find both streams.
             o.probeSize = 2_000_000
             o.analyzeDuration = 2_000_000
         }
-        // The flag exists before the (possibly blocking) open, so stop() also ends a probe that waits on a pipe.
+        // The flag exists before the (possibly blocking) open, so stop() also ends a probe that waits on a pipe or an
+        // accept that waits for a publisher.
         let flag = InterruptFlag()
         interrupt.withLock { $0 = flag }
         if stopped { flag.interrupt() }
-        return try Demuxer(url: url, options: o, interruptFlag: flag)
+        return try Demuxer(url: input.url, options: o, interruptFlag: flag)
+    }
+
+    /// Opens a network input again after its publisher went away, and sets up its processors: at once for a listener
+    /// (the open waits for the next publisher), after a back-off (1, 2, 4 … 10 s) for a caller. A connection whose
+    /// tracks do not match the stream's renditions is refused with a log line, and the next one awaited. `nil`
+    /// once stopped.
+    private func reopen(_ url: String, mode: InputSpec.Reconnect, kinds: [TrackFormat.Kind], groups: [[Int]]) -> (Demuxer, OutputSetup)? {
+        var delay = 1.0
+        while !stopped {
+            if mode == .call {
+                logger.notice("reconnecting to \(Self.redacted(url)) in \(Int(delay)) s")
+                let until = ContinuousClock.now + .milliseconds(Int64(delay * 1000))
+                while !stopped && ContinuousClock.now < until { Thread.sleep(forTimeInterval: 0.1) }
+                delay = min(delay * 2, 10)
+                if stopped { return nil }
+            }
+            do {
+                let d = try openDemuxer(url)
+                let setup = try OutputSetup.make(demuxer: d, url: url, options: options, logger: logger)
+                let newKinds = setup.processors.flatMap(\.processor.outputKinds)
+                guard newKinds == kinds, setup.plan.groups == groups else {
+                    d.close()
+                    logger.warning("a new publisher on \(Self.redacted(url)) sends \(newKinds.map(\.rawValue).joined(separator: "+")), not the stream's \(kinds.map(\.rawValue).joined(separator: "+")): refused; waiting for another")
+                    continue
+                }
+                logger.notice("publisher connected on \(Self.redacted(url)): the stream continues after EXT-X-DISCONTINUITY")
+                stats.update { $0.reconnects += 1 }
+                return (d, setup)
+            } catch {
+                if stopped { return nil }
+                logger.warning("\(Self.redacted(url)): \(error)")
+                if mode == .listen {
+                    // A listener that cannot listen (the port is taken): do not spin.
+                    let until = ContinuousClock.now + .seconds(1)
+                    while !stopped && ContinuousClock.now < until { Thread.sleep(forTimeInterval: 0.1) }
+                }
+            }
+        }
+        return nil
+    }
+
+    /// A URL for the log: a password or a stream key in the query (`passphrase=`, `streamid=`) is not printed.
+    static func redacted(_ url: String) -> String {
+        guard let q = url.firstIndex(of: "?") else { return url }
+        let items = url[url.index(after: q)...].split(separator: "&").map { item -> String in
+            let key = item.split(separator: "=", maxSplits: 1).first.map(String.init) ?? ""
+            return ["passphrase", "streamid", "password", "pass", "token", "key"].contains(key.lowercased()) ? "\(key)=***" : String(item)
+        }
+        return String(url[..<q]) + "?" + items.joined(separator: "&")
     }
 
     private func runDemuxed(url: String) throws {
-        let demuxer = try opened ?? openDemuxer(url)
+        var demuxer = try opened ?? openDemuxer(url)
         opened = nil
         let live = InputSpec.isLive(url)
+        let reconnect = options.reconnect ? InputSpec.reconnect(url) : nil
         if !live, !options.loop, let d = demuxer.duration { stats.update { $0.inputDurationMicros = d } }
         let realtime = options.realtime ?? !live
-        let setup = try OutputSetup.make(demuxer: demuxer, url: url, options: options, logger: logger)
-        let processors = setup.processors
+        var setup = try OutputSetup.make(demuxer: demuxer, url: url, options: options, logger: logger)
+        var processors = setup.processors
         var targetDuration = MediaPlaylist.targetDuration(for: [options.segmentDuration])
         if setup.copiesVideo, !live, options.targetDurationUpFront, let v = setup.videoStream {
             targetDuration = max(targetDuration, scanTargetDuration(url: url, stream: v))
@@ -160,8 +253,25 @@ public final class Pipeline: @unchecked Sendable {
         }
 
         // Loop bookkeeping: the span of the first pass, in microseconds, and each stream's time base.
-        let timeBases = Dictionary(uniqueKeysWithValues: demuxer.streams.map { ($0.index, $0.timeBase) })
-        let byStream = Dictionary(grouping: processors.indices, by: { processors[$0].streamIndex })
+        var timeBases = Dictionary(uniqueKeysWithValues: demuxer.streams.map { ($0.index, $0.timeBase) })
+        var byStream = Dictionary(grouping: processors.indices, by: { processors[$0].streamIndex })
+        /// The publisher went away (`why`): flush what it sent, end the segment in progress, and wait for the next
+        /// one. `false` when the stream ends instead.
+        func takeUp(after why: String) throws -> Bool {
+            guard let reconnect, !stopped else { return false }
+            logger.notice("publisher disconnected from \(Self.redacted(url)) (\(why)); \(reconnect == .listen ? "waiting for the next one" : "the stream goes on when it is back"); viewers keep the current window")
+            for p in processors.indices { try accept(try processors[p].processor.flush(), of: p) }
+            try sink.reconnect()
+            demuxer.close()
+            let kinds = processors.flatMap(\.processor.outputKinds)
+            guard let (d, s) = reopen(url, mode: reconnect, kinds: kinds, groups: setup.plan.groups) else { return false }
+            demuxer = d
+            setup = s
+            processors = s.processors
+            timeBases = Dictionary(uniqueKeysWithValues: d.streams.map { ($0.index, $0.timeBase) })
+            byStream = Dictionary(grouping: processors.indices, by: { processors[$0].streamIndex })
+            return true
+        }
         var loopOffsetMicros: Int64 = 0
         var passStartMicros: Int64?
         var passEndMicros: Int64 = 0
@@ -174,11 +284,25 @@ public final class Pipeline: @unchecked Sendable {
             do {
                 packet = try demuxer.read()
             } catch {
+                do {
+                    if try takeUp(after: "\(error)") { continue }
+                } catch let e {
+                    failure = e
+                    break
+                }
                 failure = error
                 break
             }
             guard var packet else {
                 // End of input.
+                if reconnect == .listen || (reconnect == .call && !url.lowercased().hasPrefix("http")) {
+                    do {
+                        if try takeUp(after: "end of stream") { continue }
+                    } catch {
+                        failure = error
+                    }
+                    break
+                }
                 guard options.loop, !live, let start = passStartMicros else { break }
                 do {
                     try demuxer.seekToStart()

@@ -12,6 +12,8 @@ public final class PipelineStats: Sendable {
         var mediaOutMicros: Int64 = 0
         var startedAt: ContinuousClock.Instant?
         var inputDurationMicros: Int64?
+        /// Times a network input was taken up again after its publisher went away.
+        var reconnects = 0
     }
     private let values = Mutex(Values())
     public init() {}

@@ -52,6 +52,14 @@ public final class SamplePublisher {
         tracks[track] = format
     }
 
+    /// The app's source started over (a camera or an encoder reconnected): the segment in progress ends now, and the
+    /// next samples, whatever their timestamps, continue the timeline after `EXT-X-DISCONTINUITY`, from their first
+    /// video keyframe (earlier samples are dropped). What `serve` does when a network publisher comes back.
+    public func restart() throws {
+        guard !finished else { return }
+        try sink.reconnect()
+    }
+
     /// Ends the stream: the last segment is written and the playlists get `EXT-X-ENDLIST`.
     public func finish() throws {
         guard !finished else { return }

@@ -51,6 +51,9 @@ struct SegmentingSink {
     private var handover: Handover?
     /// Per output track: the decode time of its latest sample (its own ticks), to see a jump.
     private var lastDTS: [Int64?]
+    /// After `reconnect()`: what the next connection's segmenter continues (numbering and timeline), once its
+    /// formats are known.
+    private var resume: (sequences: [UInt64], timeline: Segmenter.Timeline?)?
 
     /// After a codec change or a timestamp jump, the old segmenter still takes the other tracks' samples that come
     /// before it (an MPEG-TS mux delivers audio late: the old encode's audio tail arrives after the new keyframe), so
@@ -111,6 +114,11 @@ struct SegmentingSink {
                     throw PipelineError.missingCodecConfiguration(
                         "no codec configuration found in the first \(held.count) frames (H.264 without SPS/PPS?)")
                 }
+                return
+            }
+            if let resume {
+                guard startsAtKeyframe(formats: formats.compactMap { $0 }) else { return }
+                try continueAfterReconnect(formats: formats.compactMap { $0 }, resume)
                 return
             }
             if waitForSecondKeyframe && !gopMeasured(formats: formats.compactMap { $0 }) { return }
@@ -293,12 +301,65 @@ struct SegmentingSink {
     mutating func finish(formats: [TrackFormat?]) throws {
         if segmenter == nil {
             let known = formats.compactMap { $0 }
-            guard known.count == formats.count, !held.isEmpty else { return }
-            try start(formats: known)
+            if known.count == formats.count, !held.isEmpty {
+                if let resume { try continueAfterReconnect(formats: known, resume) } else { try start(formats: known) }
+            }
+        }
+        guard started else { return }
+        if segmenter != nil {
+            try completeHandover()
+            try emit(try segmenter!.finishEvents())
+        }
+        try output.consume(.end)
+    }
+
+    /// The input is being opened again (a publisher dropped and a new connection will follow, or a puller retries):
+    /// the segment in progress ends now, so viewers get every complete frame; the next connection's samples
+    /// continue the numbering and the timeline after `EXT-X-DISCONTINUITY` (RFC 8216 §4.3.2.3: a new encoder
+    /// session is a "change in ... timestamp sequence" whatever its timestamps), with a new init segment only if
+    /// its codec parameters differ. Until it sends something, the window keeps what it has.
+    mutating func reconnect() throws {
+        lastDTS = Array(repeating: nil, count: kinds.count)
+        // The next connection's program date-time is anchored afresh (after the old segment's is projected).
+        defer { clockAnchor = nil }
+        guard segmenter != nil else {
+            // Nothing segmented yet from this connection: what it sent before its formats were known is dropped.
+            held = []
+            return
         }
         try completeHandover()
-        try emit(try segmenter!.finishEvents())
-        try output.consume(.end)
+        var old = segmenter!
+        try emit(try old.finishEvents())
+        resume = (old.nextSequences, old.timeline)
+        segmenter = nil
+    }
+
+    /// After a reconnect: whether the held samples reach the new connection's first video keyframe, where it
+    /// starts. What came before cannot be decoded (a pull joins mid-GOP), and other tracks' samples before it would
+    /// start the continued timeline early, leaving the video a gap after the discontinuity; both are dropped. Gives
+    /// up waiting after 10 s of video without a keyframe.
+    private mutating func startsAtKeyframe(formats: [TrackFormat]) -> Bool {
+        guard let v = video else { return true }
+        guard let k = held.firstIndex(where: { $0.track == v && $0.sample.isSync }) else {
+            let dts = held.filter { $0.track == v }.map(\.sample.dts)
+            guard let first = dts.first, let last = dts.last else { return false }
+            return last - first > Int64(formats[v].timescale) * 10
+        }
+        let key = MediaTime(value: held[k].sample.pts, timescale: formats[v].timescale)
+        let before = held.count
+        held = held.enumerated().filter { i, h in
+            h.track == v ? i >= k : MediaTime(value: h.sample.pts, timescale: formats[h.track].timescale) >= key
+        }.map(\.element)
+        if held.count < before { logger.info("the new connection starts at its first keyframe: \(before - held.count) earlier frames dropped") }
+        return true
+    }
+
+    private mutating func continueAfterReconnect(formats: [TrackFormat], _ resume: (sequences: [UInt64], timeline: Segmenter.Timeline?)) throws {
+        self.resume = nil
+        let seg = try Segmenter(tracks: formats, segmentDuration: segmentDuration, fragmentDuration: partDuration,
+                                groups: plan.groups, firstSequences: resume.sequences, continuing: resume.timeline)
+        try announceInits(seg)
+        try replay(into: seg)
     }
 
     private mutating func emit(_ events: [SegmenterEvent]) throws {

@@ -29,6 +29,9 @@ struct MediaOptions: ParsableArguments {
     @Option(name: .customLong("input-format"), help: ArgumentHelp("Force the input format (mpegts, nut, matroska, flv, yuv4mpegpipe, mjpeg, h264, rawvideo, s16le...).", valueName: "name"))
     var inputFormat: String?
 
+    @Option(name: .customLong("input-option"), help: ArgumentHelp("An option for libavformat's demuxer or protocol, as ffmpeg's input options (repeatable): rtsp_transport=tcp, timeout=5000000, passphrase=..., listen_timeout=...", valueName: "key=value"))
+    var inputOptions: [String] = []
+
     @Option(name: .customLong("video-size"), help: ArgumentHelp("Raw video frame size.", valueName: "WxH"))
     var videoSize: String?
 
@@ -83,6 +86,11 @@ struct MediaOptions: ParsableArguments {
             throw ValidationError("give either --input-format or --audio-format, not both")
         }
         o.inputFormat = inputFormat ?? audioFormat
+        for item in inputOptions {
+            let kv = item.split(separator: "=", maxSplits: 1).map(String.init)
+            guard kv.count == 2, !kv[0].isEmpty else { throw ValidationError("--input-option takes KEY=VALUE (got '\(item)')") }
+            o.demuxerOptions[kv[0]] = kv[1]
+        }
         if let videoSize {
             _ = try parseSize(videoSize, flag: "--video-size")
             o.demuxerOptions["video_size"] = videoSize

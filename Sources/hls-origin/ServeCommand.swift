@@ -13,10 +13,14 @@ struct ServeCommand: AsyncParsableCommand {
         discussion: """
             INPUT is a file, a URL libavformat can open, or '-' for standard input. Without INPUT, a test pattern (moving bars, frame counter, clock, and a tone with a beep each second) is encoded and served. Files are sent at real-time speed; pipes are taken as they come. Low-Latency HLS parts are on by default; clients that do not know LL-HLS read whole segments.
 
+            Network inputs: an SRT listener (srt://0.0.0.0:9000?mode=listener) or caller, an RTMP listener (rtmp://0.0.0.0:1935/live/KEY?listen) or pull, RTSP pull, UDP/RTP MPEG-TS (multicast too), an upstream HLS URL. When the publisher goes away, the stream goes on: a listener waits for the next publisher, a caller reconnects with back-off (1 s to 10 s), viewers keep the current window meanwhile, and the new connection continues it after EXT-X-DISCONTINUITY (--no-reconnect: the stream ends instead).
+
             Examples:
               hls-origin serve movie.mp4 --loop
               ffmpeg -f v4l2 -i /dev/video0 -f nut - | hls-origin serve -
               cat capture.ts | hls-origin serve -
+              hls-origin serve 'srt://0.0.0.0:9000?mode=listener'    then: ffmpeg -re -i in.mp4 -c copy -f mpegts srt://127.0.0.1:9000
+              hls-origin serve 'rtmp://0.0.0.0:1935/live/cam?listen'  then: ffmpeg -re -i in.mp4 -c copy -f flv rtmp://127.0.0.1/live/cam
               ffmpeg -i in.mkv -f rawvideo -pix_fmt yuv420p - | hls-origin serve - --input-format rawvideo --video-size 1280x720 --framerate 30
             """)
 
@@ -38,6 +42,9 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Flag(name: .customLong("no-realtime"), help: "Read a file as fast as possible instead of at real-time speed.")
     var noRealtime = false
+
+    @Flag(name: .customLong("no-reconnect"), help: "End the stream when a network input's publisher goes away, instead of waiting for (or reconnecting to) the next one.")
+    var noReconnect = false
 
     @Option(name: .customLong("part-duration"), help: ArgumentHelp("Low-Latency HLS part duration in seconds (0 turns LL-HLS off). Clients that don't know LL-HLS read whole segments as usual.", valueName: "seconds"))
     var partDuration = "0.333"
@@ -149,6 +156,7 @@ struct ServeCommand: AsyncParsableCommand {
             spec = .testPattern(width: (w ?? 1280) & ~1, height: (h ?? 720) & ~1, frameRate: try media.testPatternRate)
         }
         var options = try media.pipelineOptions(input: spec)
+        options.reconnect = !noReconnect
         options.loop = loop
         if noRealtime { options.realtime = false }
         var partTarget: MediaTime?

@@ -73,6 +73,49 @@ import Testing
         #expect(snap.window.allSatisfy { !$0.discontinuity })
     }
 
+    /// A source that reconnects and starts its timestamps over: one discontinuity, the numbering and the timeline
+    /// go on, the same init segment.
+    @Test func aRestartedSourceContinuesAfterADiscontinuity() throws {
+        let presentation = Presentation<[UInt8]>(windowSize: 20) { bytes, _ in bytes }
+        let publisher = try SamplePublisher(tracks: [Self.video, Self.audio], partDuration: nil, output: presentation)
+        try Self.feed(publisher, seconds: 3, from: 100)
+        try publisher.restart()
+        try Self.feed(publisher, seconds: 3)   // back to 0: less than the 1-s step back would not be a jump either
+        try publisher.finish()
+        let snap = try #require(presentation.layout).windows[0].snapshot()
+        #expect(snap.inits.count == 1)
+        #expect(snap.window.map(\.sequence) == Array(0..<6))
+        #expect(snap.window.map(\.discontinuity) == [false, false, false, true, false, false])
+        for (a, b) in zip(snap.window, snap.window.dropFirst()) {
+            #expect(b.info.startTime == a.info.startTime + a.info.duration)
+        }
+    }
+
+    /// A pull that joins mid-GOP after a reconnect: the frames before the first keyframe, and the audio before it,
+    /// are dropped, so the segment after the discontinuity starts on the keyframe where the last one ended.
+    @Test func aRestartJoiningMidGOPStartsAtTheKeyframe() throws {
+        let presentation = Presentation<[UInt8]>(windowSize: 20) { bytes, _ in bytes }
+        let publisher = try SamplePublisher(tracks: [Self.video, Self.audio], partDuration: nil, output: presentation)
+        try Self.feed(publisher, seconds: 2)
+        try publisher.restart()
+        var audioNext: Int64 = 10 * 1600
+        for i in 10..<90 {
+            let t = Int64(i) * 3000
+            while audioNext * 90_000 < (t + 3000) * 48_000 {
+                try publisher.append(Sample(data: [0x21], dts: audioNext, pts: audioNext, isSync: true, durationHint: 1024), track: 1)
+                audioNext += 1024
+            }
+            try publisher.append(Sample(data: [0, 0, 0, 1, 0x65], dts: t, pts: t, isSync: i % 30 == 0, durationHint: 3000), track: 0)
+        }
+        try publisher.finish()
+        let snap = try #require(presentation.layout).windows[0].snapshot()
+        #expect(snap.window.map(\.discontinuity) == [false, false, true, false])
+        #expect(snap.window[2].info.startsWithSyncSample)
+        #expect(snap.window[2].info.startTime == .seconds(2, timescale: 90_000))
+        #expect(snap.window[2].info.duration == .seconds(1, timescale: 90_000))
+        #expect(snap.window[2].info.videoSampleCount == 30)
+    }
+
     @Test func aCodecChangeGivesANewInitAndADiscontinuity() throws {
         let presentation = Presentation<[UInt8]>(windowSize: 10) { bytes, _ in bytes }
         let publisher = try SamplePublisher(tracks: [Self.video, Self.audio], partDuration: nil, output: presentation)
@@ -96,5 +139,30 @@ import Testing
         let text = try #require(PlaylistBuilder.mediaPlaylist(snap, scheme: layout.renditions[0].scheme, playlistType: nil)).render()
         #expect(text.contains("#EXT-X-DISCONTINUITY\n#EXT-X-MAP:URI=\"init1.mp4\"\n"))
         #expect(throws: PipelineError.self) { try publisher.update(Self.audio, track: 0) }
+    }
+}
+
+/// Which network inputs are taken up again, and how (`serve`'s reconnect rules).
+@Suite struct InputReconnectTests {
+    @Test func listenersAndCallers() {
+        #expect(InputSpec.reconnect("srt://0.0.0.0:9000?mode=listener") == .listen)
+        #expect(InputSpec.reconnect("srt://10.0.0.5:9000?latency=200000") == .call)
+        #expect(InputSpec.reconnect("rtmp://0.0.0.0:1935/live/cam?listen") == .listen)
+        #expect(InputSpec.reconnect("rtmp://example.com/live/cam") == .call)
+        #expect(InputSpec.reconnect("udp://239.0.0.1:5000") == .listen)
+        #expect(InputSpec.reconnect("rtsp://10.0.0.5/stream") == .call)
+        #expect(InputSpec.reconnect("https://example.com/live/index.m3u8") == .call)
+        #expect(InputSpec.reconnect("movie.mp4") == nil)
+        #expect(InputSpec.reconnect("-") == nil)
+        #expect(InputSpec.reconnect("/dev/video0") == nil)
+    }
+
+    @Test func rtmpListenModeIsAnOptionNotPartOfTheKey() {
+        let a = InputSpec.demuxerInput("rtmp://0.0.0.0:1935/live/cam?listen")
+        #expect(a.url == "rtmp://0.0.0.0:1935/live/cam" && a.options == ["listen": "1"])
+        let b = InputSpec.demuxerInput("rtmp://0.0.0.0:1935/live/cam?listen=1&x=y")
+        #expect(b.url == "rtmp://0.0.0.0:1935/live/cam?x=y" && b.options == ["listen": "1"])
+        let c = InputSpec.demuxerInput("srt://0.0.0.0:9000?mode=listener")
+        #expect(c.url == "srt://0.0.0.0:9000?mode=listener" && c.options.isEmpty)
     }
 }

@@ -210,6 +210,15 @@ def check_media_playlist(media_url, duration_s, codecs=None, resolution=None, po
             for a, b in zip(pl.segments, pl.segments[1:]):
                 if b.pdt_computed is None or a.pdt_computed is None:
                     continue
+                # Contiguous segments: each PDT is the previous one plus its EXTINF. After EXT-X-DISCONTINUITY
+                # (a publisher that came back after an outage) the date may move on by the outage: RFC 8216
+                # §4.3.2.6 makes EXT-X-PROGRAM-DATE-TIME the date of "the first sample of the associated Media
+                # Segment", whatever came before. Ours is the arrival time, so (our rule, not the RFC's) it never
+                # goes back.
+                if b.discontinuity:
+                    if b.pdt_computed < a.pdt_computed + a.duration - PDT_STEP_TOLERANCE:
+                        errors.add(f"PROGRAM-DATE-TIME goes back across the discontinuity at {b.uri}")
+                    continue
                 if b.pdt_computed <= a.pdt_computed:
                     errors.add(f"PROGRAM-DATE-TIME not increasing at {b.uri}")
                 elif abs(b.pdt_computed - (a.pdt_computed + a.duration)) > PDT_STEP_TOLERANCE:
