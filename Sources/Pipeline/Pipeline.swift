@@ -194,6 +194,11 @@ public final class Pipeline: @unchecked Sendable {
             }
             do {
                 let d = try openDemuxer(url)
+                if url.lowercased().hasPrefix("http"), d.duration != nil {
+                    logger.notice("\(Self.redacted(url)) has ended (it now has a duration: EXT-X-ENDLIST upstream); so does this stream")
+                    d.close()
+                    return nil
+                }
                 let setup = try OutputSetup.make(demuxer: d, url: url, options: options, logger: logger)
                 let newKinds = setup.processors.flatMap(\.processor.outputKinds)
                 guard newKinds == kinds, setup.plan.groups == groups else {
@@ -230,7 +235,11 @@ public final class Pipeline: @unchecked Sendable {
     private func runDemuxed(url: String) throws {
         var demuxer = try opened ?? openDemuxer(url)
         opened = nil
-        let live = InputSpec.isLive(url)
+        let lower = url.lowercased()
+        // An upstream HLS stream (or any HTTP input without a duration) arrives as it is produced: not paced, no
+        // keyframe scan, and taken up again when it fails; one that has a duration is a file on a web server.
+        let pulledLive = (lower.hasPrefix("http://") || lower.hasPrefix("https://")) && demuxer.duration == nil
+        let live = InputSpec.isLive(url) || pulledLive
         let reconnect = options.reconnect ? InputSpec.reconnect(url) : nil
         if !live, !options.loop, let d = demuxer.duration { stats.update { $0.inputDurationMicros = d } }
         let realtime = options.realtime ?? !live
@@ -295,7 +304,9 @@ public final class Pipeline: @unchecked Sendable {
             }
             guard var packet else {
                 // End of input.
-                if reconnect == .listen || (reconnect == .call && !url.lowercased().hasPrefix("http")) {
+                // An HTTP input ends for good unless it is live (libavformat's HLS demuxer also ends a live stream
+                // whose upstream stopped answering: it is taken up again, and ends once the upstream says ENDLIST).
+                if reconnect == .listen || (reconnect == .call && (!lower.hasPrefix("http") || pulledLive)) {
                     do {
                         if try takeUp(after: "end of stream") { continue }
                     } catch {

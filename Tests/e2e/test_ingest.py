@@ -309,3 +309,37 @@ def test_rtsp_server_restart_reconnects_with_backoff(start_origin):
         assert "reconnecting to rtsp://" in s.stderr()
     finally:
         server.stop()
+
+
+def test_hls_pull_and_upstream_restart(start_origin, origin_bin):
+    """HLS pull: `serve http://upstream/index.m3u8` re-serves another origin's live stream (libavformat's HLS
+    demuxer); the upstream is stopped for 4 s and started again on the same port: the window is served meanwhile,
+    the pull reconnects with back-off and continues after one discontinuity."""
+    need("ffmpeg")
+    from hlsharness.procs import OriginServer
+    port = free_port()
+    args = ["--test-pattern-size", "640x360", "--quiet"]
+    upstream = OriginServer(origin_bin, args, port=port).start()
+    try:
+        upstream.wait_ready()
+        time.sleep(4)   # past the upstream's first (one-part) segment: the pull starts 3 segments from the live edge
+        s = start_origin(f"http://127.0.0.1:{port}/index.m3u8", "--window", "30", wait=False)
+        wait_for_segments(s, 2)
+        strict = livecheck.check_live_playlist(s.base_url, 5)
+        assert strict.errors == [], strict.summary()
+        ff = clients.ffmpeg_read(s.url("/index.m3u8"), 3)
+        assert ff.ok, str(ff)
+        upstream.stop()
+        time.sleep(1)
+        before = media(s)
+        last_before = before.segments[-1].seq
+        check_outage(s, 3, before)
+        upstream = OriginServer(origin_bin, args, port=port).start()
+        upstream.wait_ready()
+        wait_for_segments(s, last_before + 3, timeout=40)
+        strict2 = livecheck.check_live_playlist(s.base_url, 4)
+        assert strict2.errors == [], strict2.summary()
+        check_continued(media(s), last_before)
+        assert "reconnecting to http://" in s.stderr()
+    finally:
+        upstream.stop()
