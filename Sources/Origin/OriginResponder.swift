@@ -30,6 +30,21 @@ struct OriginResponder: HTTPResponder {
     var budget = BlockingBudget(perClient: ConnectionLimits().maxBlockedPerClient, total: ConnectionLimits().maxBlocked)
 
     static let maxPathLength = 256
+
+    /// A page rendered per request (the stream list): `no-cache`.
+    static func html(_ text: String) -> PreparedResponse {
+        let body = ByteBuffer(string: text)
+        return PreparedResponse(headers: ResponseHeaders.make(contentType: "text/html; charset=utf-8", cacheControl: "no-cache",
+                                                              contentLength: body.readableBytes),
+                                body: body)
+    }
+
+    /// `/streams.json`: `no-cache` (it changes with every segment).
+    static func json(_ body: ByteBuffer) -> PreparedResponse {
+        PreparedResponse(headers: ResponseHeaders.make(contentType: "application/json", cacheControl: "no-cache",
+                                                       contentLength: body.readableBytes),
+                         body: body)
+    }
     static let logger = Logger(label: "hls-origin")
     static let notFound = PreparedResponse.text(.notFound, "Not Found\n")
     static let badRequest = PreparedResponse.text(.badRequest, "Bad Request\n")
@@ -127,12 +142,23 @@ struct OriginResponder: HTTPResponder {
     /// `uriQuery`: the signature query the URIs of a playlist or manifest carry (`""`: none).
     private func serve(_ request: Request, path: Substring, remote: SocketAddress?, uriQuery: String) async -> Response {
         switch path {
-        case "/", "/index.html": return send(page, request)
+        case "/", "/index.html":
+            // Several named streams and none at the root: the list of streams.
+            if registry.presentation(named: "") == nil && !registry.names.isEmpty { return send(Self.html(StreamDirectory.html(registry)), request) }
+            return send(page, request)
         case "/hls.mjs": return send(hlsJS ?? Self.notFound, request)
+        case "/streams.json": return send(Self.json(StreamDirectory.json(registry)), request)
         default: break
         }
         if path == "/" + Self.timeName { return time(request) }
+        if registry.presentation(named: String(path.dropFirst())) != nil, path.count > 1 {
+            // `/cam1` → `/cam1/`: the player page's relative URLs need the slash.
+            return send(.text(.movedPermanently, "Moved\n", extra: [.location: String(path) + "/"]), request)
+        }
         guard let (presentation, inner) = registry.resolve(path.dropFirst()) else { return send(Self.notFound, request) }
+        // A named stream's own player page and the hls.js it loads (`./hls.mjs`, relative to `/cam1/`).
+        if inner.isEmpty || inner == "index.html" { return send(page, request) }
+        if inner == "hls.mjs" { return send(hlsJS ?? Self.notFound, request) }
         stats.sawViewer(remote)
         if inner == "index.m3u8" { return await multivariant(presentation, request, uriQuery) }
         if inner == Self.manifestName { return await manifest(presentation, request, uriQuery) }

@@ -22,11 +22,14 @@ struct ServeCommand: AsyncParsableCommand {
               hls-origin serve 'srt://0.0.0.0:9000?mode=listener'    then: ffmpeg -re -i in.mp4 -c copy -f mpegts srt://127.0.0.1:9000
               hls-origin serve 'rtmp://0.0.0.0:1935/live/cam?listen'  then: ffmpeg -re -i in.mp4 -c copy -f flv rtmp://127.0.0.1/live/cam
               ffmpeg -i in.mkv -f rawvideo -pix_fmt yuv420p - | hls-origin serve - --input-format rawvideo --video-size 1280x720 --framerate 30
+
+            Several streams in one process: name each input (NAME=INPUT, NAME is 1-32 of A-Z a-z 0-9 _ -; 'testpattern:' is the test pattern). Each is served under /NAME/ (/NAME/index.m3u8, /NAME/manifest.mpd, its player page at /NAME/); / lists them and /streams.json describes them. The flags apply to every stream; with --record DIR each records to DIR/NAME.
+              hls-origin serve cam1='srt://0.0.0.0:9000?mode=listener' movie=movie.mp4 clock=testpattern: --loop
             """)
 
 
-    @Argument(help: ArgumentHelp("File, URL, or '-' for standard input. Omit for the test pattern.", valueName: "input"))
-    var input: String?
+    @Argument(help: ArgumentHelp("File, URL, or '-' for standard input; or several NAME=INPUT. Omit for the test pattern.", valueName: "input"))
+    var inputs: [String] = []
 
     @Option(help: "Address to listen on.")
     var host = "127.0.0.1"
@@ -135,7 +138,7 @@ struct ServeCommand: AsyncParsableCommand {
     func validate() throws {
         guard (1...1000).contains(window) else { throw ValidationError("--window must be between 1 and 1000 segments") }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0-65535") }
-        if loop && input == "-" { throw ValidationError("--loop needs a file: standard input cannot be rewound") }
+        if loop && inputs == ["-"] { throw ValidationError("--loop needs a file: standard input cannot be rewound") }
         _ = try connectionLimits()
         if let dvrWindow {
             _ = try parseLongDuration(dvrWindow, flag: "--dvr-window")
@@ -147,15 +150,15 @@ struct ServeCommand: AsyncParsableCommand {
 
     func run() async throws {
         let logger = makeLogger(level: logLevel)
-        let spec: InputSpec
-        if let input {
-            if let error = InputSpec.missingFileError(input) { fail(error) }
-            spec = .url(input)
-        } else {
-            let (w, h) = try parseSize(testPatternSize, flag: "--test-pattern-size")
-            spec = .testPattern(width: (w ?? 1280) & ~1, height: (h ?? 720) & ~1, frameRate: try media.testPatternRate)
+        let (w, h) = try parseSize(testPatternSize, flag: "--test-pattern-size")
+        let testPattern = InputSpec.testPattern(width: (w ?? 1280) & ~1, height: (h ?? 720) & ~1, frameRate: try media.testPatternRate)
+        let specs = try StreamSpec.parse(inputs, testPattern: testPattern)
+        for spec in specs {
+            if case .url(let url) = spec.input, let error = InputSpec.missingFileError(url) {
+                fail((spec.name.isEmpty ? "" : "\(spec.name): ") + error)
+            }
         }
-        var options = try media.pipelineOptions(input: spec)
+        var options = try media.pipelineOptions(input: testPattern)
         options.reconnect = !noReconnect
         options.loop = loop
         if noRealtime { options.realtime = false }
@@ -168,29 +171,32 @@ struct ServeCommand: AsyncParsableCommand {
             options.partDuration = part
             partTarget = part
         }
+        if specs.filter({ if case .url("-") = $0.input { true } else { false } }).count > 1 {
+            throw ValidationError("only one input can be standard input ('-')")
+        }
 
-        // The recorder comes first in the fan-out: a segment is on disk before the live window lists it, so a
-        // time-shift window can always spill it.
-        let recorder: Recorder?
-        do {
-            recorder = try record.map { try Recorder(directory: URL(fileURLWithPath: $0), logger: logger) }
-        } catch {
-            fail(describe(error))
-        }
-        let recorded = recorder.map { r in
-            RecordedSegments(directory: r.directory.path) { r.isRecorded(rendition: $0, sequence: $1) }
-        }
         let history = try dvrWindow.map { try parseLongDuration($0, flag: "--dvr-window") }
-        let presentation = LivePresentation.live(windowSize: window, history: history, recording: recorded)
-        let output: any PresentationConsumer = recorder.map { FanOut([$0, presentation]) } ?? presentation
-        let pipeline = Pipeline(options: options, output: output, logger: logger)
-
-        // A file that cannot be opened or probed fails here, before the server says it is serving.
-        do {
-            try pipeline.open()
-        } catch {
-            fail(describe(error))
+        var opened: [ServedStream] = []
+        let registry = PresentationRegistry()
+        for spec in specs {
+            var o = options
+            o.input = spec.input
+            var streamLogger = logger
+            if !spec.name.isEmpty { streamLogger[metadataKey: "stream"] = "\(spec.name)" }
+            let directory = record.map { spec.name.isEmpty ? $0 : URL(fileURLWithPath: $0).appendingPathComponent(spec.name).path }
+            let stream: ServedStream
+            do {
+                stream = try ServedStream(name: spec.name, options: o, window: window, history: history,
+                                          recordDirectory: directory, logger: streamLogger)
+                // A file that cannot be opened or probed fails here, before the server says it is serving.
+                try stream.open()
+            } catch {
+                fail((spec.name.isEmpty ? "" : "\(spec.name): ") + describe(error))
+            }
+            registry.register(stream.presentation, at: spec.name)
+            opened.append(stream)
         }
+        let streams = opened
 
         var config = OriginConfiguration()
         config.host = host
@@ -210,24 +216,10 @@ struct ServeCommand: AsyncParsableCommand {
         // Access control (issue 12 §4).
         config.access = access.accessControl()
         let signedPage = try access.signedPage()
-        let server = OriginServer(registry: PresentationRegistry(root: presentation), configuration: config, logger: logger)
-
-        // The pipeline blocks on reads: it gets its own thread. Its end (or failure) ends the playlist.
-        let inputEnded = PipelineOutcome()
-        let pipelineDone = DispatchSemaphore(value: 0)
-        let thread = StartOnce(Thread {
-            do {
-                try pipeline.run()
-                inputEnded.set(.finished)
-            } catch {
-                inputEnded.set(.failed(describe(error)))
-            }
-            presentation.finish()
-            recorder?.finish()
-            pipelineDone.signal()
-        })
+        let server = OriginServer(registry: registry, configuration: config, logger: logger)
 
         let scheme = config.tls == nil ? "http" : "https"
+        let started = StartOnce(Thread { streams.forEach { $0.start() } })
         let serverTask = Task {
             try await server.run(onStarted: { boundPort in
                 let url = "\(scheme)://\(host == "0.0.0.0" ? "127.0.0.1" : host):\(boundPort)/"
@@ -238,39 +230,53 @@ struct ServeCommand: AsyncParsableCommand {
                     let until = Date(timeIntervalSince1970: TimeInterval(expires)).formatted(.iso8601)
                     let query = path.drop { $0 != "?" }
                     FileHandle.standardError.write(Data("hls-origin: serving \(url.dropLast())\(path)  (signed page URL, valid until \(until); playlist \(url)index.m3u8\(query))\n".utf8))
-                } else {
+                } else if streams.count == 1 && streams[0].name.isEmpty {
                     FileHandle.standardError.write(Data("hls-origin: serving \(url)  (playlist \(url)index.m3u8)\n".utf8))
+                } else {
+                    let names = streams.map { "\(url)\($0.name)/index.m3u8" }.joined(separator: ", ")
+                    FileHandle.standardError.write(Data("hls-origin: serving \(streams.count) streams at \(url)  (\(names))\n".utf8))
                 }
-                thread.start()
+                started.start()
             })
         }
         let signals = SignalWatcher { serverTask.cancel() }
 
+        let single = streams.count == 1
         let status = StatusLine(enabled: !quiet && isatty(STDERR_FILENO) == 1)
         let statusTask = Task {
-            var reported = false
+            var reported = Set<String>()
             while !Task.isCancelled {
                 try? await Task.sleep(for: .milliseconds(500))
-                switch inputEnded.get() {
-                case .failed(let message) where !reported:
-                    reported = true
-                    status.clear()
-                    if (presentation.layout?.windows.first?.snapshot().nextSequence ?? 0) == 0 {
-                        // Nothing was ever served: this is a startup error. Exit with it.
-                        fail(message)
+                for stream in streams where !reported.contains(stream.name) {
+                    switch stream.outcome.get() {
+                    case .failed(let message):
+                        reported.insert(stream.name)
+                        status.clear()
+                        if single && stream.publishedNothing {
+                            // Nothing was ever served: this is a startup error. Exit with it.
+                            fail(message)
+                        }
+                        FileHandle.standardError.write(Data("hls-origin: error: \(stream.label)input failed: \(message); the playlist is ended, still serving (Ctrl-C to stop)\n".utf8))
+                    case .finished:
+                        reported.insert(stream.name)
+                        status.clear()
+                        FileHandle.standardError.write(Data("hls-origin: \(stream.label)end of input; the playlist is ended, still serving (Ctrl-C to stop)\n".utf8))
+                    case .running:
+                        break
                     }
-                    FileHandle.standardError.write(Data("hls-origin: error: input failed: \(message); the playlist is ended, still serving (Ctrl-C to stop)\n".utf8))
-                case .finished where !reported:
-                    reported = true
-                    status.clear()
-                    FileHandle.standardError.write(Data("hls-origin: end of input; the playlist is ended, still serving (Ctrl-C to stop)\n".utf8))
-                default:
-                    break
                 }
-                let s = pipeline.stats.snapshot()
-                let fps = s.wallSeconds > 0 ? Double(s.videoFrames) / s.wallSeconds : 0
-                status.show(String(format: "in %.1f fps | speed %.2fx | out %@ | segments %d | viewers %d",
-                                   fps, s.speed, formatRate(s.bitRate), s.segments, server.stats.activeViewers))
+                let snaps = streams.map { $0.pipeline.stats.snapshot() }
+                let rate = snaps.reduce(0) { $0 + $1.bitRate }
+                if single, let s = snaps.first {
+                    let fps = s.wallSeconds > 0 ? Double(s.videoFrames) / s.wallSeconds : 0
+                    status.show(String(format: "in %.1f fps | speed %.2fx | out %@ | segments %d | viewers %d",
+                                       fps, s.speed, formatRate(rate), s.segments, server.stats.activeViewers))
+                } else {
+                    let live = streams.filter { if case .running = $0.outcome.get() { true } else { false } }.count
+                    status.show(String(format: "streams %d (%d running) | out %@ | segments %d | viewers %d",
+                                       streams.count, live, formatRate(rate), snaps.reduce(0) { $0 + $1.segments },
+                                       server.stats.activeViewers))
+                }
             }
         }
 
@@ -283,13 +289,10 @@ struct ServeCommand: AsyncParsableCommand {
         }
         statusTask.cancel()
         status.clear()
-        pipeline.stop()
-        if let recorder {
-            // The pipeline flushes its last segment on stop; the recording ends after it (or without it, if the
-            // input is stuck).
-            if thread.started { _ = pipelineDone.wait(timeout: .now() + 5) }
-            recorder.finish()
-        }
+        // The pipelines flush their last segments on stop; each recording ends after it (or without it, if the
+        // input is stuck).
+        streams.forEach { $0.pipeline.stop() }
+        streams.forEach { $0.stop() }
         _ = signals
         FileHandle.standardError.write(Data("hls-origin: stopped\n".utf8))
     }

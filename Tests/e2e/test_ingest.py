@@ -41,13 +41,14 @@ def publisher(url, fmt, seconds=None):
 
 
 def publish_when_listening(url, fmt, seconds=None, timeout=20):
-    """Starts the publisher once the origin listens: a publisher that finds no listener exits at once, and is
-    started again (the origin's listener is up a moment after its HTTP server)."""
+    """Starts the publisher once the origin listens: a publisher that finds no listener exits (RTMP at once, an SRT
+    caller after its 3-s connection timeout) and is started again (the origin listens a moment after its HTTP
+    server, and again only once it has noticed that the previous publisher is gone: SRT's 5-s peer idle timeout)."""
     deadline = time.monotonic() + timeout
     while True:
         p = publisher(url, fmt, seconds)
         try:
-            p.wait(timeout=1.5)
+            p.wait(timeout=4)
         except subprocess.TimeoutExpired:
             return p
         if time.monotonic() > deadline:
@@ -166,7 +167,7 @@ def test_srt_no_reconnect_ends_the_stream(start_origin):
     need("ffmpeg")
     port = free_port()
     s = start_origin(f"srt://127.0.0.1:{port}?mode=listener", "--no-reconnect", wait=False)
-    pub = publish_when_listening(f"srt://127.0.0.1:{port}", "mpegts", seconds=4)
+    pub = publish_when_listening(f"srt://127.0.0.1:{port}", "mpegts", seconds=6)
     try:
         pub.wait(timeout=30)
         ended = livecheck.wait_for_endlist(s.base_url, 15, proc=s.proc)

@@ -66,7 +66,7 @@ class LiveCheckResult:
 
 def fetch_multivariant(base_url, errors, live=True):
     """GET /index.m3u8; returns (media playlist URL, CODECS, RESOLUTION) or (None, None, None)."""
-    url = http.join(base_url, "/index.m3u8")
+    url = base_url.rstrip("/") + "/index.m3u8"   # a stream mounted under /NAME keeps its path
     r = http.get(url)
     if r.status != 200:
         errors.add(f"GET {url}: status {r.status} {r.error}")
@@ -88,8 +88,9 @@ def fetch_multivariant(base_url, errors, live=True):
     if not codecs:
         errors.add("EXT-X-STREAM-INF without CODECS")
     media = http.join(url, v.uri)
-    if urllib.parse.urlsplit(media).path != "/stream.m3u8":
-        errors.add(f"variant URI {v.uri!r} does not resolve to /stream.m3u8")
+    expected = urllib.parse.urlsplit(base_url.rstrip("/")).path + "/stream.m3u8"
+    if urllib.parse.urlsplit(media).path != expected:
+        errors.add(f"variant URI {v.uri!r} does not resolve to {expected}")
     return media, codecs, v.attrs.get("RESOLUTION")
 
 
@@ -296,7 +297,7 @@ def check_media_playlist(media_url, duration_s, codecs=None, resolution=None, po
                     continue
                 check_common_headers(sr, "segment", errors)
                 res.segments_downloaded += 1
-                timing = seg_check.add_segment(s.seq, s.duration, sr.body, s.uri)
+                timing = seg_check.add_segment(s.seq, s.duration, sr.body, s.uri, discontinuity=s.discontinuity)
                 if timing is not None:
                     res.segments[s.seq] = SegmentRecord(s.seq, absu, s.duration, len(sr.body), timing,
                                                         s.pdt_computed)
@@ -529,7 +530,7 @@ def check_http_snapshot(base_url, live=False):
             errors.add(f"GET {s.uri}: status {sr.status} {sr.error}")
             continue
         check_common_headers(sr, "segment", errors, live)
-        v.add_segment(s.seq, s.duration, sr.body, s.uri)
+        v.add_segment(s.seq, s.duration, sr.body, s.uri, discontinuity=s.discontinuity)
     snap.segments = len(pl.segments)
     snap.media_seconds = v.media_seconds
     snap.samples = dict(v.samples)
@@ -540,7 +541,7 @@ def check_http_snapshot(base_url, live=False):
 def wait_for_endlist(base_url, timeout, proc=None, interval=0.25):
     """Poll /stream.m3u8 until it carries EXT-X-ENDLIST. Returns the parsed playlist or None."""
     deadline = time.monotonic() + timeout
-    url = http.join(base_url, "/stream.m3u8")
+    url = base_url.rstrip("/") + "/stream.m3u8"
     while time.monotonic() < deadline:
         if proc is not None and proc.poll() is not None:
             return None

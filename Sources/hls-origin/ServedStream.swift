@@ -1,0 +1,108 @@
+import ArgumentParser
+import Foundation
+import Logging
+import MediaCore
+import MediaPresentation
+import Origin
+import Pipeline
+
+/// One named input of `serve`: `cam1=srt://...`, or a bare input served at the root.
+struct StreamSpec: Equatable {
+    /// `""`: the root (a single unnamed input).
+    var name: String
+    var input: InputSpec
+
+    /// The input that stands for the built-in test pattern among several named inputs (`clock=testpattern:`).
+    static let testPatternInput = "testpattern:"
+
+    /// `serve`'s inputs: none (the test pattern at the root), one bare input (at the root), or any number of
+    /// `NAME=INPUT` (each under `/NAME/`). A name is 1-32 of `[A-Za-z0-9_-]`; anything before the first `=` that is
+    /// not one (`srt://host?mode=listener`) makes the argument a bare input.
+    static func parse(_ arguments: [String], testPattern: InputSpec) throws -> [StreamSpec] {
+        if arguments.isEmpty { return [StreamSpec(name: "", input: testPattern)] }
+        let specs = arguments.map { arg -> StreamSpec in
+            if let eq = arg.firstIndex(of: "="), Rendition.isValidName(String(arg[..<eq])) {
+                return StreamSpec(name: String(arg[..<eq]), input: input(String(arg[arg.index(after: eq)...]), testPattern))
+            }
+            return StreamSpec(name: "", input: input(arg, testPattern))
+        }
+        if specs.count == 1 { return specs }
+        if let i = specs.firstIndex(where: \.name.isEmpty) {
+            throw ValidationError("with several inputs, name each one: NAME=INPUT (e.g. cam1=srt://0.0.0.0:9000?mode=listener); '\(arguments[i])' has no name")
+        }
+        var seen = Set<String>()
+        for s in specs where !seen.insert(s.name).inserted {
+            throw ValidationError("the stream name '\(s.name)' is given twice")
+        }
+        // `/time` is the origin's clock endpoint (names cannot contain the dot of `/hls.mjs` or `/streams.json`).
+        if seen.contains("time") { throw ValidationError("'time' cannot name a stream") }
+        return specs
+    }
+
+    private static func input(_ text: String, _ testPattern: InputSpec) -> InputSpec {
+        text == testPatternInput || text.isEmpty ? testPattern : .url(text)
+    }
+}
+
+/// One input's pipeline, its live presentation (and recording), and the thread that runs it.
+final class ServedStream: @unchecked Sendable {
+    // @unchecked: every stored property is Sendable or set in init only.
+    let name: String
+    let presentation: LivePresentation
+    let pipeline: Pipeline
+    let recorder: Recorder?
+    let outcome = PipelineOutcome()
+    private let done = DispatchSemaphore(value: 0)
+    private let thread: StartOnce
+
+    init(name: String, options: PipelineOptions, window: Int, history: MediaTime?, recordDirectory: String?,
+         logger: Logger) throws {
+        self.name = name
+        recorder = try recordDirectory.map { try Recorder(directory: URL(fileURLWithPath: $0), logger: logger) }
+        let recorded = recorder.map { r in
+            RecordedSegments(directory: r.directory.path) { r.isRecorded(rendition: $0, sequence: $1) }
+        }
+        // The recorder comes first in the fan-out: a segment is on disk before the live window lists it, so a
+        // time-shift window can always spill it.
+        let presentation = LivePresentation.live(windowSize: window, history: history, recording: recorded)
+        self.presentation = presentation
+        let output: any PresentationConsumer = recorder.map { FanOut([$0, presentation]) } ?? presentation
+        let pipeline = Pipeline(options: options, output: output, logger: logger)
+        self.pipeline = pipeline
+        let outcome = self.outcome
+        let recorder = self.recorder
+        let done = self.done
+        // The pipeline blocks on reads: it gets its own thread. Its end (or failure) ends the playlist.
+        thread = StartOnce(Thread {
+            do {
+                try pipeline.run()
+                outcome.set(.finished)
+            } catch {
+                outcome.set(.failed(describe(error)))
+            }
+            presentation.finish()
+            recorder?.finish()
+            done.signal()
+        })
+    }
+
+    /// Opens a local file now, so one that cannot be opened or probed fails before anything is served.
+    func open() throws { try pipeline.open() }
+
+    func start() { thread.start() }
+
+    /// Whether nothing was ever published (a failure then is a startup error).
+    var publishedNothing: Bool { (presentation.layout?.windows.first?.snapshot().nextSequence ?? 0) == 0 }
+
+    /// Stops the input; with a recording, waits (up to 5 s) for the pipeline to flush its last segment into it.
+    func stop() {
+        pipeline.stop()
+        if let recorder {
+            if thread.started { _ = done.wait(timeout: .now() + 5) }
+            recorder.finish()
+        }
+    }
+
+    /// `"cam1: "` for messages about a named stream, `""` for the root one.
+    var label: String { name.isEmpty ? "" : "\(name): " }
+}

@@ -1,0 +1,112 @@
+"""Several streams in one process (issue 11 §1): `serve cam1=srt://...?mode=listener movie=clip.mp4
+clock=testpattern: --loop` serves each under /NAME/, lists them at / and in /streams.json, and one input failing or
+coming back does not disturb the others. About 1.5 minutes.
+
+Independence is checked with the strict live checker on the two other streams while the SRT publisher is killed
+and restarted: it fails a stream whose playlist goes more than 1.5 target durations without a new segment (RFC
+8216 §6.2.1: "the server MUST make a new version of the Playlist file available ... no later than one-and-a-half
+times the Target Duration after the previous one"), whose header values change, or whose segments do not load.
+"""
+import concurrent.futures
+import json
+import signal
+import subprocess
+import time
+
+from hlsharness import chromium, clients, http, livecheck, m3u8
+from hlsharness.procs import free_port, stop_process
+from hlsharness.testenv import need, need_chromium
+from test_ingest import publish_when_listening, wait_for_segments
+
+
+class Named:
+    """A view of one named stream of an OriginServer, for helpers that take a server."""
+
+    def __init__(self, server, name):
+        self.server, self.name = server, name
+        self.proc = server.proc
+        self.base_url = f"{server.base_url}/{name}"
+
+    def url(self, path):
+        return self.base_url + path
+
+    def stderr(self):
+        return self.server.stderr()
+
+
+def streams_json(s):
+    r = http.get(s.url("/streams.json"))
+    assert r.status == 200 and r.headers.get("content-type") == "application/json", (r.status, r.headers)
+    return {x["name"]: x for x in json.loads(r.text)["streams"]}
+
+
+def test_three_streams_one_killed_and_restarted(start_origin, media):
+    need("ffmpeg")
+    port = free_port()
+    s = start_origin(f"cam1=srt://127.0.0.1:{port}?mode=listener", f"movie={media['clip.mp4']}", "clock=testpattern:",
+                     "--loop", "--test-pattern-size", "640x360", "--window", "20", "--log-level", "info", wait=False)
+    pub = publish_when_listening(f"srt://127.0.0.1:{port}", "mpegts")
+    pub2 = None
+    try:
+        cam, movie, clock = (Named(s, n) for n in ("cam1", "movie", "clock"))
+        for n in (cam, movie, clock):
+            wait_for_segments(n, 2)
+        # The directory: / lists the three streams with links to their pages; /streams.json describes them.
+        page = http.get(s.url("/"))
+        assert page.status == 200 and "text/html" in page.headers.get("content-type", "")
+        for name in ("cam1", "movie", "clock"):
+            assert f'href="/{name}/"' in page.text
+        info = streams_json(s)
+        assert sorted(info) == ["cam1", "clock", "movie"]
+        for name, x in info.items():
+            assert x["state"] == "live" and x["playlist"] == f"/{name}/index.m3u8", x
+            assert x["renditions"][0]["width"] == 640 and x["renditions"][0]["bandwidth"] > 0, x
+        # /cam1 → /cam1/ (the page's relative URLs), and the page and its hls.js are served there.
+        r = http.get(s.url("/cam1"))
+        assert r.status == 301 and r.headers.get("location") == "/cam1/"
+        assert http.get(s.url("/cam1/")).status == 200 and http.get(s.url("/cam1/hls.mjs")).status in (200, 404)
+
+        with concurrent.futures.ThreadPoolExecutor(3) as ex:
+            checks = {n.name: ex.submit(livecheck.check_live_playlist, n.base_url, 16) for n in (movie, clock)}
+            time.sleep(4)
+            last_before = m3u8.parse_media(http.get(cam.url("/stream.m3u8")).text).segments[-1].seq
+            pub.send_signal(signal.SIGKILL)
+            pub.wait()
+            time.sleep(2)
+            pub2 = publish_when_listening(f"srt://127.0.0.1:{port}", "mpegts")
+            results = {k: f.result() for k, f in checks.items()}
+        for name, res in results.items():
+            print(name, res.summary())
+            assert res.errors == [], f"{name} was disturbed by cam1's outage: {res.errors}"
+        wait_for_segments(cam, last_before + 3, timeout=30)
+        pl = m3u8.parse_media(http.get(cam.url("/stream.m3u8")).text)
+        assert [seg.seq for seg in pl.segments if seg.discontinuity], "cam1 continues after a discontinuity"
+        strict = livecheck.check_live_playlist(cam.base_url, 4)
+        assert strict.errors == [], strict.summary()
+        assert streams_json(s)["cam1"]["state"] == "live"
+        assert "stream=cam1" in s.stderr() and "publisher disconnected" in s.stderr()
+
+        # Every stream plays in ffmpeg, and in hls.js on its own page (one player at a time: 2 cores).
+        for n in (cam, movie, clock):
+            ff = clients.ffmpeg_read(n.url("/index.m3u8"), 3)
+            assert ff.ok, f"{n.name}: {ff}"
+        if not chromium.chromium_binary():
+            need_chromium()
+        for n in (cam, movie, clock):
+            res = chromium.chromium_play(n.url("/"), 8)
+            print(n.name, chromium.summary(res))
+            assert chromium.playback_problems(res, max_dropped=0.03) == [], n.name
+            assert list(res["video_size"]) == [640, 360]
+    finally:
+        stop_process(pub)
+        if pub2:
+            stop_process(pub2)
+
+
+def test_stream_names_are_checked(origin_bin):
+    """Two unnamed inputs, a name given twice, or a reserved name: one clear error line, exit 64 (usage)."""
+    for args, words in ((["a.mp4", "b.mp4"], "name each one"), (["x=testpattern:", "x=testpattern:"], "given twice"),
+                        (["time=testpattern:", "b=testpattern:"], "cannot name a stream")):
+        p = subprocess.run([origin_bin, "serve", *args, "--port", "0"], capture_output=True, text=True, timeout=20)
+        assert p.returncode != 0 and words in p.stderr, (args, p.returncode, p.stderr)
+        assert len([ln for ln in p.stderr.splitlines() if ln.strip()]) <= 3, p.stderr
