@@ -18,6 +18,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         // HMAC-SHA256 for signed URLs; 3.12.3 or later (4.x is already in the graph through swift-certificates).
         .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
+        // `serve --config streams.toml|.yaml`.
+        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
     ],
     targets: [
         // C bridge: the only place FFmpeg headers are seen.
@@ -64,8 +67,12 @@ let package = Package(
             "HLSOrigin", .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Logging", package: "swift-log"),
         ], path: "Examples/EmbeddedOrigin"),
+        // `serve --config`: streams and their options from TOML or YAML.
+        .target(name: "ServeConfig", dependencies: [
+            .product(name: "TOMLKit", package: "TOMLKit"), .product(name: "Yams", package: "Yams"),
+        ]),
         .executableTarget(name: "hls-origin", dependencies: [
-            "Pipeline", "Origin", "HLS", "MediaCore", "MediaPresentation",
+            "Pipeline", "Origin", "HLS", "MediaCore", "MediaPresentation", "ServeConfig",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -73,6 +80,7 @@ let package = Package(
         // Helpers shared by the test targets (seeded generator).
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "MediaCoreTests", dependencies: ["MediaCore"]),
+        .testTarget(name: "ServeConfigTests", dependencies: ["ServeConfig"]),
         .testTarget(name: "ISOBMFFTests", dependencies: ["TestSupport", "ISOBMFF", "MediaCore"], resources: [.copy("Fixtures")]),
         .testTarget(name: "HLSTests", dependencies: ["TestSupport", "HLS", "MediaCore"]),
         .testTarget(name: "DASHTests", dependencies: ["DASH", "MediaCore"]),

@@ -5,6 +5,7 @@ import MediaCore
 import MediaPresentation
 import Origin
 import Pipeline
+import ServeConfig
 
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -36,6 +37,9 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(help: "Port to listen on (0 picks a free port).")
     var port = 8080
+
+    @Option(name: .customLong("config"), help: ArgumentHelp("Streams to serve, with options per stream, from a TOML or YAML file ([streams.NAME] input = ..., ladder, loop, segment_duration, part_duration, window, transcode, video_bitrate, audio_bitrate, crf, preset, size, input_format, input_options, realtime, reconnect). The flags are every stream's defaults.", valueName: "file"))
+    var configPath: String?
 
     @Option(help: "Segments in the live playlist.")
     var window = 6
@@ -152,41 +156,53 @@ struct ServeCommand: AsyncParsableCommand {
         let logger = makeLogger(level: logLevel)
         let (w, h) = try parseSize(testPatternSize, flag: "--test-pattern-size")
         let testPattern = InputSpec.testPattern(width: (w ?? 1280) & ~1, height: (h ?? 720) & ~1, frameRate: try media.testPatternRate)
-        let specs = try StreamSpec.parse(inputs, testPattern: testPattern)
-        for spec in specs {
-            if case .url(let url) = spec.input, let error = InputSpec.missingFileError(url) {
-                fail((spec.name.isEmpty ? "" : "\(spec.name): ") + error)
-            }
-        }
         var options = try media.pipelineOptions(input: testPattern)
         options.reconnect = !noReconnect
         options.loop = loop
         if noRealtime { options.realtime = false }
-        var partTarget: MediaTime?
         if partDuration != "0" && partDuration != "0.0" {
             let part = try parseDuration(partDuration, flag: "--part-duration", range: 50...5_000)
             guard part < options.segmentDuration else {
                 throw ValidationError("--part-duration must be shorter than --segment-duration")
             }
             options.partDuration = part
-            partTarget = part
         }
-        if specs.filter({ if case .url("-") = $0.input { true } else { false } }).count > 1 {
+        let planned: [PlannedStream]
+        if let configPath {
+            guard inputs.isEmpty else { throw ValidationError("give the inputs either as arguments or in --config, not both") }
+            do {
+                let file = try ServeConfig.load(path: configPath)
+                planned = try file.streams.map { try $0.entry.apply(to: options, window: window, name: $0.name, testPattern: testPattern) }
+            } catch {
+                fail(describe(error))
+            }
+        } else {
+            planned = try StreamSpec.parse(inputs, testPattern: testPattern).map { spec in
+                var o = options
+                o.input = spec.input
+                return PlannedStream(spec: spec, options: o, window: window)
+            }
+        }
+        for p in planned {
+            if case .url(let url) = p.spec.input, let error = InputSpec.missingFileError(url) {
+                fail((p.spec.name.isEmpty ? "" : "\(p.spec.name): ") + error)
+            }
+        }
+        if planned.filter({ if case .url("-") = $0.spec.input { true } else { false } }).count > 1 {
             throw ValidationError("only one input can be standard input ('-')")
         }
 
         let history = try dvrWindow.map { try parseLongDuration($0, flag: "--dvr-window") }
         var opened: [ServedStream] = []
         let registry = PresentationRegistry()
-        for spec in specs {
-            var o = options
-            o.input = spec.input
+        for p in planned {
+            let spec = p.spec
             var streamLogger = logger
             if !spec.name.isEmpty { streamLogger[metadataKey: "stream"] = "\(spec.name)" }
             let directory = record.map { spec.name.isEmpty ? $0 : URL(fileURLWithPath: $0).appendingPathComponent(spec.name).path }
             let stream: ServedStream
             do {
-                stream = try ServedStream(name: spec.name, options: o, window: window, history: history,
+                stream = try ServedStream(name: spec.name, options: p.options, window: p.window, history: history,
                                           recordDirectory: directory, logger: streamLogger)
                 // A file that cannot be opened or probed fails here, before the server says it is serving.
                 try stream.open()
@@ -202,7 +218,7 @@ struct ServeCommand: AsyncParsableCommand {
         config.host = host
         config.port = port
         config.hlsJSPath = resolveHLSJS()
-        config.lowLatencyPage = partTarget != nil
+        config.lowLatencyPage = planned.contains { $0.options.partDuration != nil }
         config.limits = try connectionLimits()
         raiseFileLimit(toFit: config.limits.maxConnections)
         switch (tlsCert, tlsKey) {

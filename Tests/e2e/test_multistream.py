@@ -110,3 +110,72 @@ def test_stream_names_are_checked(origin_bin):
         p = subprocess.run([origin_bin, "serve", *args, "--port", "0"], capture_output=True, text=True, timeout=20)
         assert p.returncode != 0 and words in p.stderr, (args, p.returncode, p.stderr)
         assert len([ln for ln in p.stderr.splitlines() if ln.strip()]) <= 3, p.stderr
+
+
+CONFIG_TOML = """
+[streams.movie]
+input = "{clip}"
+loop = true
+segment_duration = 2
+
+[streams.clock]
+input = "testpattern:"
+part_duration = 0
+window = 4
+"""
+
+CONFIG_YAML = """
+streams:
+  movie: {{ input: "{clip}", loop: true, segment_duration: 2 }}
+  clock:
+    input: "testpattern:"
+    part_duration: 0
+    window: 4
+"""
+
+
+def test_config_file_sets_options_per_stream(start_origin, media, tmp_path):
+    """`--config streams.toml` (then the same in YAML): each stream gets its own options over the flags'
+    defaults (segment_duration 2 → EXT-X-TARGETDURATION:2; part_duration 0 → no LL-HLS parts; window 4), and both
+    pass the strict checker."""
+    for name, text in (("streams.toml", CONFIG_TOML), ("streams.yaml", CONFIG_YAML)):
+        path = tmp_path / name
+        path.write_text(text.format(clip=media["clip.mp4"]))
+        s = start_origin("--config", str(path), "--test-pattern-size", "320x180", wait=False)
+        movie, clock = Named(s, "movie"), Named(s, "clock")
+        wait_for_segments(clock, 5)
+        wait_for_segments(movie, 2)
+        with concurrent.futures.ThreadPoolExecutor(2) as ex:
+            checks = [ex.submit(livecheck.check_live_playlist, n.base_url, 6) for n in (movie, clock)]
+            for n, f in zip((movie, clock), checks):
+                res = f.result()
+                assert res.errors == [], f"{name} {n.name}: {res.summary()}"
+        mv = http.get(movie.url("/stream.m3u8")).text
+        assert "#EXT-X-TARGETDURATION:2\n" in mv and "#EXT-X-PART:" in mv, mv
+        ck = http.get(clock.url("/stream.m3u8")).text
+        pl = m3u8.parse_media(ck)
+        assert "#EXT-X-PART" not in ck and len(pl.segments) <= 4 and pl.target_duration == 1, ck
+        s.stop()
+
+
+def test_config_file_errors(origin_bin, tmp_path):
+    """A typo, a wrong type, a missing input, a missing file, or inputs given twice: one clear line, exit 1."""
+    cases = {
+        "typo.toml": ('[streams.a]\ninput = "x.mp4"\nladr = "720"\n', "streams.a: unknown key 'ladr'"),
+        "type.yaml": ("streams:\n  a: { input: x.mp4, loop: 3 }\n", "streams.a.loop: expected true or false"),
+        "noinput.toml": ("[streams.a]\nloop = true\n", "streams.a.input: missing"),
+        "badladder.toml": ('[streams.a]\ninput = "testpattern:"\nladder = "abc"\n', "streams.a: "),
+        "badname.yaml": ('streams:\n  "a b": { input: "testpattern:" }\n', "streams.a b: a stream name is"),
+    }
+    for name, (text, words) in cases.items():
+        (tmp_path / name).write_text(text)
+        p = subprocess.run([origin_bin, "serve", "--config", str(tmp_path / name), "--port", "0"],
+                           capture_output=True, text=True, timeout=20)
+        assert p.returncode == 1 and words in p.stderr, (name, p.returncode, p.stderr)
+        assert len(p.stderr.strip().splitlines()) == 1, (name, p.stderr)
+    p = subprocess.run([origin_bin, "serve", "--config", str(tmp_path / "absent.toml"), "--port", "0"],
+                       capture_output=True, text=True, timeout=20)
+    assert p.returncode == 1 and "No such file or directory" in p.stderr, p.stderr
+    p = subprocess.run([origin_bin, "serve", "x.mp4", "--config", str(tmp_path / "typo.toml"), "--port", "0"],
+                       capture_output=True, text=True, timeout=20)
+    assert p.returncode != 0 and "either as arguments or in --config" in p.stderr, p.stderr
