@@ -18,6 +18,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         // HMAC-SHA256 for signed URLs; 3.12.3 or later (4.x is already in the graph through swift-certificates).
         .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
+        // HTTP client of the push target only (serve --push): persistent connections to an ingest.
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: [
         // C bridge: the only place FFmpeg headers are seen.
@@ -58,6 +60,13 @@ let package = Package(
             "MediaCore", "ISOBMFF", "Segmenter", "FFmpegBridge", "TestPattern", "HLS", "DASH", "MediaPresentation",
             .product(name: "Logging", package: "swift-log"),
         ]),
+        // Push to an HTTP ingest (serve --push): PUT/POST/DELETE of what the pipeline publishes. An HTTP client,
+        // no serving.
+        .target(name: "Push", dependencies: [
+            "MediaCore", "HLS", "MediaPresentation",
+            .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         .target(name: "HLSOrigin", dependencies: ["MediaCore", "MediaPresentation", "Origin", "Pipeline"]),
         // An app embedding the library (built with the package; the e2e suite runs it).
         .executableTarget(name: "EmbeddedOriginExample", dependencies: [
@@ -65,7 +74,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ], path: "Examples/EmbeddedOrigin"),
         .executableTarget(name: "hls-origin", dependencies: [
-            "Pipeline", "Origin", "HLS", "MediaCore", "MediaPresentation",
+            "Pipeline", "Origin", "HLS", "MediaCore", "MediaPresentation", "Push",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -80,6 +89,8 @@ let package = Package(
         .testTarget(name: "FFmpegBridgeTests", dependencies: ["TestSupport", "FFmpegBridge", "MediaCore", "TestPattern"]),
         .testTarget(name: "SegmenterTests", dependencies: ["TestSupport", "Segmenter", "ISOBMFF", "MediaCore"]),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "MediaCore", "TestSupport"]),
+        .testTarget(name: "PushTests", dependencies: ["Push", "MediaPresentation", "MediaCore", "HLS",
+                                                      .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "OriginTests", dependencies: [
             "Origin", "HLS", "MediaCore", "MediaPresentation", "TestSupport",
             .product(name: "Hummingbird", package: "hummingbird"),
