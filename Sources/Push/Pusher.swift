@@ -49,7 +49,8 @@ public final class Pusher: PresentationConsumer, Sendable {
         public var refused = 0
         /// Dropped from a full lane without an attempt.
         public var dropped = 0
-        /// Given up after failed attempts (left the window, superseded, or the final wait ran out).
+        /// Given up after failed attempts (left the window, or the final wait ran out); a playlist given up for a
+        /// newer state of it is not counted.
         public var abandoned = 0
         public var failedAttempts = 0
         /// Times the ingest became unreachable.
@@ -306,6 +307,8 @@ public final class Pusher: PresentationConsumer, Sendable {
             }
             break
         }
+        // A playlist with a newer state queued is not lost: the newer one goes next.
+        if item.kind == .playlist, state.withLock({ $0.lanes[lane].inFlightIsSuperseded }) { return }
         health.withLock { $0.stats.abandoned += 1 }
     }
 

@@ -18,6 +18,7 @@ struct ServeCommand: AsyncParsableCommand {
               hls-origin serve movie.mp4 --loop
               ffmpeg -f v4l2 -i /dev/video0 -f nut - | hls-origin serve -
               cat capture.ts | hls-origin serve -
+              hls-origin serve movie.mp4 --loop --no-serve --push http://ingest.example/live/ --push-delete
               ffmpeg -i in.mkv -f rawvideo -pix_fmt yuv420p - | hls-origin serve - --input-format rawvideo --video-size 1280x720 --framerate 30
             """)
 
@@ -45,20 +46,6 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(name: .customLong("record"), help: ArgumentHelp("Record every init segment, segment and playlist to this directory as they are published (the layout 'package' writes). Its playlists grow (EXT-X-PLAYLIST-TYPE:EVENT) and become VOD with EXT-X-ENDLIST at the end of input or on Ctrl-C; after a crash they play up to the last complete segment. The directory must be empty or absent.", valueName: "dir"))
     var record: String?
-
-    // MARK: Push to an ingest (issue 10 §4)
-
-    @Option(name: .customLong("push"), help: ArgumentHelp("Push every init segment, segment, playlist (and LL-HLS part) to this HTTP ingest as it is published, each to URL + its path (URL/index.m3u8, URL/stream.m3u8, URL/seg7.m4s), over persistent connections, retried with back-off while the ingest is unreachable. A player pointed at URL/index.m3u8 sees what it would see at the origin.", valueName: "url"))
-    var push: String?
-
-    @Option(name: .customLong("push-method"), help: ArgumentHelp("HTTP method of --push: PUT or POST.", valueName: "method"))
-    var pushMethod = "PUT"
-
-    @Flag(name: .customLong("push-delete"), help: "With --push: DELETE a segment and its parts from the ingest once it has left the playlist for longer than the segment plus the playlist (RFC 8216 §6.2.2).")
-    var pushDelete = false
-
-    @Flag(name: .customLong("no-serve"), help: "With --push: no local HTTP server; run the input and push only. At the end of input the final playlists are pushed and the process exits.")
-    var noServe = false
 
     @Option(name: .customLong("dvr-window"), help: ArgumentHelp("Time-shift: the live playlists list this much history to seek back in (90s, 10m, 2h). Needs --record: only the newest --window segments stay in memory, older ones are read back from the recording.", valueName: "duration"))
     var dvrWindow: String?
@@ -134,6 +121,9 @@ struct ServeCommand: AsyncParsableCommand {
     // Access control (issue 12 §4): --auth-token, --auth-expires, --auth-cdn, --auth-basic, --cors-origin.
     @OptionGroup var access: AccessOptions
 
+    // Push to an ingest (issue 10 §4): --push, --push-method, --push-delete, --no-serve.
+    @OptionGroup var pushing: PushOptions
+
     @Flag(help: "No status line.")
     var quiet = false
 
@@ -145,19 +135,9 @@ struct ServeCommand: AsyncParsableCommand {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0-65535") }
         if loop && input == "-" { throw ValidationError("--loop needs a file: standard input cannot be rewound") }
         _ = try connectionLimits()
-        if let push {
-            let lower = push.lowercased()
-            guard lower.hasPrefix("http://") || lower.hasPrefix("https://"), push.count > 8 else {
-                throw ValidationError("--push takes an http:// or https:// URL (got '\(push)')")
-            }
-            guard PushMethod(rawValue: pushMethod.uppercased()) != nil else {
-                throw ValidationError("--push-method must be PUT or POST (got '\(pushMethod)')")
-            }
-        } else {
-            if noServe { throw ValidationError("--no-serve needs --push URL (otherwise nothing would read the stream)") }
-            if pushDelete { throw ValidationError("--push-delete needs --push URL") }
+        if pushing.noServe, dvrWindow != nil {
+            throw ValidationError("--dvr-window is for the local server; it does nothing with --no-serve")
         }
-        if noServe, dvrWindow != nil { throw ValidationError("--dvr-window is for the local server; it does nothing with --no-serve") }
         if let dvrWindow {
             _ = try parseLongDuration(dvrWindow, flag: "--dvr-window")
             if record == nil {
@@ -202,16 +182,10 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let history = try dvrWindow.map { try parseLongDuration($0, flag: "--dvr-window") }
         let presentation = LivePresentation.live(windowSize: window, history: history, recording: recorded)
-        let pusher = push.map { url in
-            var c = Pusher.Configuration(url: url)
-            c.method = PushMethod(rawValue: pushMethod.uppercased()) ?? .put
-            c.deleteExpired = pushDelete
-            c.windowSize = window
-            return Pusher(configuration: c, transport: HTTPPushTransport(), logger: logger)
-        }
+        let pusher = pushing.makePusher(windowSize: window, logger: logger)
         var consumers: [any PresentationConsumer] = []
         if let recorder { consumers.append(recorder) }
-        if !noServe { consumers.append(presentation) }
+        if !pushing.noServe { consumers.append(presentation) }
         if let pusher { consumers.append(pusher) }
         let output: any PresentationConsumer = consumers.count == 1 ? consumers[0] : FanOut(consumers)
         let pipeline = Pipeline(options: options, output: output, logger: logger)
@@ -223,7 +197,7 @@ struct ServeCommand: AsyncParsableCommand {
             fail(describe(error))
         }
 
-        if noServe, let pusher {
+        if pushing.noServe, let pusher {
             await pushOnly(pipeline: pipeline, pusher: pusher, recorder: recorder)
             return
         }
@@ -334,58 +308,6 @@ struct ServeCommand: AsyncParsableCommand {
         }
         _ = signals
         FileHandle.standardError.write(Data("hls-origin: stopped\n".utf8))
-    }
-
-    /// `--no-serve`: the pipeline feeds the pusher (and the recorder), no listener. Ends with the input (after the
-    /// final playlists are pushed) or on Ctrl-C.
-    private func pushOnly(pipeline: Pipeline, pusher: Pusher, recorder: Recorder?) async {
-        let (stopped, stop) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        let inputEnded = PipelineOutcome()
-        let pipelineDone = DispatchSemaphore(value: 0)
-        let thread = StartOnce(Thread {
-            do {
-                try pipeline.run()
-                inputEnded.set(.finished)
-            } catch {
-                inputEnded.set(.failed(describe(error)))
-            }
-            pusher.finish()
-            recorder?.finish()
-            pipelineDone.signal()
-            stop.yield()
-        })
-        let method = PushMethod(rawValue: pushMethod.uppercased()) ?? .put
-        FileHandle.standardError.write(Data("hls-origin: pushing to \(pusher.configuration.url) (\(method.rawValue)\(pushDelete ? ", DELETE of expired segments" : ""); playlist \(pusher.configuration.url)index.m3u8), no local server\n".utf8))
-        let interrupted = PipelineOutcome()
-        let signals = SignalWatcher {
-            interrupted.set(.finished)
-            stop.yield()
-        }
-        thread.start()
-        for await _ in stopped { break }
-        pipeline.stop()
-        _ = pipelineDone.wait(timeout: .now() + 5)
-        pusher.finish()
-        recorder?.finish()
-        await finishPush(pusher)
-        _ = signals
-        switch inputEnded.get() {
-        case .failed(let message):
-            fail("input failed: \(message)")
-        case .finished where interrupted.isRunning:
-            FileHandle.standardError.write(Data("hls-origin: end of input; pushed the ended playlists\n".utf8))
-        case .finished, .running:
-            FileHandle.standardError.write(Data("hls-origin: stopped\n".utf8))
-        }
-    }
-
-    /// Waits (at most 10 s) for the pusher's queue to drain, then closes its connections.
-    private func finishPush(_ pusher: Pusher) async {
-        let drained = await pusher.drain(timeout: .seconds(10))
-        await pusher.shutdown()
-        let s = pusher.stats
-        let note = drained ? "" : "; gave up on what was left after 10 s"
-        FileHandle.standardError.write(Data("hls-origin: push: \(s.pushed) objects pushed, \(s.deleted) deleted, \(s.refused) refused, \(s.dropped + s.abandoned) dropped\(note)\n".utf8))
     }
 
     private func resolveHLSJS() -> String? {

@@ -13,8 +13,8 @@ import time
 
 import pytest
 
-from hlsharness import clients, http, livecheck, m3u8, procs
-from hlsharness.testenv import need
+from hlsharness import chromium, clients, http, livecheck, m3u8, procs
+from hlsharness.testenv import need, need_chromium, need_hlsjs
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 INGEST_CONF = os.path.join(REPO, "deploy", "nginx", "ingest.conf")
@@ -184,10 +184,11 @@ def test_a_refusing_ingest_is_one_error_line(ingest, start_origin):
     ing = ingest(refuse=True)
     o = start_origin("--no-serve", "--push", ing.url, "--test-pattern-size", "640x360", "--part-duration", "0",
                      wait=False)
-    wait_for(lambda: "refused" in o.stderr(), 15, "the refusal")
+    wait_for(lambda: "refused: 403" in o.stderr(), 30, "the refusal")
     time.sleep(2)  # more objects are refused meanwhile
-    lines = [ln for ln in o.stderr().splitlines() if "refused" in ln]
-    assert len(lines) == 1, lines
+    err = o.stderr()
+    lines = [ln for ln in err.splitlines() if re.search(r"refused: \d{3}", ln)]
+    assert len(lines) == 1, err
     assert re.search(rf"error .*push: PUT {re.escape(ing.url)}\S+ refused: 403 Forbidden$", lines[0]), lines
     assert o.proc.poll() is None, "a refusing ingest does not stop the origin"
     assert not os.path.exists(ing.path("index.m3u8"))
@@ -203,3 +204,32 @@ def test_push_flags_are_checked(origin_bin):
     h = subprocess.run([origin_bin, "serve", "--help"], capture_output=True, timeout=10).stdout.decode()
     for flag in ("--push <url>", "--push-method <method>", "--push-delete", "--no-serve"):
         assert flag in h, flag
+
+
+def test_serve_and_push_at_once(ingest, start_origin):
+    """Without --no-serve the origin serves and pushes: the same playlists at both places."""
+    ing = ingest()
+    o = start_origin("--push", ing.url, "--test-pattern-size", "640x360", "--part-duration", "0")
+    assert http.wait_for_200(ing.url + "stream.m3u8", 15, proc=o.proc) is not None, o.stderr()
+    local = m3u8.parse_media(http.get(o.url("/stream.m3u8")).text)
+    pushed = media_playlist(ing)
+    assert abs(local.media_sequence - pushed.media_sequence) <= 1
+    assert http.get(ing.url + "index.m3u8").text == http.get(o.url("/index.m3u8")).text or \
+        m3u8.parse_multivariant(http.get(ing.url + "index.m3u8").text).variants[0].uri == "stream.m3u8"
+    played = clients.ffmpeg_read(ing.url + "index.m3u8", seconds=3)
+    assert played.ok, played
+
+
+def test_hlsjs_plays_from_the_ingest(ingest, start_origin):
+    """hls.js in Chromium, one short play of the pushed stream, with the page and hls.js served by the ingest too."""
+    need_chromium()
+    hlsjs = need_hlsjs()
+    ing = ingest()
+    pusher(start_origin, ing, "--part-duration", "0")
+    procs.write_player_page(ing.root)
+    shutil.copy(hlsjs, os.path.join(ing.root, "hls.mjs"))
+    page = f"http://127.0.0.1:{ing.port}"
+    res = chromium.chromium_play(procs.player_page_url(page, page + "/hls.mjs", ing.url + "index.m3u8"), 8,
+                                 screenshots=False)
+    print(chromium.summary(res))
+    assert chromium.playback_problems(res, require_screens=False) == []
