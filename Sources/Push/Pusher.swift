@@ -47,7 +47,7 @@ public final class Pusher: PresentationConsumer, Sendable {
         public var pushed = 0
         public var deleted = 0
         public var refused = 0
-        /// Dropped from a full lane without an attempt.
+        /// Dropped without an attempt: from a full lane, or out of the window by the time its turn came.
         public var dropped = 0
         /// Given up after failed attempts (left the window, or the final wait ran out); a playlist given up for a
         /// newer state of it is not counted.
@@ -286,6 +286,11 @@ public final class Pusher: PresentationConsumer, Sendable {
     }
 
     private func deliver(_ item: PushItem, lane: Int) async {
+        // Queued while the ingest was down and out of the window since: not worth a request.
+        guard stillWanted(item, lane: lane) else {
+            health.withLock { $0.stats.dropped += 1 }
+            return
+        }
         let request = request(for: item)
         var failures = 0
         while !Task.isCancelled {
