@@ -56,10 +56,16 @@ public final class HTTPPushTransport: PushTransport {
     private let client: HTTPClient
     private let requestTimeout: TimeAmount
 
-    public init(connectTimeout: TimeAmount = .seconds(2), requestTimeout: TimeAmount = .seconds(15)) {
+    /// - Parameters:
+    ///   - connectTimeout: to open a connection.
+    ///   - readTimeout: the longest silence while waiting for the answer (a half-open connection to an ingest that
+    ///     went away is found out by it).
+    ///   - requestTimeout: a whole request; a live object later than this is hardly worth having.
+    public init(connectTimeout: TimeAmount = .seconds(2), readTimeout: TimeAmount = .seconds(5),
+                requestTimeout: TimeAmount = .seconds(10)) {
         let config = HTTPClient.Configuration(
             redirectConfiguration: .disallow,
-            timeout: HTTPClient.Configuration.Timeout(connect: connectTimeout, read: requestTimeout),
+            timeout: HTTPClient.Configuration.Timeout(connect: connectTimeout, read: readTimeout),
             connectionPool: HTTPClient.Configuration.ConnectionPool(idleTimeout: .seconds(60)))
         client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: config)
         self.requestTimeout = requestTimeout

@@ -12,7 +12,8 @@ import Synchronization
 ///
 /// - `consume` only queues (one `PushLane` per rendition, plus one for `index.m3u8`): it never waits for the
 ///   network. One worker task per lane sends its objects in order (init, then segments and parts, then the
-///   playlist that lists them) over one pool of persistent connections.
+///   playlist that lists them) over one pool of persistent connections; `index.m3u8` goes once every rendition's
+///   playlist has arrived.
 /// - A failed attempt (no connection, timeout, 5xx, 408, 429) is retried with exponential back-off (`Backoff`),
 ///   until the object has left the window (a segment, a part, an init no segment uses) or a newer state of it is
 ///   queued (a playlist). While the ingest is down the lanes fill up and drop their oldest media objects; the
@@ -81,6 +82,9 @@ public final class Pusher: PresentationConsumer, Sendable {
         /// Per rendition, every segment below this one is deleted (or queued for it).
         var deletedBelow: [UInt64] = []
         var lastMultivariant: [UInt8]?
+        /// Per rendition, whether its playlist reached the ingest (or was refused): `index.m3u8` waits for all of
+        /// them, so a player never finds a multivariant playlist naming a media playlist that is not there yet.
+        var playlistArrived: [Bool] = []
         var stopped = false
         var finished = false
         /// The final wait ran out: workers give up what they are retrying.
@@ -90,6 +94,8 @@ public final class Pusher: PresentationConsumer, Sendable {
 
     private struct Health {
         var down = false
+        var outageStart = ContinuousClock.now
+        var failuresThisOutage = 0
         var droppedAtOutageStart = 0
         var lastRefusal: Int?
         var stats = Stats()
@@ -137,6 +143,7 @@ public final class Pusher: PresentationConsumer, Sendable {
             s.nextInit = renditions.map { _ in 0 }
             s.partCounts = renditions.map { _ in [:] }
             s.deletedBelow = renditions.map { _ in 0 }
+            s.playlistArrived = renditions.map { _ in false }
             var started: [(Int, AsyncStream<Void>)] = []
             for lane in 0...renditions.count {
                 let (stream, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
@@ -264,7 +271,9 @@ public final class Pusher: PresentationConsumer, Sendable {
 
     private func work(_ lane: Int, _ wake: AsyncStream<Void>) async {
         for await _ in wake {
-            while !Task.isCancelled, let item = state.withLock({ $0.lanes[lane].next() }) {
+            while !Task.isCancelled, let item = state.withLock({ s in
+                lane == s.renditions.count && !s.playlistArrived.allSatisfy { $0 } ? nil : s.lanes[lane].next()
+            }) {
                 await deliver(item, lane: lane)
                 state.withLock { $0.lanes[lane].done() }
             }
@@ -286,9 +295,10 @@ public final class Pusher: PresentationConsumer, Sendable {
     }
 
     private func deliver(_ item: PushItem, lane: Int) async {
-        // Queued while the ingest was down and out of the window since: not worth a request.
+        // Queued while the ingest was down and out of the window since: not worth a request. (A playlist with a
+        // newer state queued behind it is not lost: the newer one goes next.)
         guard stillWanted(item, lane: lane) else {
-            health.withLock { $0.stats.dropped += 1 }
+            if item.kind != .playlist { health.withLock { $0.stats.dropped += 1 } }
             return
         }
         let request = request(for: item)
@@ -297,9 +307,11 @@ public final class Pusher: PresentationConsumer, Sendable {
             switch await transport.send(request) {
             case .accepted:
                 succeeded(item)
+                decided(item, lane: lane)
                 return
             case .refused(let status, let reason):
                 refused(request, status: status, reason: reason)
+                decided(item, lane: lane)
                 return
             case .failed(let why):
                 failures += 1
@@ -335,24 +347,38 @@ public final class Pusher: PresentationConsumer, Sendable {
         }
     }
 
+    /// A rendition's playlist was answered: once every rendition's was, `index.m3u8` may go.
+    private func decided(_ item: PushItem, lane: Int) {
+        guard item.kind == .playlist else { return }
+        state.withLock { s in
+            guard s.playlistArrived.indices.contains(lane), !s.playlistArrived[lane] else { return }
+            s.playlistArrived[lane] = true
+            if s.playlistArrived.allSatisfy({ $0 }) { s.wakes[s.renditions.count].yield() }
+        }
+    }
+
     private func succeeded(_ item: PushItem) {
-        let back: Int? = health.withLock { h in
+        let back: String? = health.withLock { h in
             if item.kind == .delete { h.stats.deleted += 1 } else { h.stats.pushed += 1 }
             h.lastRefusal = nil
             guard h.down else { return nil }
             h.down = false
-            return h.stats.dropped - h.droppedAtOutageStart
+            let seconds = (ContinuousClock.now - h.outageStart).components.seconds
+            return "after \(seconds) s and \(h.failuresThisOutage) failed attempts; \(h.stats.dropped - h.droppedAtOutageStart) objects dropped while it was down"
         }
         if let back {
-            logger.notice("push: ingest \(configuration.url) reachable again; \(back) objects dropped while it was down")
+            logger.notice("push: ingest \(configuration.url) reachable again \(back)")
         }
     }
 
     private func failed(_ request: PushRequest, _ why: String) {
         let first: Bool = health.withLock { h in
             h.stats.failedAttempts += 1
+            h.failuresThisOutage += 1
             guard !h.down else { return false }
             h.down = true
+            h.outageStart = .now
+            h.failuresThisOutage = 1
             h.stats.outages += 1
             h.droppedAtOutageStart = h.stats.dropped
             return true

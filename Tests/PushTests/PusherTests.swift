@@ -84,9 +84,14 @@ import Testing
             }
             await Task.yield()
         }
-        /// Returns once `n` sleeps have begun (polls; no time limit of its own: the test's time limit applies).
-        func waitForSleepers(_ n: Int) async {
-            while state.withLock({ $0.slept.count }) < n { try? await Task.sleep(for: .milliseconds(5)) }
+        /// Returns `true` once `n` sleeps have begun; `false` if they have not after 4,000 polls (a broken test,
+        /// not a slow machine: the workers start at once).
+        func waitForSleepers(_ n: Int) async -> Bool {
+            for _ in 0..<4000 {
+                if state.withLock({ $0.slept.count }) >= n { return true }
+                try? await Task.sleep(for: .milliseconds(5))
+            }
+            return false
         }
         func open() {
             let waiting: [CheckedContinuation<Void, Never>] = state.withLock { s in
@@ -182,6 +187,9 @@ import Testing
             #expect(p.endList)
             #expect(p.segments.map(\.sequence) == [3, 4, 5])
         }
+        // index.m3u8 arrives after the media playlists it names.
+        let firstIndex = try #require(accepted.firstIndex { $0.path == "index.m3u8" })
+        for r in ["720p", "audio"] { #expect(accepted[..<firstIndex].contains { $0.path == "\(r).m3u8" }) }
         let index = try #require(accepted.last { $0.path == "index.m3u8" })
         #expect(String(decoding: index.body, as: UTF8.self).contains("720p.m3u8"))
         #expect(pusher.stats.refused == 0 && pusher.stats.dropped == 0 && pusher.stats.outages == 0)
@@ -197,8 +205,9 @@ import Testing
         ingest.mode.withLock { $0 = .down }
         Self.start(pusher, parts: true)
         Self.segment(pusher, 0, parts: true)
-        // Every lane's worker (two renditions, index.m3u8) fails its first object and sleeps; then the lanes fill up.
-        await gate.waitForSleepers(3)
+        // Each rendition's worker fails its first object and sleeps (index.m3u8 waits for the media playlists);
+        // then the lanes fill up.
+        try #require(await gate.waitForSleepers(2))
         for n in 1..<12 { Self.segment(pusher, UInt64(n), parts: true) }
         ingest.mode.withLock { $0 = .up }
         gate.open()
@@ -304,7 +313,7 @@ extension PusherTests {
         ingest.mode.withLock { $0 = .down }
         Self.start(pusher, parts: false)
         Self.segment(pusher, 0, parts: false)
-        await gate.waitForSleepers(3)
+        try #require(await gate.waitForSleepers(2))
         for n in 1..<10 { Self.segment(pusher, UInt64(n), parts: false) }
         ingest.mode.withLock { $0 = .up }
         gate.open()
