@@ -40,6 +40,11 @@ class Ingest:
         self.conf = os.path.join(self.dir, "nginx.conf")
         with open(self.conf, "w") as f:
             f.write(conf)
+        # A file only this ingest serves: what answers on the port is this nginx, not another test's server that
+        # took the port first.
+        self.marker = f"ingest-{os.getpid()}-{id(self)}-{time.monotonic_ns()}"
+        with open(os.path.join(self.root, "marker.txt"), "w") as f:
+            f.write(self.marker)
         self.proc = None
 
     @property
@@ -54,8 +59,10 @@ class Ingest:
                                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            assert self.proc.poll() is None, f"nginx exited: {self.proc.stderr.read().decode()}"
-            if http.get(f"http://127.0.0.1:{self.port}/", timeout=0.5).status:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"nginx exited: {self.proc.stderr.read().decode()}")
+            r = http.get(f"http://127.0.0.1:{self.port}/marker.txt", timeout=0.5)
+            if r.status == 200 and r.text == self.marker:
                 return self
             time.sleep(0.05)
         raise RuntimeError("nginx did not start listening")
@@ -78,9 +85,14 @@ def ingest():
     made = []
 
     def make(refuse=False):
-        i = Ingest(refuse=refuse).start()
-        made.append(i)
-        return i
+        for attempt in range(3):  # a free port can be taken by another process before nginx binds it
+            i = Ingest(refuse=refuse)
+            made.append(i)
+            try:
+                return i.start()
+            except RuntimeError:
+                if attempt == 2:
+                    raise
 
     yield make
     for i in made:
