@@ -251,3 +251,16 @@ def test_hlsjs_plays_from_the_ingest(ingest, start_origin):
                                  screenshots=False)
     print(chromium.summary(res))
     assert chromium.playback_problems(res, require_screens=False) == []
+
+
+def test_end_of_input_pushes_the_ended_playlists_and_exits(ingest, start_origin, media):
+    """A file without --loop: at its end the ended playlists (EXT-X-ENDLIST) are pushed and the process exits 0 once
+    the queue has drained; ffmpeg then reads the whole stream from the ingest."""
+    ing = ingest()
+    o = start_origin(media["clip.mp4"], "--no-serve", "--push", ing.url, "--part-duration", "0", "--no-realtime", wait=False)
+    assert o.proc.wait(timeout=30) == 0, o.stderr()
+    assert "hls-origin: end of input; pushed the ended playlists" in o.stderr()
+    final = media_playlist(ing)
+    assert final.endlist and final.media_sequence == 0 and len(final.segments) == 4, final.raw
+    played = clients.ffmpeg_read(ing.url + "index.m3u8", seconds=10)
+    assert played.ok, played
