@@ -329,3 +329,31 @@ extension PusherTests {
         try Self.playlistsListOnlyWhatArrived(ingest.accepted)
     }
 }
+
+extension PusherTests {
+    /// `--push-method POST` sends objects and playlists with POST (deletions stay DELETE), each to the URL + its
+    /// path, whether or not the URL ends with `/`, with the content type the origin serves it with.
+    @Test func postToTheURLWithoutATrailingSlash() async throws {
+        let ingest = ScriptedIngest(), log = LogLines()
+        var c = Pusher.Configuration(url: Self.base)
+        #expect(c.url == Self.base + "/")
+        #expect(Pusher.Configuration(url: Self.base + "/").url == Self.base + "/")
+        c.method = .post
+        c.windowSize = 3
+        let pusher = Pusher(configuration: c, transport: ingest, logger: log.logger(), clock: { 0 }, sleep: { _ in })
+        Self.start(pusher, parts: false)
+        Self.segment(pusher, 0, parts: false)
+        pusher.consume(.end)
+        #expect(await pusher.drain(timeout: .seconds(30)))
+        await pusher.shutdown()
+        let requests = ingest.requests.withLock { $0 }.map(\.0)
+        #expect(!requests.isEmpty && requests.allSatisfy { $0.method == .post })
+        let types = Dictionary(requests.map { ($0.url.split(separator: "/").last.map(String.init) ?? "", $0.contentType) },
+                               uniquingKeysWith: { a, _ in a })
+        #expect(types["init.mp4"] == "video/mp4")
+        #expect(types["seg0.m4s"] == "video/iso.segment")
+        #expect(types["720p.m3u8"] == "application/vnd.apple.mpegurl")
+        #expect(types["index.m3u8"] == "application/vnd.apple.mpegurl")
+        #expect(requests.contains { $0.url == Self.base + "/720p/seg0.m4s" })
+    }
+}
