@@ -21,6 +21,8 @@ let package = Package(
         // `serve --config streams.toml|.yaml`.
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+        // HTTP client of the push target only (serve --push): persistent connections to an ingest.
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: [
         // C bridge: the only place FFmpeg headers are seen.
@@ -61,6 +63,13 @@ let package = Package(
             "MediaCore", "ISOBMFF", "Segmenter", "FFmpegBridge", "TestPattern", "HLS", "DASH", "MediaPresentation",
             .product(name: "Logging", package: "swift-log"),
         ]),
+        // Push to an HTTP ingest (serve --push): PUT/POST/DELETE of what the pipeline publishes. An HTTP client,
+        // no serving.
+        .target(name: "Push", dependencies: [
+            "MediaCore", "HLS", "MediaPresentation",
+            .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         .target(name: "HLSOrigin", dependencies: ["MediaCore", "MediaPresentation", "Origin", "Pipeline"]),
         // An app embedding the library (built with the package; the e2e suite runs it).
         .executableTarget(name: "EmbeddedOriginExample", dependencies: [
@@ -72,7 +81,7 @@ let package = Package(
             .product(name: "TOMLKit", package: "TOMLKit"), .product(name: "Yams", package: "Yams"),
         ]),
         .executableTarget(name: "hls-origin", dependencies: [
-            "Pipeline", "Origin", "HLS", "MediaCore", "MediaPresentation", "ServeConfig",
+            "Pipeline", "Origin", "HLS", "MediaCore", "MediaPresentation", "ServeConfig", "Push",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -88,6 +97,8 @@ let package = Package(
         .testTarget(name: "FFmpegBridgeTests", dependencies: ["TestSupport", "FFmpegBridge", "MediaCore", "TestPattern"]),
         .testTarget(name: "SegmenterTests", dependencies: ["TestSupport", "Segmenter", "ISOBMFF", "MediaCore"]),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "MediaCore", "TestSupport"]),
+        .testTarget(name: "PushTests", dependencies: ["Push", "MediaPresentation", "MediaCore", "HLS",
+                                                      .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "OriginTests", dependencies: [
             "Origin", "HLS", "MediaCore", "MediaPresentation", "TestSupport",
             .product(name: "Hummingbird", package: "hummingbird"),

@@ -5,6 +5,7 @@ import MediaCore
 import MediaPresentation
 import Origin
 import Pipeline
+import Push
 import ServeConfig
 
 struct ServeCommand: AsyncParsableCommand {
@@ -22,6 +23,7 @@ struct ServeCommand: AsyncParsableCommand {
               cat capture.ts | hls-origin serve -
               hls-origin serve 'srt://0.0.0.0:9000?mode=listener'    then: ffmpeg -re -i in.mp4 -c copy -f mpegts srt://127.0.0.1:9000
               hls-origin serve 'rtmp://0.0.0.0:1935/live/cam?listen'  then: ffmpeg -re -i in.mp4 -c copy -f flv rtmp://127.0.0.1/live/cam
+              hls-origin serve movie.mp4 --loop --no-serve --push http://ingest.example/live/ --push-delete
               ffmpeg -i in.mkv -f rawvideo -pix_fmt yuv420p - | hls-origin serve - --input-format rawvideo --video-size 1280x720 --framerate 30
 
             Several streams in one process: name each input (NAME=INPUT, NAME is 1-32 of A-Z a-z 0-9 _ -; 'testpattern:' is the test pattern). Each is served under /NAME/ (/NAME/index.m3u8, /NAME/manifest.mpd, its player page at /NAME/); / lists them and /streams.json describes them. The flags apply to every stream; with --record DIR each records to DIR/NAME.
@@ -133,6 +135,9 @@ struct ServeCommand: AsyncParsableCommand {
     // Access control (issue 12 §4): --auth-token, --auth-expires, --auth-cdn, --auth-basic, --cors-origin.
     @OptionGroup var access: AccessOptions
 
+    // Push to an ingest (issue 10 §4): --push, --push-method, --push-delete, --no-serve.
+    @OptionGroup var pushing: PushOptions
+
     @Flag(help: "No status line.")
     var quiet = false
 
@@ -144,6 +149,9 @@ struct ServeCommand: AsyncParsableCommand {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0-65535") }
         if loop && inputs == ["-"] { throw ValidationError("--loop needs a file: standard input cannot be rewound") }
         _ = try connectionLimits()
+        if pushing.noServe, dvrWindow != nil {
+            throw ValidationError("--dvr-window is for the local server; it does nothing with --no-serve")
+        }
         if let dvrWindow {
             _ = try parseLongDuration(dvrWindow, flag: "--dvr-window")
             if record == nil {
@@ -203,7 +211,9 @@ struct ServeCommand: AsyncParsableCommand {
             let stream: ServedStream
             do {
                 stream = try ServedStream(name: spec.name, options: p.options, window: p.window, history: history,
-                                          recordDirectory: directory, logger: streamLogger)
+                                          recordDirectory: directory, serve: !pushing.noServe,
+                                          pusher: pushing.makePusher(windowSize: p.window, stream: spec.name, logger: streamLogger),
+                                          logger: streamLogger)
                 // A file that cannot be opened or probed fails here, before the server says it is serving.
                 try stream.open()
             } catch {
@@ -213,6 +223,11 @@ struct ServeCommand: AsyncParsableCommand {
             opened.append(stream)
         }
         let streams = opened
+
+        if pushing.noServe {
+            await pushOnly(streams)
+            return
+        }
 
         var config = OriginConfiguration()
         config.host = host
@@ -305,10 +320,11 @@ struct ServeCommand: AsyncParsableCommand {
         }
         statusTask.cancel()
         status.clear()
-        // The pipelines flush their last segments on stop; each recording ends after it (or without it, if the
-        // input is stuck).
+        // The pipelines flush their last segments on stop; each recording and push ends after it (or without it, if
+        // the input is stuck).
         streams.forEach { $0.pipeline.stop() }
         streams.forEach { $0.stop() }
+        for stream in streams { if let pusher = stream.pusher { await finishPush(pusher, label: stream.label) } }
         _ = signals
         FileHandle.standardError.write(Data("hls-origin: stopped\n".utf8))
     }
@@ -379,6 +395,7 @@ final class PipelineOutcome: @unchecked Sendable {
     private var state = State.running
     func set(_ s: State) { lock.withLock { state = s } }
     func get() -> State { lock.withLock { state } }
+    var isRunning: Bool { if case .running = get() { true } else { false } }
 }
 
 /// SIGINT/SIGTERM -> a clean shutdown (the handler runs once; a second signal exits at once).

@@ -5,6 +5,7 @@ import MediaCore
 import MediaPresentation
 import Origin
 import Pipeline
+import Push
 
 /// One named input of `serve`: `cam1=srt://...`, or a bare input served at the root.
 struct StreamSpec: Equatable {
@@ -51,13 +52,17 @@ final class ServedStream: @unchecked Sendable {
     let presentation: LivePresentation
     let pipeline: Pipeline
     let recorder: Recorder?
+    /// `--push`: feeds an HTTP ingest.
+    let pusher: Pusher?
     let outcome = PipelineOutcome()
     private let done = DispatchSemaphore(value: 0)
     private let thread: StartOnce
 
+    /// `serve`: the live presentation is fed (`false` with `--no-serve`: only the recorder and the pusher are).
     init(name: String, options: PipelineOptions, window: Int, history: MediaTime?, recordDirectory: String?,
-         logger: Logger) throws {
+         serve: Bool = true, pusher: Pusher? = nil, logger: Logger) throws {
         self.name = name
+        self.pusher = pusher
         recorder = try recordDirectory.map { try Recorder(directory: URL(fileURLWithPath: $0), logger: logger) }
         let recorded = recorder.map { r in
             RecordedSegments(directory: r.directory.path) { r.isRecorded(rendition: $0, sequence: $1) }
@@ -66,7 +71,11 @@ final class ServedStream: @unchecked Sendable {
         // time-shift window can always spill it.
         let presentation = LivePresentation.live(windowSize: window, history: history, recording: recorded)
         self.presentation = presentation
-        let output: any PresentationConsumer = recorder.map { FanOut([$0, presentation]) } ?? presentation
+        var consumers: [any PresentationConsumer] = []
+        if let recorder { consumers.append(recorder) }
+        if serve { consumers.append(presentation) }
+        if let pusher { consumers.append(pusher) }
+        let output: any PresentationConsumer = consumers.count == 1 ? consumers[0] : FanOut(consumers)
         let pipeline = Pipeline(options: options, output: output, logger: logger)
         self.pipeline = pipeline
         let outcome = self.outcome
@@ -82,6 +91,7 @@ final class ServedStream: @unchecked Sendable {
             }
             presentation.finish()
             recorder?.finish()
+            pusher?.finish()
             done.signal()
         })
     }
@@ -94,14 +104,18 @@ final class ServedStream: @unchecked Sendable {
     /// Whether nothing was ever published (a failure then is a startup error).
     var publishedNothing: Bool { (presentation.layout?.windows.first?.snapshot().nextSequence ?? 0) == 0 }
 
-    /// Stops the input; with a recording, waits (up to 5 s) for the pipeline to flush its last segment into it.
+    /// Stops the input; with a recording or a push, waits (up to 5 s) for the pipeline to flush its last segment into
+    /// them (then ends them: the push still has to drain, `finishPush`).
     func stop() {
         pipeline.stop()
-        if let recorder {
+        if recorder != nil || pusher != nil {
             if thread.started { _ = done.wait(timeout: .now() + 5) }
-            recorder.finish()
+            recorder?.finish()
+            pusher?.finish()
         }
     }
+
+    var isRunning: Bool { outcome.isRunning }
 
     /// `"cam1: "` for messages about a named stream, `""` for the root one.
     var label: String { name.isEmpty ? "" : "\(name): " }
