@@ -18,6 +18,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         // HMAC-SHA256 for signed URLs; 3.12.3 or later (4.x is already in the graph through swift-certificates).
         .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
+        // /metrics: the swift-metrics API with the Prometheus text exposition behind it.
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         // C bridge: the only place FFmpeg headers are seen.
@@ -52,6 +55,8 @@ let package = Package(
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "CoreMetrics", package: "swift-metrics"),
+            .product(name: "Prometheus", package: "swift-prometheus"),
         ]),
         // Sources (file, pipe, pattern) -> samples, pacing, looping, transcoding decisions.
         .target(name: "Pipeline", dependencies: [
@@ -84,6 +89,7 @@ let package = Package(
             "Origin", "HLS", "MediaCore", "MediaPresentation", "TestSupport",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdTesting", package: "hummingbird"),
+            .product(name: "Prometheus", package: "swift-prometheus"),
         ]),
     ]
 )
