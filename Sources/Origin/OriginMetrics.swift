@@ -55,7 +55,7 @@ public final class OriginMetrics: Sendable {
     static var inputMedia: MetricNameDescriptor { name("input_media", "seconds_total", "Media time read from the input.") }
     static var reconnects: MetricNameDescriptor { name("input_reconnects", "total", "Times a network input was taken up again after its publisher went away.") }
     static var frameRate: MetricNameDescriptor { name("input_frame_rate", "", "Video frames per wall-clock second since the previous scrape (first scrape: since the start).") }
-    static var bitRate: MetricNameDescriptor { name("input_bit_rate", "bits_per_second", "Input bits per wall-clock second since the previous scrape (first scrape: since the start).") }
+    static var bitRate: MetricNameDescriptor { name("input", "bytes_per_second", "Input bytes (encoded samples) per wall-clock second (x8: the input bit rate) since the previous scrape (first scrape: since the start).") }
     static var speed: MetricNameDescriptor { name("encode_speed", "ratio", "Media seconds processed per wall-clock second since the previous scrape (1 = real time).") }
 
     // MARK: Requests
@@ -142,7 +142,7 @@ public final class OriginMetrics: Sendable {
         r.makeCounter(descriptor: Self.reconnects, labels: labels).increment(by: Int64(max(0, now.reconnects - before.reconnects)))
         let wall = now.wallSeconds - before.wallSeconds
         let frameRate = wall > 0 ? Double(now.frames - before.frames) / wall : 0
-        let bitRate = wall > 0 ? Double(now.bytes - before.bytes) * 8 / wall : 0
+        let bitRate = wall > 0 ? Double(now.bytes - before.bytes) / wall : 0
         let speed = wall > 0 ? (now.mediaSeconds - before.mediaSeconds) / wall : 0
         r.makeGauge(descriptor: Self.frameRate, labels: labels).set(max(0, frameRate))
         r.makeGauge(descriptor: Self.bitRate, labels: labels).set(max(0, bitRate))

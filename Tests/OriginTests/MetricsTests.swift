@@ -160,7 +160,7 @@ import Testing
             #expect(second[Sample(name: "hls_origin_input_video_frames_total", labels: cam1)] == 60)
             #expect(second[Sample(name: "hls_origin_input_bytes_total", labels: cam1)] == 6000)
             #expect(second[Sample(name: "hls_origin_input_frame_rate", labels: cam1)] == 30)
-            #expect(second[Sample(name: "hls_origin_input_bit_rate_bits_per_second", labels: cam1)] == 24_000)
+            #expect(second[Sample(name: "hls_origin_input_bytes_per_second", labels: cam1)] == 3000)
             #expect(second[Sample(name: "hls_origin_encode_speed_ratio", labels: cam1)] == 1)
             #expect(second[Sample(name: "hls_origin_segments_published_total", labels: ["stream": "cam1", "rendition": "stream"])] == 1)
             #expect(second[Sample(name: "hls_origin_http_requests_total",
