@@ -141,7 +141,6 @@ struct OriginResponder: HTTPResponder {
         if path == "/metrics" { return ("", "", "metrics") }
         guard path.utf8.first == UInt8(ascii: "/"), path.utf8.count <= Self.maxPathLength,
               let (name, presentation, inner) = registry.resolveNamed(path.dropFirst()) else { return ("", "", "other") }
-        if name.isEmpty && presentation !== registry.presentation(named: "") { return ("", "", "other") }
         let stream = OriginMetrics.streamLabel(name)
         if inner == "index.m3u8" || inner == Self.manifestName { return (stream, "", "playlist") }
         guard let layout = presentation.layout, let (r, object) = layout.resolve(inner) else { return (stream, "", "other") }

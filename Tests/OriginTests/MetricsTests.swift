@@ -171,4 +171,34 @@ import Testing
             #expect(second[Sample(name: "hls_origin_viewers", labels: cam1)] != nil)
         }
     }
+
+    @Test func heldPartRequestIsAGaugeUntilAnswered() async throws {
+        let metrics = OriginMetrics()
+        let stream = TestStream(partTarget: .milliseconds(333))
+        metrics.observe(stream.presentation, named: "")
+        stream.setInitSegment(Fixture.initBytes, tracks: Fixture.tracks)
+        stream.publish(Fixture.liveSegment())
+        var logger = Logger(label: "origin-test")
+        logger.logLevel = .warning
+        var c = OriginConfiguration(port: 0, firstSegmentWait: .milliseconds(100), partWait: .seconds(10))
+        c.metrics = metrics
+        let server = OriginServer(registry: PresentationRegistry(root: stream.presentation), configuration: c, logger: logger)
+        let held = Sample(name: "hls_origin_llhls_blocked_requests", labels: ["stream": "default", "rendition": "stream"])
+        try await server.makeApplication().test(.router) { client in
+            async let part = client.execute(uri: "/seg1.0.m4s", method: .get)
+            // Waits (bounded) until the request is held; no assertion on how long that takes.
+            var seen: Double?
+            for _ in 0..<200 where seen != 1 {
+                seen = Self.parse(String(buffer: try await client.execute(uri: "/metrics", method: .get).body))[held]
+                if seen != 1 { try await Task.sleep(for: .milliseconds(10)) }
+            }
+            #expect(seen == 1)
+            stream.publishPart(LivePart(bytes: [1, 2, 3], duration: .milliseconds(333), independent: true))
+            #expect(try await part.status == .ok)
+            let after = Self.parse(String(buffer: try await client.execute(uri: "/metrics", method: .get).body))
+            #expect(after[held] == 0)
+            #expect(after[Sample(name: "hls_origin_http_requests_total",
+                                 labels: ["stream": "default", "rendition": "stream", "kind": "part", "status": "200"])] == 1)
+        }
+    }
 }
