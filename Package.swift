@@ -18,8 +18,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         // HMAC-SHA256 for signed URLs; 3.12.3 or later (4.x is already in the graph through swift-certificates).
         .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
-        // /metrics: the swift-metrics API with the Prometheus text exposition behind it.
-        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        // /metrics: Prometheus text exposition (its registry directly: swift-metrics' factory gives no HELP text,
+        // which promtool's lint requires; swift-metrics 2.13.0 comes with it).
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
@@ -55,7 +55,6 @@ let package = Package(
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Crypto", package: "swift-crypto"),
-            .product(name: "CoreMetrics", package: "swift-metrics"),
             .product(name: "Prometheus", package: "swift-prometheus"),
         ]),
         // Sources (file, pipe, pattern) -> samples, pacing, looping, transcoding decisions.

@@ -60,15 +60,25 @@ public final class OriginMetrics: Sendable {
 
     // MARK: Requests
 
+    /// The counters of one label set, looked up once (the registry validates names and builds keys per lookup).
+    private struct RequestKey: Hashable {
+        let stream: String, rendition: String, kind: String, status: Int
+    }
+    private let requestCounters = Mutex<[RequestKey: (requests: Counter, bytes: Counter)]>([:])
+
     /// Counts one answered request (`bytes`: body bytes sent).
     func countRequest(stream: String, rendition: String, kind: String, status: Int, bytes: Int) {
-        registry.makeCounter(descriptor: Self.requests,
-                             labels: [("stream", stream), ("rendition", rendition), ("kind", kind), ("status", String(status))])
-            .increment()
-        if bytes > 0 {
-            registry.makeCounter(descriptor: Self.sentBytes, labels: [("stream", stream), ("rendition", rendition), ("kind", kind)])
-                .increment(by: Int64(bytes))
-        }
+        let key = RequestKey(stream: stream, rendition: rendition, kind: kind, status: status)
+        let counters = requestCounters.withLock { $0[key] } ?? {
+            let made = (requests: registry.makeCounter(descriptor: Self.requests, labels: [
+                            ("stream", stream), ("rendition", rendition), ("kind", kind), ("status", String(status))]),
+                        bytes: registry.makeCounter(descriptor: Self.sentBytes,
+                                                    labels: [("stream", stream), ("rendition", rendition), ("kind", kind)]))
+            requestCounters.withLock { $0[key] = made }
+            return made
+        }()
+        counters.requests.increment()
+        if bytes > 0 { counters.bytes.increment(by: Int64(bytes)) }
     }
 
     /// One more (`+1`) or one fewer (`-1`) LL-HLS request held for `stream`/`rendition`.
