@@ -132,3 +132,10 @@ def test_metrics_two_streams(start_origin):
     # A path under no stream carries no stream name (nor any path text) in its labels.
     assert value(m, "hls_origin_http_requests_total", stream="", rendition="", kind="other", status="404") == 1
     assert value(m, "hls_origin_viewers", stream="a") == 1
+
+
+def test_metrics_is_no_stream_name(origin_bin):
+    """`/metrics` is the scrape path: 'metrics' cannot name a stream (one clear error line, non-zero exit)."""
+    p = subprocess.run([origin_bin, "serve", "metrics=testpattern:", "b=testpattern:", "--port", "0"],
+                       capture_output=True, text=True, timeout=20)
+    assert p.returncode != 0 and "'metrics' cannot name a stream" in p.stderr, (p.returncode, p.stderr)
