@@ -23,6 +23,9 @@ let package = Package(
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         // HTTP client of the push target only (serve --push): persistent connections to an ingest.
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        // /metrics: Prometheus text exposition (its registry directly: swift-metrics' factory gives no HELP text,
+        // which promtool's lint requires; swift-metrics 2.13.0 comes with it).
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         // C bridge: the only place FFmpeg headers are seen.
@@ -57,6 +60,7 @@ let package = Package(
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "Prometheus", package: "swift-prometheus"),
         ]),
         // Sources (file, pipe, pattern) -> samples, pacing, looping, transcoding decisions.
         .target(name: "Pipeline", dependencies: [
@@ -103,6 +107,7 @@ let package = Package(
             "Origin", "HLS", "MediaCore", "MediaPresentation", "TestSupport",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdTesting", package: "hummingbird"),
+            .product(name: "Prometheus", package: "swift-prometheus"),
         ]),
     ]
 )

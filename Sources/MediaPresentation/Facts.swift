@@ -46,9 +46,13 @@ public struct PartInfo: Sendable, Equatable {
     /// The last part of its segment: the segment is published right after it, and the two appear together
     /// (a playlist never hints a part that will not come, RFC 8216bis §4.4.5.3).
     public var endsSegment: Bool
+    /// When the sample that closed this part reached the segmenter (the part is cut as the next sample arrives);
+    /// `nil` when unknown. For metrics only: the time from it to publication.
+    public var closedAt: WallClock?
 
     public init(segmentSequence: UInt64, index: Int, duration: MediaTime, byteCount: Int, independent: Bool,
-                endsSegment: Bool = false) {
+                endsSegment: Bool = false, closedAt: WallClock? = nil) {
+        self.closedAt = closedAt
         self.segmentSequence = segmentSequence
         self.index = index
         self.duration = duration

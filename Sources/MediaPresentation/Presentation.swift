@@ -9,6 +9,12 @@ public enum ObjectKind: Sendable {
     case part
 }
 
+/// Told of every segment and part once its window lists it (metrics). Called on the producer's thread: keep it short.
+public protocol PublicationObserver: Sendable {
+    func didPublish(segment: SegmentInfo, rendition: Rendition)
+    func didPublish(part: PartInfo, rendition: Rendition)
+}
+
 /// A set of renditions and their windows, fed by one producer's events (STYLE.md §9). The layout arrives with
 /// the producer's first event (a ladder is planned only once the input is probed), so readers can wait for it.
 ///
@@ -64,6 +70,10 @@ public final class Presentation<Payload: Sendable>: PresentationConsumer, Sendab
         var resolved = false
     }
     private let state = Mutex(State())
+    private let observer = Mutex<(any PublicationObserver)?>(nil)
+
+    /// Sets (or with `nil` removes) the one observer of publications.
+    public func observePublications(_ o: (any PublicationObserver)?) { observer.withLock { $0 = o } }
 
     public init(windowSize: Int = 6, playlistType: MediaPlaylist.PlaylistType? = nil,
                 clock: @escaping @Sendable () -> Int64 = LiveWindowClock.monotonicMilliseconds,
@@ -88,11 +98,15 @@ public final class Presentation<Payload: Sendable>: PresentationConsumer, Sendab
         case .layout(let renditions, let policy):
             try announce(renditions, policy)
         case .initSegment(let r, let bytes, let tracks):
-            try window(r).setInit(makePayload(bytes, .initSegment), digest: bytes, tracks: tracks)
+            try window(r).0.setInit(makePayload(bytes, .initSegment), digest: bytes, tracks: tracks)
         case .part(let r, let info, let bytes):
-            try window(r).publishPart(info, makePayload(bytes, .part))
+            let (w, rendition) = try window(r)
+            w.publishPart(info, makePayload(bytes, .part))
+            observer.withLock { $0 }?.didPublish(part: info, rendition: rendition)
         case .segment(let r, let info, let bytes):
-            try window(r).publishSegment(info, makePayload(bytes, .segment))
+            let (w, rendition) = try window(r)
+            w.publishSegment(info, makePayload(bytes, .segment))
+            observer.withLock { $0 }?.didPublish(segment: info, rendition: rendition)
         case .end:
             finish()
         }
@@ -123,9 +137,9 @@ public final class Presentation<Payload: Sendable>: PresentationConsumer, Sendab
         return out
     }
 
-    private func window(_ r: Int) throws -> LiveWindow<Payload> {
+    private func window(_ r: Int) throws -> (LiveWindow<Payload>, Rendition) {
         guard let layout = layout, layout.windows.indices.contains(r) else { throw PresentationError.unknownRendition(r) }
-        return layout.windows[r]
+        return (layout.windows[r], layout.renditions[r])
     }
 
     private func announce(_ renditions: [Rendition], _ policy: TimingPolicy) throws {

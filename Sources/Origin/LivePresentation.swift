@@ -195,11 +195,17 @@ public final class PresentationRegistry: Sendable {
 
     /// The presentation a request path (after the leading `/`) belongs to, and the path inside it.
     func resolve(_ path: Substring) -> (LivePresentation, Substring)? {
+        resolveNamed(path).map { ($0.presentation, $0.inner) }
+    }
+
+    /// `resolve` with the name the presentation is registered under.
+    func resolveNamed(_ path: Substring) -> (name: String, presentation: LivePresentation, inner: Substring)? {
         entries.withLock { e in
-            if let slash = path.firstIndex(of: "/"), let p = e[String(path[..<slash])] {
-                return (p, path[path.index(after: slash)...])
+            if let slash = path.firstIndex(of: "/") {
+                let name = String(path[..<slash])
+                if let p = e[name] { return (name, p, path[path.index(after: slash)...]) }
             }
-            return e[""].map { ($0, path) }
+            return e[""].map { ("", $0, path) }
         }
     }
 }

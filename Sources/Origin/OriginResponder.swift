@@ -28,6 +28,8 @@ struct OriginResponder: HTTPResponder {
     let playlists = PlaylistCache()
     /// Bounds on LL-HLS requests held at once (`ConnectionLimits.maxBlockedPerClient`, `.maxBlocked`).
     var budget = BlockingBudget(perClient: ConnectionLimits().maxBlockedPerClient, total: ConnectionLimits().maxBlocked)
+    /// `/metrics` and what it counts; `nil`: no `/metrics` (404) and nothing counted.
+    var metrics: OriginMetrics?
 
     static let maxPathLength = 256
 
@@ -120,8 +122,38 @@ struct OriginResponder: HTTPResponder {
         return Response(status: status, headers: headers, body: .init(byteBuffer: body))
     }
 
-    /// Answers one request for `path` (the request's path, or what follows the mount point of `OriginMiddleware`).
+    /// Answers one request for `path` (the request's path, or what follows the mount point of `OriginMiddleware`),
+    /// and counts it in `metrics`.
     func route(_ request: Request, path: Substring, remote: SocketAddress?) async -> Response {
+        let response = await routeUncounted(request, path: path, remote: remote)
+        if let metrics {
+            let (stream, rendition, kind) = requestLabels(path)
+            let sent = request.method == .head || response.status == .notModified
+                ? 0 : (response.headers[.contentLength].flatMap { Int($0) } ?? 0)
+            metrics.countRequest(stream: stream, rendition: rendition, kind: kind, status: response.status.code, bytes: sent)
+        }
+        return response
+    }
+
+    /// The `stream`, `rendition` and `kind` labels of a request for `path` (see `OriginMetrics`): from the registry and
+    /// the layout, never the path's own text.
+    func requestLabels(_ path: Substring) -> (stream: String, rendition: String, kind: String) {
+        if path == "/metrics" { return ("", "", "metrics") }
+        guard path.utf8.first == UInt8(ascii: "/"), path.utf8.count <= Self.maxPathLength,
+              let (name, presentation, inner) = registry.resolveNamed(path.dropFirst()) else { return ("", "", "other") }
+        let stream = OriginMetrics.streamLabel(name)
+        if inner == "index.m3u8" || inner == Self.manifestName { return (stream, "", "playlist") }
+        guard let layout = presentation.layout, let (r, object) = layout.resolve(inner) else { return (stream, "", "other") }
+        let kind = switch object {
+        case .playlist: "playlist"
+        case .initSegment: "init"
+        case .segment: "segment"
+        case .part: "part"
+        }
+        return (stream, layout.renditions[r].name, kind)
+    }
+
+    private func routeUncounted(_ request: Request, path: Substring, remote: SocketAddress?) async -> Response {
         guard request.method == .get || request.method == .head else { return send(Self.methodNotAllowed, request) }
         guard path.utf8.count <= Self.maxPathLength else { return send(Self.uriTooLong, request) }
         guard path.utf8.first == UInt8(ascii: "/"), !Self.hasDotDot(path.utf8) else { return send(Self.badRequest, request) }
@@ -148,6 +180,7 @@ struct OriginResponder: HTTPResponder {
             return send(page, request)
         case "/hls.mjs": return send(hlsJS ?? Self.notFound, request)
         case "/streams.json": return send(Self.json(StreamDirectory.json(registry)), request)
+        case "/metrics": return send(metrics?.scrape(registry, stats) ?? Self.notFound, request)
         default: break
         }
         if path == "/" + Self.timeName { return time(request) }
@@ -155,11 +188,12 @@ struct OriginResponder: HTTPResponder {
             // `/cam1` → `/cam1/`: the player page's relative URLs need the slash.
             return send(.text(.movedPermanently, "Moved\n", extra: [.location: String(path) + "/"]), request)
         }
-        guard let (presentation, inner) = registry.resolve(path.dropFirst()) else { return send(Self.notFound, request) }
+        guard let (name, presentation, inner) = registry.resolveNamed(path.dropFirst()) else { return send(Self.notFound, request) }
+        let stream = OriginMetrics.streamLabel(name)
         // A named stream's own player page and the hls.js it loads (`./hls.mjs`, relative to `/cam1/`).
         if inner.isEmpty || inner == "index.html" { return send(page, request) }
         if inner == "hls.mjs" { return send(hlsJS ?? Self.notFound, request) }
-        stats.sawViewer(remote)
+        stats.sawViewer(remote, stream: name)
         if inner == "index.m3u8" { return await multivariant(presentation, request, uriQuery) }
         if inner == Self.manifestName { return await manifest(presentation, request, uriQuery) }
         if inner == Self.timeName { return time(request) }
@@ -169,13 +203,13 @@ struct OriginResponder: HTTPResponder {
                   let layout = presentation.layout, let (r, object) = layout.resolve(inner), object == .playlist else {
                 return send(Self.retryLater(presentation), request)
             }
-            return await mediaPlaylist(presentation, layout, r, request, uriQuery, remote)
+            return await mediaPlaylist(presentation, layout, r, request, uriQuery, remote, stream: stream)
         }
         guard let (r, object) = layout.resolve(inner) else { return send(Self.notFound, request) }
         let window = layout.windows[r]
         switch object {
         case .playlist:
-            return await mediaPlaylist(presentation, layout, r, request, uriQuery, remote)
+            return await mediaPlaylist(presentation, layout, r, request, uriQuery, remote, stream: stream)
         case .initSegment(let i):
             guard let o = window.snapshot().initSegment(i) else { return send(Self.notFound, request) }
             return send(.ok, o.payload.headers, o.payload.body, request)
@@ -184,7 +218,7 @@ struct OriginResponder: HTTPResponder {
             guard let recorded = o.payload.recorded else { return send(.ok, o.payload.headers, o.payload.body, request) }
             return await sendRecorded(recorded, request)
         case .part(let n, let i):
-            return await part(window, n, i, request, remote)
+            return await part(window, n, i, request, remote, labels: (stream, layout.renditions[r].name))
         }
     }
 
@@ -224,7 +258,8 @@ struct OriginResponder: HTTPResponder {
     }
 
     private func mediaPlaylist(_ p: LivePresentation, _ layout: LivePresentation.Layout, _ r: Int,
-                               _ request: Request, _ uriQuery: String, _ remote: SocketAddress?) async -> Response {
+                               _ request: Request, _ uriQuery: String, _ remote: SocketAddress?,
+                               stream: String) async -> Response {
         let window = layout.windows[r]
         var skip = false
         var directive = false
@@ -256,7 +291,7 @@ struct OriginResponder: HTTPResponder {
                     return send(Self.badRequest, request)
                 }
                 let timeout = blockingReloadTimeout ?? .seconds(3 * snap.targetDuration)
-                let satisfied = await held(remote, request) {
+                let satisfied = await held(remote, request, labels: (stream, layout.renditions[r].name)) {
                     await window.wait(for: .playlist(msn: msn, part: part), timeout: timeout)
                 }
                 switch satisfied {
@@ -289,12 +324,12 @@ struct OriginResponder: HTTPResponder {
     }
 
     private func part(_ window: LiveWindow<ServedObject>, _ n: UInt64, _ i: Int, _ request: Request,
-                      _ remote: SocketAddress?) async -> Response {
+                      _ remote: SocketAddress?, labels: (String, String)) async -> Response {
         if let o = window.snapshot().part(n, i) { return send(.ok, o.payload.headers, o.payload.body, request) }
         guard let target = window.policy.partTarget else { return send(Self.notFound, request) }
         let timeout = partWait ?? .microseconds(3 * MediaTime.rescale(target.value, from: target.timescale, to: 1_000_000,
                                                                       rounding: .up))
-        if case .failure(let refusal) = await held(remote, request, {
+        if case .failure(let refusal) = await held(remote, request, labels: labels, {
             await window.wait(for: .part(msn: n, index: i), timeout: timeout)
         }) { return refusal.response }
         let snap = window.snapshot()
@@ -306,14 +341,16 @@ struct OriginResponder: HTTPResponder {
     static let directives = ["_HLS_msn", "_HLS_part", "_HLS_skip"]
 
     /// Runs `wait` holding a slot of `budget`; without a slot, the refusal (429 for this client, 503 for all).
-    private func held(_ remote: SocketAddress?, _ request: Request,
+    private func held(_ remote: SocketAddress?, _ request: Request, labels: (stream: String, rendition: String),
                       _ wait: () async -> Bool) async -> Result<Bool, Refusal> {
         switch budget.acquire(remote) {
         case .admitted: break
         case .clientOverLimit: return .failure(Refusal(send(BlockingBudget.tooManyFromClient, request)))
         case .serverOverLimit: return .failure(Refusal(send(BlockingBudget.tooManyInAll, request)))
         }
+        metrics?.blocked(stream: labels.stream, rendition: labels.rendition, 1)
         let result = await wait()
+        metrics?.blocked(stream: labels.stream, rendition: labels.rendition, -1)
         budget.release(remote)
         return .success(result)
     }

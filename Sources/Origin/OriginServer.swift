@@ -39,6 +39,10 @@ public struct OriginConfiguration: Sendable {
     /// Connection, header, timeout and held-request limits (`ConnectionLimits`).
     public var limits = ConnectionLimits()
 
+    /// `GET /metrics` (Prometheus text format) and the counting behind it; `nil`: none (the path answers 404).
+    /// Access control applies to it as to every path (a scraper sends Bearer or Basic credentials).
+    public var metrics: OriginMetrics?
+
     /// A PEM certificate chain and its private key.
     public struct TLSFiles: Sendable {
         public var certificatePath: String
@@ -147,7 +151,8 @@ public struct OriginServer: Sendable {
                                          access: configuration.access,
                                          cors: CORSHeadersMiddleware(allowedOrigins: configuration.access.corsOrigins),
                                          budget: BlockingBudget(perClient: configuration.limits.maxBlockedPerClient,
-                                                                total: configuration.limits.maxBlocked))
+                                                                total: configuration.limits.maxBlocked),
+                                         metrics: configuration.metrics)
         self.connections = ConnectionCounter(limit: configuration.limits.maxConnections)
     }
 

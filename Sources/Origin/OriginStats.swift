@@ -13,7 +13,16 @@ import Darwin
 public final class OriginStats: Sendable {
     private let requestCount = Atomic<Int>(0)
     private let sentBytes = Atomic<Int>(0)
-    private let viewers = Mutex<[ClientKey: ContinuousClock.Instant]>([:])
+    private struct Viewers {
+        var clients: [ClientKey: ContinuousClock.Instant] = [:]
+        /// The same per stream (registry name) the client fetched from.
+        var perStream: [StreamViewer: ContinuousClock.Instant] = [:]
+    }
+    private struct StreamViewer: Hashable {
+        let client: ClientKey
+        let stream: String
+    }
+    private let viewers = Mutex(Viewers())
     /// How long a client counts as a viewer after its last playlist or segment request.
     public let viewerWindow: Duration
 
@@ -29,8 +38,19 @@ public final class OriginStats: Sendable {
     public var activeViewers: Int {
         let cutoff = ContinuousClock.now - viewerWindow
         return viewers.withLock { v in
-            v = v.filter { $0.value >= cutoff }
-            return v.count
+            v.clients = v.clients.filter { $0.value >= cutoff }
+            return v.clients.count
+        }
+    }
+
+    /// `activeViewers` per stream (the name it is registered under, `""` for the root); streams without any are left out.
+    public func activeViewersByStream() -> [String: Int] {
+        let cutoff = ContinuousClock.now - viewerWindow
+        return viewers.withLock { v in
+            v.perStream = v.perStream.filter { $0.value >= cutoff }
+            var counts: [String: Int] = [:]
+            for key in v.perStream.keys { counts[key.stream, default: 0] += 1 }
+            return counts
         }
     }
 
@@ -39,13 +59,15 @@ public final class OriginStats: Sendable {
         if bytes > 0 { sentBytes.add(bytes, ordering: .relaxed) }
     }
 
-    func sawViewer(_ address: SocketAddress?) {
+    func sawViewer(_ address: SocketAddress?, stream: String = "") {
         guard let key = ClientKey(address) else { return }
         let now = ContinuousClock.now
         let cutoff = now - viewerWindow
         viewers.withLock { v in
-            v[key] = now
-            if v.count > 4096 { v = v.filter { $0.value >= cutoff } }
+            v.clients[key] = now
+            v.perStream[StreamViewer(client: key, stream: stream)] = now
+            if v.clients.count > 4096 { v.clients = v.clients.filter { $0.value >= cutoff } }
+            if v.perStream.count > 16_384 { v.perStream = v.perStream.filter { $0.value >= cutoff } }
         }
     }
 }

@@ -9,6 +9,8 @@ public final class PipelineStats: Sendable {
         var mediaMicros: Int64 = 0
         var segments: Int = 0
         var bytesOut: Int64 = 0
+        /// Sample bytes handed to the segmenter (after transcoding, if any).
+        var bytesIn: Int64 = 0
         var mediaOutMicros: Int64 = 0
         var startedAt: ContinuousClock.Instant?
         var inputDurationMicros: Int64?
@@ -33,6 +35,10 @@ public final class PipelineStats: Sendable {
         public var segments: Int
         /// Output bits per second of media.
         public var bitRate: Double
+        /// Sample bytes handed to the segmenter (encoded media: after transcoding, if any).
+        public var inputBytes: Int64 = 0
+        /// Times a network input was taken up again.
+        public var reconnects: Int = 0
         public var speed: Double { wallSeconds > 0 ? mediaSeconds / wallSeconds : 0 }
     }
 
@@ -42,7 +48,8 @@ public final class PipelineStats: Sendable {
             let wallSeconds = Double(wall.components.seconds) + Double(wall.components.attoseconds) / 1e18
             return Snapshot(videoFrames: v.videoFrames, mediaSeconds: Double(v.mediaMicros) / 1e6, wallSeconds: wallSeconds,
                             segments: v.segments,
-                            bitRate: v.mediaOutMicros > 0 ? Double(v.bytesOut) * 8e6 / Double(v.mediaOutMicros) : 0)
+                            bitRate: v.mediaOutMicros > 0 ? Double(v.bytesOut) * 8e6 / Double(v.mediaOutMicros) : 0,
+                            inputBytes: v.bytesIn, reconnects: v.reconnects)
         }
     }
 }

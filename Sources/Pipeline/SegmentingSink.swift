@@ -44,6 +44,8 @@ struct SegmentingSink {
     private(set) var started = false
     private var segmenter: Segmenter?
     private var held: [(track: Int, sample: Sample, wallClock: WallClock?)] = []
+    /// When the samples being accepted now arrived: a part they close was closed then (`PartInfo.closedAt`).
+    private var arrival: WallClock?
     private var kinds: [TrackFormat.Kind]
     private var warnedLongSegment = false
     private var clockAnchor: (wall: Int64, media: MediaTime)?
@@ -107,6 +109,9 @@ struct SegmentingSink {
 
     mutating func accept(_ samples: [Sample], track: Int, formats: [TrackFormat?], wallClock: WallClock?) throws {
         guard !samples.isEmpty else { return }
+        arrival = wallClock
+        let bytes = samples.reduce(0) { $0 + $1.data.count }
+        stats.update { $0.bytesIn += Int64(bytes) }
         guard let current = segmenter else {
             held += samples.map { (track, $0, wallClock) }
             guard formats.allSatisfy({ $0 != nil }) else {
@@ -368,7 +373,8 @@ struct SegmentingSink {
             case .part(let p):
                 try output.consume(.part(rendition: p.group, PartInfo(segmentSequence: p.segmentSequence, index: p.index,
                                                                       duration: p.duration, byteCount: p.bytes.count,
-                                                                      independent: p.independent, endsSegment: p.endsSegment),
+                                                                      independent: p.independent, endsSegment: p.endsSegment,
+                                                                      closedAt: arrival),
                                                  bytes: p.bytes))
             case .segment(let s):
                 try publish(s)

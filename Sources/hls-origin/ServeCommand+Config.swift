@@ -15,8 +15,8 @@ extension StreamEntry {
     /// The command line's options with this entry's values over them; errors name the entry (`streams.cam1: ...`).
     func apply(to base: PipelineOptions, window baseWindow: Int, name: String, testPattern: InputSpec) throws -> PlannedStream {
         func fail(_ message: String) -> ValidationError { ValidationError("streams.\(name): \(message)") }
-        guard Rendition.isValidName(name), name != "time" else {
-            throw fail("a stream name is 1-32 of A-Z a-z 0-9 _ - (and not 'time')")
+        guard Rendition.isValidName(name), name != "time", name != "metrics" else {
+            throw fail("a stream name is 1-32 of A-Z a-z 0-9 _ - (and not 'time' or 'metrics')")
         }
         var o = base
         o.input = input == StreamSpec.testPatternInput || input.isEmpty ? testPattern : .url(input)

@@ -223,6 +223,16 @@ struct ServeCommand: AsyncParsableCommand {
             opened.append(stream)
         }
         let streams = opened
+        // GET /metrics (Prometheus text format): publications counted as they happen, input figures read per scrape.
+        let metrics = OriginMetrics()
+        for stream in streams { metrics.observe(stream.presentation, named: stream.name) }
+        metrics.addScrapeHook {
+            for stream in streams {
+                let s = stream.pipeline.stats.snapshot()
+                metrics.updateInput(stream: stream.name, videoFrames: s.videoFrames, inputBytes: s.inputBytes,
+                                    mediaSeconds: s.mediaSeconds, wallSeconds: s.wallSeconds, reconnects: s.reconnects)
+            }
+        }
 
         if pushing.noServe {
             await pushOnly(streams)
@@ -235,6 +245,7 @@ struct ServeCommand: AsyncParsableCommand {
         config.hlsJSPath = resolveHLSJS()
         config.lowLatencyPage = planned.contains { $0.options.partDuration != nil }
         config.limits = try connectionLimits()
+        config.metrics = metrics
         raiseFileLimit(toFit: config.limits.maxConnections)
         switch (tlsCert, tlsKey) {
         case let (cert?, key?):

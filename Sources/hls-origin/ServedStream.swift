@@ -37,6 +37,8 @@ struct StreamSpec: Equatable {
         }
         // `/time` is the origin's clock endpoint (names cannot contain the dot of `/hls.mjs` or `/streams.json`).
         if seen.contains("time") { throw ValidationError("'time' cannot name a stream") }
+        // `/metrics` is the Prometheus scrape path.
+        if seen.contains("metrics") { throw ValidationError("'metrics' cannot name a stream") }
         return specs
     }
 

@@ -2,6 +2,7 @@ import HLS
 import MediaCore
 import MediaPresentation
 import Pipeline
+import Synchronization
 import Testing
 
 /// An app's own samples through `SamplePublisher` into a presentation: segments, parts, and a codec change.
@@ -39,6 +40,35 @@ import Testing
         #expect(snap.window.allSatisfy { $0.parts.count == 3 })
         let playlist = try #require(PlaylistBuilder.mediaPlaylist(snap, scheme: layout.renditions[0].scheme, playlistType: nil))
         #expect(playlist.endList && playlist.segments.count == 4)
+    }
+
+    /// What a `PublicationObserver` is told: every segment and part once its window has it, each part with the
+    /// wall clock of the sample that closed it (the samples are stamped 1 ms apart here).
+    @Test func observerSeesPublicationsWithClosingArrival() throws {
+        final class Seen: PublicationObserver {
+            let log = Mutex<(segments: [SegmentInfo], parts: [PartInfo])>(([], []))
+            func didPublish(segment: SegmentInfo, rendition: Rendition) { log.withLock { $0.segments.append(segment) } }
+            func didPublish(part: PartInfo, rendition: Rendition) { log.withLock { $0.parts.append(part) } }
+        }
+        let presentation = Presentation<[UInt8]>(windowSize: 10) { bytes, _ in bytes }
+        let seen = Seen()
+        presentation.observePublications(seen)
+        let publisher = try SamplePublisher(tracks: [Self.video, Self.audio], output: presentation)
+        let base: Int64 = 1_763_785_226_000
+        for i in 0..<(3 * 30) {
+            let t = Int64(i) * 3000
+            try publisher.append(Sample(data: [0, 0, 0, 1, 0x65], dts: t, pts: t, isSync: i % 30 == 0, durationHint: 3000),
+                                 track: 0, wallClock: WallClock(millisecondsSince1970: base + Int64(i)))
+        }
+        try publisher.finish()
+        let (segments, parts) = seen.log.withLock { $0 }
+        let snap = try #require(presentation.layout).windows[0].snapshot()
+        #expect(segments.map(\.sequence) == snap.window.map(\.sequence))
+        #expect(parts.count == snap.window.reduce(0) { $0 + $1.parts.count })
+        // Parts cut while samples arrive carry the arrival of the sample that closed them; those cut by finish() none.
+        let stamped = parts.compactMap(\.closedAt).map(\.millisecondsSince1970)
+        #expect(!stamped.isEmpty && stamped.allSatisfy { (base..<base + 90).contains($0) })
+        #expect(stamped == stamped.sorted())
     }
 
     /// Timestamps that jump an hour forward, then back (a splice): each jump is a discontinuity on the same init
