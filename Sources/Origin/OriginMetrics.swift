@@ -56,6 +56,15 @@ public final class OriginMetrics: Sendable {
     static var reconnects: MetricNameDescriptor { name("input_reconnects", "total", "Times a network input was taken up again after its publisher went away.") }
     static var frameRate: MetricNameDescriptor { name("input_frame_rate", "", "Video frames per wall-clock second since the previous scrape (first scrape: since the start).") }
     static var bitRate: MetricNameDescriptor { name("input", "bytes_per_second", "Input bytes (encoded samples) per wall-clock second (x8: the input bit rate) since the previous scrape (first scrape: since the start).") }
+    static var qoeReports: MetricNameDescriptor { name("qoe_reports", "total", "Player QoE beacons received, by result (accepted, malformed, too_large, too_frequent).") }
+    static var qoeStartup: MetricNameDescriptor { name("qoe_startup", "seconds", "Players' time from page start to the first frame.") }
+    static var qoeLatency: MetricNameDescriptor { name("qoe_latency", "seconds", "Players' live latency (hls.js latency) when they reported.") }
+    static var qoeStalls: MetricNameDescriptor { name("qoe_stalls", "total", "Playback stalls players reported.") }
+    static var qoeStalled: MetricNameDescriptor { name("qoe_stalled", "seconds_total", "Seconds players reported spending stalled.") }
+    static var qoeSwitches: MetricNameDescriptor { name("qoe_rendition_switches", "total", "Rendition switches players reported.") }
+    static let qoeStartupBuckets: [Double] = [0.25, 0.5, 1, 1.5, 2, 3, 5, 10]
+    static let qoeLatencyBuckets: [Double] = [0.5, 1, 1.5, 2, 3, 4, 6, 10, 20]
+
     static var speed: MetricNameDescriptor { name("encode_speed", "ratio", "Media seconds processed per wall-clock second since the previous scrape (1 = real time).") }
 
     // MARK: Requests
@@ -85,6 +94,30 @@ public final class OriginMetrics: Sendable {
     func blocked(stream: String, rendition: String, _ delta: Double) {
         let g = registry.makeGauge(descriptor: Self.blocked, labels: [("stream", stream), ("rendition", rendition)])
         if delta >= 0 { g.increment(by: delta) } else { g.decrement(by: -delta) }
+    }
+
+    // MARK: Player QoE
+
+    /// Counts a beacon's verdict and adds an accepted report's figures to the stream's.
+    func countQoE(stream: String, verdict: QoEIntake.Verdict) {
+        let result = switch verdict {
+        case .accepted: "accepted"
+        case .malformed: "malformed"
+        case .tooLarge: "too_large"
+        case .tooFrequent: "too_frequent"
+        }
+        let labels = [("stream", stream)]
+        registry.makeCounter(descriptor: Self.qoeReports, labels: labels + [("result", result)]).increment()
+        guard case .accepted(let r) = verdict else { return }
+        if let v = r.startup {
+            registry.makeValueHistogram(descriptor: Self.qoeStartup, labels: labels, buckets: Self.qoeStartupBuckets).record(v)
+        }
+        if let v = r.latency {
+            registry.makeValueHistogram(descriptor: Self.qoeLatency, labels: labels, buckets: Self.qoeLatencyBuckets).record(v)
+        }
+        registry.makeCounter(descriptor: Self.qoeStalls, labels: labels).increment(by: Int64(r.stalls ?? 0))
+        registry.makeCounter(descriptor: Self.qoeStalled, labels: labels).increment(by: r.stalled ?? 0)
+        registry.makeCounter(descriptor: Self.qoeSwitches, labels: labels).increment(by: Int64(r.switches ?? 0))
     }
 
     // MARK: Publications

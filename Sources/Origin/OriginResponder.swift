@@ -30,6 +30,8 @@ struct OriginResponder: HTTPResponder {
     var budget = BlockingBudget(perClient: ConnectionLimits().maxBlockedPerClient, total: ConnectionLimits().maxBlocked)
     /// `/metrics` and what it counts; `nil`: no `/metrics` (404) and nothing counted.
     var metrics: OriginMetrics?
+    /// Player QoE beacons (`POST qoe`), counted in `metrics`.
+    let qoeIntake = QoEIntake()
 
     static let maxPathLength = 256
 
@@ -139,6 +141,9 @@ struct OriginResponder: HTTPResponder {
     /// the layout, never the path's own text.
     func requestLabels(_ path: Substring) -> (stream: String, rendition: String, kind: String) {
         if path == "/metrics" { return ("", "", "metrics") }
+        if path.hasSuffix("/qoe"), let (name, _, inner) = registry.resolveNamed(path.dropFirst()), inner == "qoe" {
+            return (OriginMetrics.streamLabel(name), "", "qoe")
+        }
         guard path.utf8.first == UInt8(ascii: "/"), path.utf8.count <= Self.maxPathLength,
               let (name, presentation, inner) = registry.resolveNamed(path.dropFirst()) else { return ("", "", "other") }
         let stream = OriginMetrics.streamLabel(name)
@@ -154,7 +159,9 @@ struct OriginResponder: HTTPResponder {
     }
 
     private func routeUncounted(_ request: Request, path: Substring, remote: SocketAddress?) async -> Response {
-        guard request.method == .get || request.method == .head else { return send(Self.methodNotAllowed, request) }
+        guard request.method == .get || request.method == .head || (request.method == .post && path.hasSuffix("/qoe")) else {
+            return send(Self.methodNotAllowed, request)
+        }
         guard path.utf8.count <= Self.maxPathLength else { return send(Self.uriTooLong, request) }
         guard path.utf8.first == UInt8(ascii: "/"), !Self.hasDotDot(path.utf8) else { return send(Self.badRequest, request) }
         guard access.isEnabled else { return await serve(request, path: path, remote: remote, uriQuery: "") }
@@ -168,6 +175,32 @@ struct OriginResponder: HTTPResponder {
                 response.headers[.cacheControl] = AccessControl.privateCacheControl(response.headers[.cacheControl])
             }
             return response
+        }
+    }
+
+    static let qoeAccepted = PreparedResponse(status: .noContent, headers: [.cacheControl: "no-store"], body: ByteBuffer())
+    static let qoeMethod = PreparedResponse.text(.methodNotAllowed, "Method Not Allowed: POST a QoE report\n", extra: [.allow: "POST"])
+
+    /// `POST qoe`: one player's QoE beacon (`QoEReport`), at most `QoEIntake.maxBody` bytes and one per half second per
+    /// client address: 204, or 400 / 413 / 429. Without `/metrics` there is nowhere to count it: 404.
+    private func qoe(_ request: Request, stream: String, remote: SocketAddress?) async -> Response {
+        guard request.method == .post else { return send(Self.qoeMethod, request) }
+        guard let metrics else { return send(Self.notFound, request) }
+        var body = request.body
+        let bytes: ByteBuffer
+        do {
+            bytes = try await body.collect(upTo: QoEIntake.maxBody)
+        } catch {
+            metrics.countQoE(stream: stream, verdict: .tooLarge)
+            return send(.text(.contentTooLarge, "QoE report over \(QoEIntake.maxBody) bytes\n"), request)
+        }
+        let verdict = qoeIntake.judge(Array(buffer: bytes), client: remote?.ipAddress ?? "-")
+        metrics.countQoE(stream: stream, verdict: verdict)
+        switch verdict {
+        case .accepted: return send(Self.qoeAccepted, request)
+        case .malformed: return send(.text(.badRequest, "Bad QoE report\n"), request)
+        case .tooLarge: return send(.text(.contentTooLarge, "QoE report over \(QoEIntake.maxBody) bytes\n"), request)
+        case .tooFrequent: return send(.text(.tooManyRequests, "Too many QoE reports\n", extra: [.retryAfter: "1"]), request)
         }
     }
 
@@ -193,6 +226,7 @@ struct OriginResponder: HTTPResponder {
         // A named stream's own player page and the hls.js it loads (`./hls.mjs`, relative to `/cam1/`).
         if inner.isEmpty || inner == "index.html" { return send(page, request) }
         if inner == "hls.mjs" { return send(hlsJS ?? Self.notFound, request) }
+        if inner == "qoe" { return await qoe(request, stream: stream, remote: remote) }
         stats.sawViewer(remote, stream: name)
         if inner == "index.m3u8" { return await multivariant(presentation, request, uriQuery) }
         if inner == Self.manifestName { return await manifest(presentation, request, uriQuery) }

@@ -145,6 +145,40 @@ enum PlayerPage {
         }
         setInterval(update, 500);
         update();
+
+        // QoE beacons: every 10 s (and when the page goes away) the page tells the origin its startup time (once),
+        // live latency, stalls and rendition switches since the last report (POST qoe, relative: the stream's own
+        // /NAME/qoe; a text/plain beacon, so no CORS preflight). The origin adds them up in /metrics.
+        const qoe = { pageStart: performance.now(), startup: null, sentStartup: false, stalls: 0, stalled: 0,
+                      stallStart: null, switches: 0, lastLevel: null };
+        video.addEventListener('playing', () => {
+          if (qoe.startup === null) qoe.startup = (performance.now() - qoe.pageStart) / 1000;
+          if (qoe.stallStart !== null) { qoe.stalled += (performance.now() - qoe.stallStart) / 1000; qoe.stallStart = null; }
+        });
+        video.addEventListener('waiting', () => {
+          if (qoe.startup !== null && qoe.stallStart === null) { qoe.stalls += 1; qoe.stallStart = performance.now(); }
+        });
+        if (window.hls) window.hls.on(Hls.Events.LEVEL_SWITCHED, (_event, data) => {
+          if (qoe.lastLevel !== null && data.level !== qoe.lastLevel) qoe.switches += 1;
+          qoe.lastLevel = data.level;
+        });
+        function report() {
+          if (qoe.startup === null) return;
+          const now = performance.now();
+          const stalled = qoe.stalled + (qoe.stallStart !== null ? (now - qoe.stallStart) / 1000 : 0);
+          const r = { stalls: qoe.stalls, stalled: Math.round(stalled * 1000) / 1000, switches: qoe.switches };
+          if (!qoe.sentStartup) r.startup = Math.round(qoe.startup * 1000) / 1000;
+          const hls = window.hls;
+          if (hls && Number.isFinite(hls.latency) && hls.latency > 0) r.latency = Math.round(hls.latency * 1000) / 1000;
+          if (navigator.sendBeacon && navigator.sendBeacon(signed('qoe'), JSON.stringify(r))) {
+            qoe.sentStartup = true;
+            qoe.stalls = 0; qoe.stalled = 0; qoe.switches = 0;
+            if (qoe.stallStart !== null) qoe.stallStart = now;
+          }
+        }
+        window.player.reportQoE = report;
+        setInterval(report, 10000);
+        addEventListener('pagehide', report);
         </script>
         </body>
         </html>

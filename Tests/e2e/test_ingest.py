@@ -150,9 +150,17 @@ def test_srt_listener_publisher_restart_plays_on(srt_origin):
             # until the new publisher's first segment): hls.js reports it as bufferStalledError. Anything else it
             # reports as bad (an append or parsing error at the discontinuity), a fatal error, or a gap in the
             # buffered ranges fails the test.
+            # A publisher killed mid-stream loses the tail of its audio (MPEG-TS carries audio in PES packets of
+            # several frames), so the last segment before the discontinuity has less audio than video and the
+            # buffered range (audio and video both) shows a gap of up to 0.5 s there, which hls.js jumps; the
+            # strict checker allows the same gap (segcheck). Any other gap fails.
             problems = [p for p in chromium.playback_problems(res, max_dropped=0.03, min_advance=0.5)
-                        if "screenshot" not in p and not p.startswith("hls.js errors")]
+                        if "screenshot" not in p and not p.startswith("hls.js errors")
+                        and not p.startswith("buffered ranges have gaps")]
             assert problems == []
+            for _, ranges in res.get("buffered_gaps") or []:
+                gaps = [b[0] - a[1] for a, b in zip(ranges, ranges[1:])]
+                assert len(gaps) <= 1 and all(0 < g < 0.5 for g in gaps), f"buffered ranges {ranges}"
             assert [e for e in res["bad_errors"] if e.get("details") != "bufferStalledError"] == []
             last = res["samples"][-1]
             assert last.get("t", 0) > 14, f"hls.js did not play on after the reconnect: {chromium.summary(res)}"

@@ -139,3 +139,39 @@ def test_metrics_is_no_stream_name(origin_bin):
     p = subprocess.run([origin_bin, "serve", "metrics=testpattern:", "b=testpattern:", "--port", "0"],
                        capture_output=True, text=True, timeout=20)
     assert p.returncode != 0 and "'metrics' cannot name a stream" in p.stderr, (p.returncode, p.stderr)
+
+
+def post(url, body, timeout=5):
+    p = subprocess.run(["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST", "-H",
+                        "Content-Type: text/plain", "--data-binary", "@-", url], input=body, capture_output=True,
+                       timeout=timeout + 5)
+    return int(p.stdout or 0)
+
+
+def test_player_qoe_beacons(start_origin):
+    """The player page reports QoE (startup, latency, stalls, rendition switches) to `POST qoe` every 10 s, and
+    `/metrics` adds them up per stream; a beacon over 1 KB is 413, one that is not a plausible report 400, and more
+    than two a second from one address 429 (the issue: "bounded in size and rate so it cannot be abused")."""
+    from hlsharness import chromium
+    from hlsharness.testenv import need_chromium
+    need("promtool")
+    s = start_origin("--test-pattern-size", "640x360")
+    if not chromium.chromium_binary():
+        need_chromium()
+    res = chromium.chromium_play(s.url("/"), 13, screenshots=False)
+    assert res["started"], chromium.summary(res)
+    samples = scrape(s.base_url)
+    assert value(samples, "hls_origin_qoe_reports_total", stream="default", result="accepted") >= 1, samples
+    assert value(samples, "hls_origin_qoe_startup_seconds_count", stream="default") == 1
+    assert 0 < value(samples, "hls_origin_qoe_startup_seconds_sum", stream="default") < 10
+    assert value(samples, "hls_origin_qoe_latency_seconds_count", stream="default") >= 1
+    # Abuse: too large, not a report, too frequent. Each is refused and counted; nothing else changes.
+    assert post(s.url("/qoe"), b"{" + b" " * 2000 + b"}") == 413
+    time.sleep(0.6)
+    assert post(s.url("/qoe"), b'{"latency": 1e9}') == 400
+    time.sleep(0.6)
+    codes = [post(s.url("/qoe"), b'{"stalls": 0}') for _ in range(5)]
+    assert codes[0] == 204 and 429 in codes, codes
+    after = scrape(s.base_url)
+    for result in ("too_large", "malformed", "too_frequent"):
+        assert value(after, "hls_origin_qoe_reports_total", stream="default", result=result) >= 1, result
