@@ -1,0 +1,108 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import MediaCore
+
+// The process plumbing `serve` runs on: file limits, the pipeline threads' start and outcome, signals, the status
+// line, and the parsing of long durations.
+
+/// Raises the soft limit on open files towards `connections` plus room for the pipeline and recorder (the hard limit
+/// caps it), so that --max-connections, not EMFILE, decides when connections are refused.
+func raiseFileLimit(toFit connections: Int) {
+    #if canImport(Glibc)
+    let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+    #else
+    let resource = RLIMIT_NOFILE
+    #endif
+    var rl = rlimit()
+    guard getrlimit(resource, &rl) == 0 else { return }
+    let wanted = rlim_t(connections + 256)
+    guard rl.rlim_cur < wanted else { return }
+    rl.rlim_cur = min(wanted, rl.rlim_max)
+    _ = setrlimit(resource, &rl)
+    if rl.rlim_cur < wanted {
+        FileHandle.standardError.write(Data("hls-origin: warning: open-file limit \(rl.rlim_cur) is below --max-connections \(connections); raise 'ulimit -n'\n".utf8))
+    }
+}
+
+func formatRate(_ bps: Double) -> String {
+    bps >= 1e6 ? String(format: "%.2f Mb/s", bps / 1e6) : String(format: "%.0f kb/s", bps / 1e3)
+}
+
+/// Starts the pipeline thread once, from whichever task learns first that the server is listening.
+final class StartOnce: @unchecked Sendable {
+    private let lock = NSLock()
+    private var thread: Thread?
+    init(_ thread: Thread) {
+        thread.stackSize = 8 << 20
+        thread.name = "hls-origin pipeline"
+        self.thread = thread
+    }
+    private var didStart = false
+    func start() {
+        lock.withLock { () -> Thread? in
+            didStart = didStart || thread != nil
+            return thread.take()
+        }?.start()
+    }
+    var started: Bool { lock.withLock { didStart } }
+}
+
+/// How the input ended, set once by the pipeline thread.
+final class PipelineOutcome: @unchecked Sendable {
+    enum State: Sendable { case running, finished, failed(String) }
+    private let lock = NSLock()
+    private var state = State.running
+    func set(_ s: State) { lock.withLock { state = s } }
+    func get() -> State { lock.withLock { state } }
+    var isRunning: Bool { if case .running = get() { true } else { false } }
+}
+
+/// SIGINT/SIGTERM -> a clean shutdown (the handler runs once; a second signal exits at once).
+final class SignalWatcher: @unchecked Sendable {
+    private var sources: [DispatchSourceSignal] = []
+    init(_ handler: @escaping @Sendable () -> Void) {
+        for sig in [SIGINT, SIGTERM] {
+            signal(sig, SIG_IGN)
+            let s = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            var fired = false
+            s.setEventHandler {
+                if fired { exit(130) }
+                fired = true
+                handler()
+            }
+            s.resume()
+            sources.append(s)
+        }
+    }
+}
+
+/// A status line redrawn in place on a terminal.
+struct StatusLine: Sendable {
+    let enabled: Bool
+    func show(_ text: String) {
+        guard enabled else { return }
+        FileHandle.standardError.write(Data("\r\u{1B}[K\(text)".utf8))
+    }
+    func clear() {
+        guard enabled else { return }
+        FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+    }
+}
+
+/// `90s`, `10m`, `2h`, `1d` (or plain seconds) as milliseconds: a time-shift depth, 1 second to 7 days.
+func parseLongDuration(_ s: String, flag: String) throws -> MediaTime {
+    let units: [Character: Int64] = ["s": 1_000, "m": 60_000, "h": 3_600_000, "d": 86_400_000]
+    var digits = Substring(s)
+    var unit: Int64 = 1_000
+    if let last = s.last, let u = units[last] {
+        unit = u
+        digits = digits.dropLast()
+    }
+    guard !digits.isEmpty, digits.count <= 9, digits.allSatisfy(\.isASCII), let n = Int64(digits), n > 0 else {
+        throw ValidationError("\(flag) takes a duration like 90s, 10m or 2h (got '\(s)')")
+    }
+    let ms = n * unit
+    guard ms >= 1_000, ms <= 7 * 86_400_000 else { throw ValidationError("\(flag) must be between 1 second and 7 days") }
+    return MediaTime(value: ms, timescale: 1000)
+}
