@@ -244,6 +244,9 @@ def test_hlsjs_plays_from_the_ingest(ingest, start_origin):
     hlsjs = need_hlsjs()
     ing = ingest()
     pusher(start_origin, ing, "--part-duration", "0")
+    # A viewer joins a running stream: with the 6-segment window full, hls.js starts 3 segments from the live edge;
+    # joined on a 2-segment playlist it starts at its beginning, reaches the edge and stalls there.
+    wait_for(lambda: len(media_playlist(ing).segments) >= 6, 20, "a full window on the ingest")
     procs.write_player_page(ing.root)
     shutil.copy(hlsjs, os.path.join(ing.root, "hls.mjs"))
     page = f"http://127.0.0.1:{ing.port}"
