@@ -174,6 +174,7 @@ extension Presentation where Payload == ServedObject {
 /// `/cam1/`. Presentations can be added while serving.
 public final class PresentationRegistry: Sendable {
     private let entries = Mutex<[String: LivePresentation]>([:])
+    private let thumbnailSources = Mutex<[String: any ThumbnailSource]>([:])
 
     public init() {}
 
@@ -190,6 +191,13 @@ public final class PresentationRegistry: Sendable {
     }
 
     public func presentation(named name: String) -> LivePresentation? { entries.withLock { $0[name] } }
+
+    /// Where the stream `name`'s `thumbnail.jpg` comes from (none: 404).
+    public func setThumbnails(_ source: any ThumbnailSource, for name: String) {
+        thumbnailSources.withLock { $0[name] = source }
+    }
+
+    func thumbnails(for name: String) -> (any ThumbnailSource)? { thumbnailSources.withLock { $0[name] } }
 
     public var names: [String] { entries.withLock { Array($0.keys).sorted() } }
 
@@ -208,6 +216,13 @@ public final class PresentationRegistry: Sendable {
             return e[""].map { ("", $0, path) }
         }
     }
+}
+
+/// A stream's still picture for the stream list (`/NAME/thumbnail.jpg`): made outside the origin (it decodes video).
+public protocol ThumbnailSource: Sendable {
+    /// The current thumbnail as a JPEG, `nil` before there is one. May block for a few milliseconds: the origin calls
+    /// it off its event loops.
+    func jpeg() throws -> [UInt8]?
 }
 
 /// Rendered playlists and manifests, cached per presentation snapshot versions so one is rendered once per

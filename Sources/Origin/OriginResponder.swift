@@ -3,6 +3,7 @@ import Hummingbird
 import Logging
 import MediaCore
 import MediaPresentation
+import Dispatch
 import NIOCore
 
 /// Routes a request to the page, hls.js, or an object of a registered presentation. Owns the HTTP side only:
@@ -186,7 +187,7 @@ struct OriginResponder: HTTPResponder {
     private func qoe(_ request: Request, stream: String, remote: SocketAddress?) async -> Response {
         guard request.method == .post else { return send(Self.qoeMethod, request) }
         guard let metrics else { return send(Self.notFound, request) }
-        var body = request.body
+        let body = request.body
         let bytes: ByteBuffer
         do {
             bytes = try await body.collect(upTo: QoEIntake.maxBody)
@@ -209,10 +210,10 @@ struct OriginResponder: HTTPResponder {
         switch path {
         case "/", "/index.html":
             // Several named streams and none at the root: the list of streams.
-            if registry.presentation(named: "") == nil && !registry.names.isEmpty { return send(Self.html(StreamDirectory.html(registry)), request) }
+            if registry.presentation(named: "") == nil && !registry.names.isEmpty { return send(Self.html(StreamDirectory.html(registry, stats)), request) }
             return send(page, request)
         case "/hls.mjs": return send(hlsJS ?? Self.notFound, request)
-        case "/streams.json": return send(Self.json(StreamDirectory.json(registry)), request)
+        case "/streams.json": return send(Self.json(StreamDirectory.json(registry, stats)), request)
         case "/metrics": return send(metrics?.scrape(registry, stats) ?? Self.notFound, request)
         default: break
         }
@@ -227,6 +228,7 @@ struct OriginResponder: HTTPResponder {
         if inner.isEmpty || inner == "index.html" { return send(page, request) }
         if inner == "hls.mjs" { return send(hlsJS ?? Self.notFound, request) }
         if inner == "qoe" { return await qoe(request, stream: stream, remote: remote) }
+        if inner == Self.thumbnailName { return await thumbnail(name, request) }
         stats.sawViewer(remote, stream: name)
         if inner == "index.m3u8" { return await multivariant(presentation, request, uriQuery) }
         if inner == Self.manifestName { return await manifest(presentation, request, uriQuery) }
@@ -253,6 +255,29 @@ struct OriginResponder: HTTPResponder {
             return await sendRecorded(recorded, request)
         case .part(let n, let i):
             return await part(window, n, i, request, remote, labels: (stream, layout.renditions[r].name))
+        }
+    }
+
+    /// `thumbnail.jpg`: the stream's newest keyframe as a small JPEG (the stream list shows it), made off the event
+    /// loop. 503 with `Retry-After` before the first keyframe; cacheable for 2 s (a new one comes with a new keyframe).
+    static let thumbnailName = "thumbnail.jpg"
+
+    private func thumbnail(_ name: String, _ request: Request) async -> Response {
+        guard let source = registry.thumbnails(for: name) else { return send(Self.notFound, request) }
+        let made: Result<[UInt8]?, any Error> = await withCheckedContinuation { done in
+            DispatchQueue.global().async { done.resume(returning: Result { try source.jpeg() }) }
+        }
+        switch made {
+        case .success(let jpeg?):
+            let body = ByteBuffer(bytes: jpeg)
+            var headers = ResponseHeaders.make(contentType: "image/jpeg", cacheControl: "max-age=2", contentLength: body.readableBytes)
+            headers[.eTag] = Validators.entityTag(jpeg)
+            return send(.ok, headers, body, request)
+        case .success(nil):
+            return send(.text(.serviceUnavailable, "No keyframe yet, retry shortly\n", extra: [.retryAfter: "1"]), request)
+        case .failure(let error):
+            Self.logger.warning("thumbnail", metadata: ["stream": "\(name)", "error": "\(error)"])
+            return send(.text(.serviceUnavailable, "No thumbnail\n", extra: [.retryAfter: "2"]), request)
         }
     }
 

@@ -22,14 +22,20 @@ struct StreamSummary: Encodable, Equatable {
     /// The player page.
     var path: String
     var playlist: String
+    /// The newest keyframe as a small JPEG (503 until there is one).
+    var thumbnail: String
     /// `waiting` (no media yet), `live`, `idle` (live, but nothing new for 3 target durations: the publisher is
     /// away), or `ended` (`EXT-X-ENDLIST`).
     var state: String
+    /// Distinct client addresses that fetched one of its playlists or segments in the last `OriginStats.viewerWindow`.
+    var viewers: Int
     var renditions: [RenditionSummary]
 
-    static func make(name: String, presentation: LivePresentation, now: Date = Date()) -> StreamSummary {
+    static func make(name: String, presentation: LivePresentation, viewers: Int = 0, now: Date = Date()) -> StreamSummary {
         let base = name.isEmpty ? "/" : "/\(name)/"
-        var summary = StreamSummary(name: name, path: base, playlist: base + "index.m3u8", state: "waiting", renditions: [])
+        var summary = StreamSummary(name: name, path: base, playlist: base + "index.m3u8",
+                                    thumbnail: base + OriginResponder.thumbnailName, state: "waiting", viewers: viewers,
+                                    renditions: [])
         guard let layout = presentation.layout else {
             if presentation.isFinished { summary.state = "ended" }
             return summary
@@ -64,15 +70,18 @@ struct StreamSummary: Encodable, Equatable {
 }
 
 enum StreamDirectory {
-    static func summaries(_ registry: PresentationRegistry) -> [StreamSummary] {
-        registry.names.compactMap { name in registry.presentation(named: name).map { StreamSummary.make(name: name, presentation: $0) } }
+    static func summaries(_ registry: PresentationRegistry, _ stats: OriginStats?) -> [StreamSummary] {
+        let viewers = stats?.activeViewersByStream() ?? [:]
+        return registry.names.compactMap { name in
+            registry.presentation(named: name).map { StreamSummary.make(name: name, presentation: $0, viewers: viewers[name] ?? 0) }
+        }
     }
 
     /// `{"streams": [...]}`, keys sorted.
-    static func json(_ registry: PresentationRegistry) -> ByteBuffer {
+    static func json(_ registry: PresentationRegistry, _ stats: OriginStats? = nil) -> ByteBuffer {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let data = (try? encoder.encode(["streams": summaries(registry)])) ?? Data("{\"streams\":[]}".utf8)
+        let data = (try? encoder.encode(["streams": summaries(registry, stats)])) ?? Data("{\"streams\":[]}".utf8)
         var buffer = ByteBuffer(bytes: data)
         buffer.writeString("\n")
         return buffer
@@ -80,14 +89,16 @@ enum StreamDirectory {
 
     /// The page at `/` with several named streams: one row per stream, a link to its player page; it refreshes
     /// itself from `/streams.json` every 2 s.
-    static func html(_ registry: PresentationRegistry) -> String {
-        let rows = summaries(registry).map { s -> String in
+    static func html(_ registry: PresentationRegistry, _ stats: OriginStats? = nil) -> String {
+        let rows = summaries(registry, stats).map { s -> String in
             let video = s.renditions.first { $0.width != nil }
             let size = video.flatMap { v in v.width.map { "\($0)x\(v.height ?? 0)" } } ?? "—"
             let rate = s.renditions.compactMap(\.bandwidth).reduce(0, +)
-            return "<tr><td><a href=\"\(escape(s.path))\">\(escape(s.name))</a></td><td class=\"\(s.state)\">\(s.state)</td>"
+            let segments = s.renditions.first?.segments ?? 0
+            return "<tr><td><a href=\"\(escape(s.path))\"><img class=\"thumb\" alt=\"\" src=\"\(escape(s.thumbnail))?v=\(segments)\"></a></td>"
+                + "<td><a href=\"\(escape(s.path))\">\(escape(s.name))</a></td><td class=\"\(s.state)\">\(s.state)</td>"
                 + "<td>\(size)</td><td>\(rate > 0 ? String(format: "%.2f Mb/s", Double(rate) / 1e6) : "—")</td>"
-                + "<td>\(s.renditions.count)</td><td><code>\(escape(s.playlist))</code></td></tr>"
+                + "<td>\(s.viewers)</td><td>\(s.renditions.count)</td><td><code>\(escape(s.playlist))</code></td></tr>"
         }.joined(separator: "\n")
         return """
         <!doctype html>
@@ -105,13 +116,14 @@ enum StreamDirectory {
           th, td { text-align: left; padding: 8px 10px; border-bottom: 1px solid #2a2f3a; }
           th { color: #8b93a7; font-weight: 500; font-size: 12px; text-transform: uppercase; letter-spacing: .06em; }
           a { color: #5ab0ff; } code { color: #8b93a7; }
+          img.thumb { display: block; width: 160px; aspect-ratio: 16 / 9; object-fit: contain; background: #000; border-radius: 4px; }
           .live { color: #ff5a5a; font-weight: 700; } .idle, .waiting { color: #ffb35a; } .ended { color: #8b93a7; }
         </style>
         </head>
         <body><main>
         <h1>Streams</h1>
         <table>
-        <thead><tr><th>stream</th><th>state</th><th>video</th><th>bit rate</th><th>renditions</th><th>playlist</th></tr></thead>
+        <thead><tr><th></th><th>stream</th><th>state</th><th>video</th><th>bit rate</th><th>viewers</th><th>renditions</th><th>playlist</th></tr></thead>
         <tbody id="rows">
         \(rows)
         </tbody>
@@ -127,9 +139,11 @@ enum StreamDirectory {
             document.getElementById('rows').innerHTML = streams.map(s => {
               const v = s.renditions.find(x => x.width);
               const rate = s.renditions.reduce((a, x) => a + (x.bandwidth || 0), 0);
-              return `<tr><td><a href="${esc(s.path)}">${esc(s.name)}</a></td><td class="${esc(s.state)}">${esc(s.state)}</td>` +
+              const seg = s.renditions.length ? s.renditions[0].segments : 0;
+              return `<tr><td><a href="${esc(s.path)}"><img class="thumb" alt="" src="${esc(s.thumbnail)}?v=${seg}"></a></td>` +
+                `<td><a href="${esc(s.path)}">${esc(s.name)}</a></td><td class="${esc(s.state)}">${esc(s.state)}</td>` +
                 `<td>${v ? v.width + 'x' + v.height : '—'}</td><td>${rate ? (rate / 1e6).toFixed(2) + ' Mb/s' : '—'}</td>` +
-                `<td>${s.renditions.length}</td><td><code>${esc(s.playlist)}</code></td></tr>`;
+                `<td>${s.viewers}</td><td>${s.renditions.length}</td><td><code>${esc(s.playlist)}</code></td></tr>`;
             }).join('');
           } catch (e) {}
         }

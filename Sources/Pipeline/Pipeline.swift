@@ -118,6 +118,8 @@ public final class Pipeline: @unchecked Sendable {
     // @unchecked: `interrupt` and `stopFlag` are Sendable; everything else is used by the run thread only.
     public let options: PipelineOptions
     public let stats: PipelineStats
+    /// The newest keyframe of each output video track (for thumbnails).
+    public let keyframes = LatestKeyframes()
     let output: any PresentationConsumer
     let logger: Logger
     private let stopFlag = Atomic<Bool>(false)
@@ -252,7 +254,8 @@ public final class Pipeline: @unchecked Sendable {
         var sink = SegmentingSink(output: output, stats: stats, segmentDuration: options.segmentDuration,
                                   partDuration: options.partDuration, targetDuration: targetDuration,
                                   waitForSecondKeyframe: setup.copiesVideo && live, plan: setup.plan,
-                                  kinds: processors.flatMap(\.processor.outputKinds), logger: logger)
+                                  kinds: processors.flatMap(\.processor.outputKinds), logger: logger,
+                                  keyframes: keyframes)
         func formats() -> [TrackFormat?] { processors.flatMap(\.processor.outputFormats) }
         func accept(_ outputs: [[Sample]], of p: Int) throws {
             let all = formats()

@@ -40,6 +40,8 @@ struct SegmentingSink {
     let waitForSecondKeyframe: Bool
     let plan: RenditionPlan
     let logger: Logger
+    /// Where each video track's newest keyframe is kept (thumbnails); `nil`: nowhere.
+    let keyframes: LatestKeyframes?
     var loops = 0
     private(set) var started = false
     private var segmenter: Segmenter?
@@ -94,7 +96,9 @@ struct SegmentingSink {
     private var video: Int? { kinds.firstIndex(of: .video) }
 
     init(output: any PresentationConsumer, stats: PipelineStats, segmentDuration: MediaTime, partDuration: MediaTime?,
-         targetDuration: Int, waitForSecondKeyframe: Bool, plan: RenditionPlan, kinds: [TrackFormat.Kind], logger: Logger) {
+         targetDuration: Int, waitForSecondKeyframe: Bool, plan: RenditionPlan, kinds: [TrackFormat.Kind], logger: Logger,
+         keyframes: LatestKeyframes? = nil) {
+        self.keyframes = keyframes
         self.output = output
         self.stats = stats
         self.segmentDuration = segmentDuration
@@ -112,6 +116,9 @@ struct SegmentingSink {
         arrival = wallClock
         let bytes = samples.reduce(0) { $0 + $1.data.count }
         stats.update { $0.bytesIn += Int64(bytes) }
+        if let keyframes, track < formats.count, let key = samples.last(where: \.isSync) {
+            keyframes.record(key, track: track, format: formats[track])
+        }
         guard let current = segmenter else {
             held += samples.map { (track, $0, wallClock) }
             guard formats.allSatisfy({ $0 != nil }) else {

@@ -58,7 +58,7 @@ extension Pipeline {
                                   partDuration: options.partDuration,
                                   targetDuration: MediaPlaylist.targetDuration(for: [options.segmentDuration]),
                                   waitForSecondKeyframe: false, plan: plan,
-                                  kinds: rungs.map { _ in .video } + [.audio], logger: logger)
+                                  kinds: rungs.map { _ in .video } + [.audio], logger: logger, keyframes: keyframes)
         let formats: [TrackFormat?] = rungs.map(\.stage.format) + [audioStage.format]
         let wallStart = Date()
         var pace = Pacer(enabled: options.realtime ?? true)

@@ -220,6 +220,7 @@ struct ServeCommand: AsyncParsableCommand {
                 fail((spec.name.isEmpty ? "" : "\(spec.name): ") + describe(error))
             }
             registry.register(stream.presentation, at: spec.name)
+            registry.setThumbnails(Thumbnailer(keyframes: stream.pipeline.keyframes), for: spec.name)
             opened.append(stream)
         }
         let streams = opened

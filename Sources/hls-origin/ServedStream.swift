@@ -47,6 +47,9 @@ struct StreamSpec: Equatable {
     }
 }
 
+/// A stream's `thumbnail.jpg`: its newest keyframe, decoded and encoded by FFmpeg's libraries.
+extension Thumbnailer: ThumbnailSource {}
+
 /// One input's pipeline, its live presentation (and recording), and the thread that runs it.
 final class ServedStream: @unchecked Sendable {
     // @unchecked: every stored property is Sendable or set in init only.

@@ -229,3 +229,51 @@ struct CodecTests {
     }
 }
 
+
+/// `JPEGThumbnail`: one H.264 keyframe from an MP4 (its `avcC` and length-prefixed sample, as the segmenter has them)
+/// becomes a JPEG that decodes back to the same picture, scaled, in full range.
+@Suite("Thumbnails", .timeLimit(.minutes(1)))
+struct JPEGThumbnailTests {
+    static func firstKeyframe(_ path: String) throws -> (avcC: [UInt8], sample: [UInt8], width: Int, height: Int) {
+        let d = try Demuxer(url: path)
+        let stream = try #require(d.streams.first { $0.kind == .video })
+        while let p = try d.read() {
+            if p.streamIndex == stream.index && p.isKeyframe {
+                return (stream.extradata, p.data, stream.width, stream.height)
+            }
+        }
+        throw FFmpegError.invalid("test", "no keyframe")
+    }
+
+    static func mean(_ p: [UInt8]) -> Double { Double(p.reduce(0) { $0 + Int($1) }) / Double(p.count) }
+
+    @Test func aKeyframeBecomesAScaledFullRangeJPEG() throws {
+        let f = try Fixtures.get()
+        let key = try Self.firstKeyframe(f.mp4)
+        let jpeg = try JPEGThumbnail.make(avcC: key.avcC, sample: key.sample, maxWidth: 160)
+        #expect(Array(jpeg.prefix(2)) == [0xFF, 0xD8] && Array(jpeg.suffix(2)) == [0xFF, 0xD9])
+        let path = f.temp("thumb.jpg")
+        try Data(jpeg).write(to: URL(fileURLWithPath: path))
+        let back = try #require(try decodeAllVideo(path).first)
+        #expect(back.width == 160)
+        #expect(back.height == 160 * key.height / key.width / 2 * 2)
+        // The source's first frame at the same size, limited range: the JPEG's luma is the same picture in full range.
+        let source = try #require(try decodeAllVideo(f.mp4, output: .init(width: back.width, height: back.height)).first)
+        let expected = (Self.mean(source.y) - 16) * 255 / 219
+        #expect(abs(Self.mean(back.y) - expected) < 4, "luma mean \(Self.mean(back.y)) vs \(expected)")
+        // Pixel by pixel (JPEG's loss at quality 5 on sharp test-card edges, and two scalers, measured 9.6; another
+        // picture or a shifted one is far off).
+        let differences = zip(back.y, source.y).map { UInt8(min(255, abs(Double($0) - (Double($1) - 16) * 255 / 219))) }
+        #expect(Self.mean(differences) < 14)
+        let shifted = zip(back.y.dropFirst(back.width * 8), source.y).map { UInt8(min(255, abs(Double($0) - (Double($1) - 16) * 255 / 219))) }
+        #expect(Self.mean(shifted) > Self.mean(differences) + 5)
+    }
+
+    @Test func aBrokenSampleIsAnErrorNotACrash() throws {
+        let f = try Fixtures.get()
+        let key = try Self.firstKeyframe(f.mp4)
+        #expect(throws: FFmpegError.self) { try JPEGThumbnail.make(avcC: key.avcC, sample: [0, 0, 0, 3, 0x65, 0xFF, 0xFF]) }
+        #expect(throws: FFmpegError.self) { try JPEGThumbnail.make(avcC: [], sample: key.sample) }
+        #expect(throws: FFmpegError.self) { try JPEGThumbnail.make(avcC: [1, 2, 3], sample: Array(key.sample.prefix(40))) }
+    }
+}
