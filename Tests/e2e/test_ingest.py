@@ -28,15 +28,16 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SYSTEM_PYTHON = "/usr/bin/python3"  # PyGObject (python3-gi) is Debian's, not the virtualenv's
 
 
-def publisher(url, fmt, seconds=None):
-    """ffmpeg sending a live 640x360 30 fps H.264 (a keyframe each second) + AAC test source at real time."""
+def publisher(url, fmt, seconds=None, extra=()):
+    """ffmpeg sending a live 640x360 30 fps H.264 (a keyframe each second) + AAC test source at real time.
+    `extra`: output options before the format (`-listen 1`, `-output_ts_offset`)."""
     cmd = ["ffmpeg", "-hide_banner", "-nostdin", "-loglevel", "error", "-re", "-f", "lavfi", "-i",
            "testsrc2=size=640x360:rate=30", "-re", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
            "-c:v", "libx264", "-preset", "veryfast", "-tune", "zerolatency", "-g", "30", "-pix_fmt", "yuv420p",
            "-c:a", "aac", "-ac", "2"]
     if seconds:
         cmd += ["-t", str(seconds)]
-    cmd += ["-f", fmt, url]
+    cmd += [*extra, "-f", fmt, url]
     return subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 
@@ -246,6 +247,42 @@ def test_udp_mpegts_and_an_encoder_restart(start_origin):
         stop_process(pub)
         if pub2:
             stop_process(pub2)
+
+
+# 2^33 / 90 kHz = 95,443.7 s: a publisher starting at 95,440 s wraps its 33-bit MPEG-TS timestamps 3.7 s in (26.5 h).
+PTS_WRAP_OFFSET = "95440"
+
+
+@pytest.mark.parametrize("case", ["srt-caller", "rtmp-caller", "rtp-pts-wrap"])
+def test_callers_and_rtp_across_the_33_bit_wrap(start_origin, case):
+    """The origin as the caller: it pulls SRT from an ffmpeg listener and RTMP from ffmpeg's RTMP server
+    (`-listen 1`); and RTP MPEG-TS (`rtp://`) whose timestamps start 3.7 s before the 33-bit wrap. Each is checked
+    strictly over its first 6 segments: no EXT-X-DISCONTINUITY (the wrap is not a jump, RFC 8216 §4.3.2.3 asks for
+    one only for a change "in ... timestamp sequence"), no segment over the target duration, tfdt continuous."""
+    need("ffmpeg")
+    port = free_port()
+    if case == "srt-caller":
+        pub = publisher(f"srt://127.0.0.1:{port}?mode=listener", "mpegts")
+        source = f"srt://127.0.0.1:{port}"
+    elif case == "rtmp-caller":
+        pub = publisher(f"rtmp://127.0.0.1:{port}/live/cam", "flv", extra=("-listen", "1"))
+        source = f"rtmp://127.0.0.1:{port}/live/cam"
+    else:
+        pub = publisher(f"rtp://127.0.0.1:{port}", "rtp_mpegts", extra=("-output_ts_offset", PTS_WRAP_OFFSET))
+        source = f"rtp://127.0.0.1:{port}"
+    try:
+        time.sleep(0.5)
+        s = start_origin(source, "--window", "20", wait=False)
+        wait_for_segments(s, 5)
+        # The strict checker downloads every listed segment (from the first: the window holds 20) and checks tfdt
+        # continuity from one to the next, across the wrap.
+        strict = livecheck.check_live_playlist(s.base_url, 3)
+        assert strict.errors == [], strict.summary()
+        pl = media(s)
+        assert pl.media_sequence == 0 and not [seg.seq for seg in pl.segments if seg.discontinuity], case
+        assert max(seg.duration for seg in pl.segments) <= pl.target_duration + 0.5 and pl.target_duration == 1
+    finally:
+        stop_process(pub)
 
 
 class RTSPServer:
