@@ -253,10 +253,11 @@ def test_udp_mpegts_and_an_encoder_restart(start_origin):
 PTS_WRAP_OFFSET = "95440"
 
 
-@pytest.mark.parametrize("case", ["srt-caller", "rtmp-caller", "rtp-pts-wrap"])
+@pytest.mark.parametrize("case", ["srt-caller", "rtmp-caller", "rtp-pts-wrap", "udp-multicast"])
 def test_callers_and_rtp_across_the_33_bit_wrap(start_origin, case):
     """The origin as the caller: it pulls SRT from an ffmpeg listener and RTMP from ffmpeg's RTMP server
-    (`-listen 1`); and RTP MPEG-TS (`rtp://`) whose timestamps start 3.7 s before the 33-bit wrap. Each is checked
+    (`-listen 1`); RTP MPEG-TS (`rtp://`) whose timestamps start 3.7 s before the 33-bit wrap; and UDP multicast
+    (group 239.255.x.y on the loopback interface, TTL 0: nothing leaves the machine). Each is checked
     strictly over its first 6 segments: no EXT-X-DISCONTINUITY (the wrap is not a jump, RFC 8216 §4.3.2.3 asks for
     one only for a change "in ... timestamp sequence"), no segment over the target duration, tfdt continuous."""
     need("ffmpeg")
@@ -267,9 +268,13 @@ def test_callers_and_rtp_across_the_33_bit_wrap(start_origin, case):
     elif case == "rtmp-caller":
         pub = publisher(f"rtmp://127.0.0.1:{port}/live/cam", "flv", extra=("-listen", "1"))
         source = f"rtmp://127.0.0.1:{port}/live/cam"
-    else:
+    elif case == "rtp-pts-wrap":
         pub = publisher(f"rtp://127.0.0.1:{port}", "rtp_mpegts", extra=("-output_ts_offset", PTS_WRAP_OFFSET))
         source = f"rtp://127.0.0.1:{port}"
+    else:
+        group = f"239.255.{port // 256 % 256}.{port % 256}:{port}"
+        source = f"udp://{group}?localaddr=127.0.0.1"
+        pub = publisher(f"udp://{group}?localaddr=127.0.0.1&ttl=0&pkt_size=1316", "mpegts")
     try:
         time.sleep(0.5)
         s = start_origin(source, "--window", "20", wait=False)
