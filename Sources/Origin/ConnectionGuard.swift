@@ -114,6 +114,20 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         schedule(context, at: idleSince + headerTimeout)
     }
 
+    /// Whether a request may be answered ahead of this handler (`RawFastPathHandler`): nothing in flight, held or half
+    /// read here, no error pending, not closing, and the socket has room (a client that does not read is not written
+    /// to: it is held here, then timed out).
+    var mayAnswerAhead: Bool {
+        inFlight == 0 && held.isEmpty && headSince == nil && !failed && !closeAfterResponse && pendingError == nil
+            && (context?.channel.isWritable ?? false)
+    }
+
+    /// A request was answered ahead of this handler: the connection is busy and idle again, as after a response here.
+    func answeredAhead() {
+        firstRequest = false
+        idleSince = .now()
+    }
+
     /// Called by `RequestBytesObserver` before the bytes reach the parser.
     func bytesArrived(_ bytes: ByteBuffer) {
         if inFlight == 0 && held.isEmpty && headSince == nil {

@@ -18,6 +18,10 @@ public struct ServedObject: Sendable {
         case recorded(RecordedSegment)
     }
     private let storage: Storage
+    /// A segment's bytes again in an anonymous memory file, for `sendfile(2)` on the fast path (`FastPath`).
+    let file: MemoryFile?
+    /// The `200` status line and headers as bytes (`FastPath.head`), for the fast path; `nil` for a recorded segment.
+    let head: ByteBuffer?
 
     /// The bytes (empty for a recorded segment).
     var body: ByteBuffer {
@@ -36,18 +40,25 @@ public struct ServedObject: Sendable {
     }
 
     init(bytes: [UInt8], kind: ObjectKind) {
+        file = kind == .segment ? MemoryFile(bytes) : nil
         let body = ByteBuffer(bytes: bytes)
         let etag = Validators.entityTag(bytes), published = WallClock.now.httpDate
-        storage = .memory(body, kind == .initSegment
+        let headers = kind == .initSegment
             ? ResponseHeaders.initSegment(contentLength: body.readableBytes, etag: etag, lastModified: published)
-            : ResponseHeaders.segment(contentLength: body.readableBytes, etag: etag, lastModified: published))
+            : ResponseHeaders.segment(contentLength: body.readableBytes, etag: etag, lastModified: published)
+        storage = .memory(body, headers)
+        head = FastPath.head(headers)
     }
 
-    private init(body: ByteBuffer, headers: HTTPFields) {
+    private init(body: ByteBuffer, headers: HTTPFields, head: ByteBuffer?) {
         storage = .memory(body, headers)
+        file = nil
+        self.head = head
     }
 
     init(recorded: RecordedSegment) {
+        file = nil
+        head = nil
         storage = .recorded(recorded)
     }
 
@@ -63,11 +74,49 @@ public struct ServedObject: Sendable {
         for p in parts {
             let pb = p.body
             guard let slice = body.getSlice(at: offset, length: pb.readableBytes), slice == pb else { return nil }
-            shared.append(ServedObject(body: slice, headers: p.headers))
+            shared.append(ServedObject(body: slice, headers: p.headers, head: p.head))
             offset += pb.readableBytes
         }
         return shared
     }
+}
+
+/// An object's bytes in an anonymous memory file (POSIX shared memory on tmpfs, unlinked: pages in memory, no disk), so a response
+/// can leave by `sendfile(2)`, as nginx sends a file: the kernel hands the pages to the socket instead of copying them
+/// from the process (a 330-KB segment over loopback: 15,000 req/s written from memory, against 24,000 for nginx's
+/// sendfile, same run). Read-only once made; closed when the last object and response holding it are gone.
+final class MemoryFile: Sendable {
+    let descriptor: Int32
+    let length: Int
+    private static let counter = Atomic<Int>(0)
+
+    /// `nil` when the file cannot be made or filled (the bytes are then sent from memory).
+    init?(_ bytes: [UInt8]) {
+        guard !bytes.isEmpty else { return nil }
+        // POSIX shared memory (tmpfs), named only until it is open: unlinked at once, like memfd_create(2).
+        let name = "/hls-origin-\(getpid())-\(Self.counter.wrappingAdd(1, ordering: .relaxed).newValue)"
+        let fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return nil }
+        shm_unlink(name)
+        var written = 0
+        let ok = bytes.withUnsafeBytes { raw -> Bool in
+            while written < raw.count {
+                let n = Glibc.write(fd, raw.baseAddress! + written, raw.count - written)
+                if n < 0 && errno == EINTR { continue }
+                guard n > 0 else { return false }
+                written += n
+            }
+            return true
+        }
+        guard ok else {
+            close(fd)
+            return nil
+        }
+        descriptor = fd
+        length = bytes.count
+    }
+
+    deinit { close(descriptor) }
 }
 
 /// A segment in a recording directory (`URIScheme` layout), as a time-shift window keeps it once it leaves the
@@ -244,21 +293,29 @@ final class PlaylistCache: Sendable {
         let tag: String
         let body: ByteBuffer
         let headers: HTTPFields
+        /// The `200` head as bytes, for the fast path (`FastPath.head`).
+        let head: ByteBuffer
     }
     private let entries = Mutex<[Key: Entry]>([:])
 
     func get(_ key: Key, versions: [UInt64], tag: String = "", headers: (Int) -> HTTPFields = ResponseHeaders.playlist,
              render: () -> String?) -> (ByteBuffer, HTTPFields)? {
-        if let e = entries.withLock({ $0[key] }), e.versions == versions, e.tag == tag { return (e.body, e.headers) }
+        entry(key, versions: versions, tag: tag, headers: headers, render: render).map { ($0.body, $0.headers) }
+    }
+
+    func entry(_ key: Key, versions: [UInt64], tag: String = "", headers: (Int) -> HTTPFields = ResponseHeaders.playlist,
+               render: () -> String?) -> Entry? {
+        if let e = entries.withLock({ $0[key] }), e.versions == versions, e.tag == tag { return e }
         guard let text = render() else { return nil }
         let body = ByteBuffer(string: text)
-        let entry = Entry(versions: versions, tag: tag, body: body, headers: headers(body.readableBytes))
+        let fields = headers(body.readableBytes)
+        let entry = Entry(versions: versions, tag: tag, body: body, headers: fields, head: FastPath.head(fields))
         entries.withLock { e in
             if !key.uriQuery.isEmpty, e[key] == nil, e.count >= Self.signedEntryLimit {
                 e = e.filter { $0.key.uriQuery.isEmpty }
             }
             e[key] = entry
         }
-        return (entry.body, entry.headers)
+        return entry
     }
 }

@@ -51,8 +51,8 @@ final class ConnectionCounter: Sendable {
 /// header size and time limits, a send timeout, and error answers that carry the CORS headers.
 ///
 /// ```
-/// RequestBytesObserver | HTTPResponseEncoder ByteToMessageHandler(HTTPRequestDecoder) | ConnectionGuard |
-/// HTTP1ToHTTPServerCodec | NIOAsyncChannel -> Hummingbird's request loop
+/// RawFastPathHandler | RequestBytesObserver | HTTPResponseEncoder ByteToMessageHandler(HTTPRequestDecoder) |
+/// ConnectionGuard | HTTP1ToHTTPServerCodec | NIOAsyncChannel -> Hummingbird's request loop
 /// ```
 struct OriginHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
     typealias Value = NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>
@@ -60,6 +60,8 @@ struct OriginHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
     let responder: HTTPChannelHandler.Responder
     let limits: ConnectionLimits
     let connections: ConnectionCounter
+    /// Plain requests for objects in memory, answered on the event loop (`FastPath`).
+    var fastPath: FastPath?
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
@@ -71,7 +73,11 @@ struct OriginHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
             }
             let pipeline = channel.pipeline.syncOperations
             if !admitted { try pipeline.addHandler(ConnectionRefusal()) }
-            try Self.addGuardedHTTP1(to: pipeline, limits: limits, observeBytes: admitted)
+            let guardian = try Self.addGuardedHTTP1(to: pipeline, limits: limits, observeBytes: admitted)
+            if admitted, let fastPath, fastPath.enabled {
+                try pipeline.addHandler(RawFastPathHandler(fastPath, guardian: guardian, maxHeadBytes: limits.maxHeaderBytes),
+                                        position: .first)
+            }
             // No HTTPConnectionStateHandler: ConnectionGuard keeps the idle timeout and the graceful-shutdown close.
             try pipeline.addHandler(HTTP1ToHTTPServerCodec(secure: false))
             return try NIOAsyncChannel(wrappingChannelSynchronously: channel,

@@ -73,21 +73,32 @@ public final class OriginMetrics: Sendable {
     private struct RequestKey: Hashable {
         let stream: String, rendition: String, kind: String, status: Int
     }
-    private let requestCounters = Mutex<[RequestKey: (requests: Counter, bytes: Counter)]>([:])
+    private let requestCounters = Mutex<[RequestKey: RequestCounters]>([:])
 
     /// Counts one answered request (`bytes`: body bytes sent).
     func countRequest(stream: String, rendition: String, kind: String, status: Int, bytes: Int) {
+        requestCounters(stream: stream, rendition: rendition, kind: kind, status: status).count(bytes: bytes)
+    }
+
+    /// The two counters of one label set (the fast path keeps them per connection: no lookup per request).
+    struct RequestCounters {
+        let requests: Counter
+        let bytes: Counter
+        func count(bytes sent: Int) {
+            requests.increment()
+            if sent > 0 { bytes.increment(by: Int64(sent)) }
+        }
+    }
+
+    func requestCounters(stream: String, rendition: String, kind: String, status: Int) -> RequestCounters {
         let key = RequestKey(stream: stream, rendition: rendition, kind: kind, status: status)
-        let counters = requestCounters.withLock { $0[key] } ?? {
-            let made = (requests: registry.makeCounter(descriptor: Self.requests, labels: [
-                            ("stream", stream), ("rendition", rendition), ("kind", kind), ("status", String(status))]),
-                        bytes: registry.makeCounter(descriptor: Self.sentBytes,
-                                                    labels: [("stream", stream), ("rendition", rendition), ("kind", kind)]))
-            requestCounters.withLock { $0[key] = made }
-            return made
-        }()
-        counters.requests.increment()
-        if bytes > 0 { counters.bytes.increment(by: Int64(bytes)) }
+        if let c = requestCounters.withLock({ $0[key] }) { return c }
+        let made = RequestCounters(
+            requests: registry.makeCounter(descriptor: Self.requests, labels: [
+                ("stream", stream), ("rendition", rendition), ("kind", kind), ("status", String(status))]),
+            bytes: registry.makeCounter(descriptor: Self.sentBytes, labels: [("stream", stream), ("rendition", rendition), ("kind", kind)]))
+        requestCounters.withLock { $0[key] = made }
+        return made
     }
 
     /// One more (`+1`) or one fewer (`-1`) LL-HLS request held for `stream`/`rendition`.

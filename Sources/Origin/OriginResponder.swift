@@ -365,17 +365,9 @@ struct OriginResponder: HTTPResponder {
         if !window.snapshot().isPlayable {
             _ = await window.wait(for: .playable, timeout: firstWait(layout))
         }
-        let snaps = layout.snapshots()
-        let key = PlaylistCache.Key(presentation: ObjectIdentifier(p), rendition: r, skip: skip, uriQuery: uriQuery)
-        guard let (body, headers) = playlists.get(key, versions: snaps.map(\.version), render: {
-            let reports = layout.policy.partTarget == nil ? [] : layout.renditions.indices.compactMap { o in
-                o == r ? nil : PlaylistBuilder.renditionReport(snaps[o], scheme: layout.renditions[o].scheme,
-                                                               uriQuery: uriQuery)
-            }
-            return PlaylistBuilder.mediaPlaylist(snaps[r], scheme: layout.renditions[r].scheme,
-                                                 playlistType: p.playlistType, reports: reports, skip: skip,
-                                                 uriQuery: uriQuery)?.render()
-        }) else { return send(Self.retryLater(p), request) }
+        guard let (body, headers) = renderedMediaPlaylist(p, layout, r, skip: skip, uriQuery: uriQuery) else {
+            return send(Self.retryLater(p), request)
+        }
         if directive {
             return send(.ok, ResponseHeaders.directivePlaylist(headers, targetDuration: layout.policy.targetDuration), body, request)
         }
@@ -395,6 +387,33 @@ struct OriginResponder: HTTPResponder {
         if let o = snap.part(n, i) { return send(.ok, o.payload.headers, o.payload.body, request) }
         // Never will exist → 404; still possible (timed out) → 503.
         return send(snap.partMayAppear(n, i) ? Self.serviceUnavailable : Self.notFound, request)
+    }
+
+    /// Rendition `r`'s media playlist as it is now (rendered once per change of the windows, `PlaylistCache`).
+    func renderedMediaPlaylist(_ p: LivePresentation, _ layout: LivePresentation.Layout, _ r: Int, skip: Bool,
+                               uriQuery: String) -> (ByteBuffer, HTTPFields)? {
+        mediaPlaylistEntry(p, layout, r, skip: skip, uriQuery: uriQuery).map { ($0.body, $0.headers) }
+    }
+
+    /// The plain media playlist (no skip, no signature) with its `200` head as bytes, for `FastPath`.
+    func preparedMediaPlaylist(_ p: LivePresentation, _ layout: LivePresentation.Layout,
+                               _ r: Int) -> (ByteBuffer, HTTPFields, ByteBuffer)? {
+        mediaPlaylistEntry(p, layout, r, skip: false, uriQuery: "").map { ($0.body, $0.headers, $0.head) }
+    }
+
+    private func mediaPlaylistEntry(_ p: LivePresentation, _ layout: LivePresentation.Layout, _ r: Int, skip: Bool,
+                                    uriQuery: String) -> PlaylistCache.Entry? {
+        let snaps = layout.snapshots()
+        let key = PlaylistCache.Key(presentation: ObjectIdentifier(p), rendition: r, skip: skip, uriQuery: uriQuery)
+        return playlists.entry(key, versions: snaps.map(\.version), render: {
+            let reports = layout.policy.partTarget == nil ? [] : layout.renditions.indices.compactMap { o in
+                o == r ? nil : PlaylistBuilder.renditionReport(snaps[o], scheme: layout.renditions[o].scheme,
+                                                               uriQuery: uriQuery)
+            }
+            return PlaylistBuilder.mediaPlaylist(snaps[r], scheme: layout.renditions[r].scheme,
+                                                 playlistType: p.playlistType, reports: reports, skip: skip,
+                                                 uriQuery: uriQuery)?.render()
+        })
     }
 
     static let directives = ["_HLS_msn", "_HLS_part", "_HLS_skip"]

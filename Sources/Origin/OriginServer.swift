@@ -178,8 +178,9 @@ public struct OriginServer: Sendable {
             serverConfiguration.availableConnectionsDelegate = MaximumAvailableConnections(limits.maxConnections, logger: logger)
         } else {
             let connections = self.connections
+            let fastPath = FastPath(responder: responder, logLevel: logger.logLevel)
             server = HTTPServerBuilder { responder in
-                OriginHTTP1Channel(responder: responder, limits: limits, connections: connections)
+                OriginHTTP1Channel(responder: responder, limits: limits, connections: connections, fastPath: fastPath)
             }
         }
         return Application(

@@ -1,0 +1,295 @@
+import HTTPTypes
+import Logging
+import MediaCore
+import MediaPresentation
+import NIOCore
+
+/// What most requests to a live origin are: a plain `GET` (or `HEAD`) of a media playlist, a segment, a part or an
+/// init segment that is already in memory. Those are answered on the event loop by `RawFastPathHandler`, from the
+/// bytes as the client sent them to a status line and headers prepared once per object, without HTTP parsing into
+/// objects, Hummingbird's request task, router or middleware. Everything else (waiting, delivery directives,
+/// conditional and range requests, access control, pages, bodies) takes the full path (`OriginResponder.route`),
+/// which gives the same answers; requests are counted the same way (stats, viewers, `/metrics`).
+struct FastPath: Sendable {
+    let responder: OriginResponder
+    /// Off when every request is logged (`debug`): the full path logs them.
+    let enabled: Bool
+
+    init(responder: OriginResponder, logLevel: Logger.Level) {
+        self.responder = responder
+        enabled = logLevel > .debug && !responder.access.isEnabled && responder.cors.allowedOrigins == nil
+    }
+
+    struct Answer {
+        /// Status line and header fields, without `Date` and the blank line.
+        let head: ByteBuffer
+        let body: ByteBuffer
+        /// The same bytes in a memory file (a segment), sent with `sendfile(2)`.
+        let file: MemoryFile?
+        let labels: (stream: String, rendition: String, kind: String)
+    }
+
+    /// The answer to a plain request for `path` (no query) when the object is in memory now; `nil` otherwise.
+    /// `sawViewer`: the connection's client has not been counted as a viewer of this stream for a second (a viewer
+    /// counts for 10 s after its last request: once a second per connection is the same count, with less locking).
+    func answer(path: Substring, remote: SocketAddress?, sawViewer: (String) -> Bool = { _ in true }) -> Answer? {
+        guard enabled, path.utf8.count <= OriginResponder.maxPathLength, path.utf8.first == UInt8(ascii: "/"),
+              !OriginResponder.hasDotDot(path.utf8),
+              let (name, presentation, inner) = responder.registry.resolveNamed(path.dropFirst()),
+              let layout = presentation.layout, let (r, object) = layout.resolve(inner) else { return nil }
+        let window = layout.windows[r]
+        let found: (head: ByteBuffer, body: ByteBuffer, file: MemoryFile?)
+        let kind: String
+        switch object {
+        case .playlist:
+            guard window.snapshot().isPlayable,
+                  let (body, _, head) = responder.preparedMediaPlaylist(presentation, layout, r) else { return nil }
+            (found, kind) = ((head, body, nil), "playlist")
+        case .initSegment(let i):
+            guard let o = window.snapshot().initSegment(i), let head = o.payload.head else { return nil }
+            (found, kind) = ((head, o.payload.body, nil), "init")
+        case .segment(let n):
+            guard let o = window.snapshot().segment(n), let head = o.payload.head else { return nil }
+            (found, kind) = ((head, o.payload.body, o.payload.file), "segment")
+        case .part(let n, let i):
+            guard let o = window.snapshot().part(n, i), let head = o.payload.head else { return nil }
+            (found, kind) = ((head, o.payload.body, nil), "part")
+        }
+        if sawViewer(name) { responder.stats.sawViewer(remote, stream: name) }
+        return Answer(head: found.head, body: found.body, file: found.file,
+                      labels: (OriginMetrics.streamLabel(name), layout.renditions[r].name, kind))
+    }
+
+    /// Counts an answer as `OriginResponder.route` counts its own; `cache`: the connection's last label set and its
+    /// counters (a connection mostly asks for the same kinds of object of the same stream).
+    func count(_ a: Answer, sent: Int,
+               cache: inout (labels: (String, String, String), counters: OriginMetrics.RequestCounters)?) {
+        responder.stats.countRequest(bytes: sent)
+        guard let metrics = responder.metrics else { return }
+        let labels = (a.labels.stream, a.labels.rendition, a.labels.kind)
+        if let c = cache, c.labels == labels { return c.counters.count(bytes: sent) }
+        let counters = metrics.requestCounters(stream: a.labels.stream, rendition: a.labels.rendition, kind: a.labels.kind, status: 200)
+        cache = (labels, counters)
+        counters.count(bytes: sent)
+    }
+
+    /// `HTTP/1.1 200 OK` and `fields`, each line ending in CR LF, ready for `Date` and the blank line.
+    static func head(_ fields: HTTPFields) -> ByteBuffer {
+        var out = ByteBuffer()
+        out.reserveCapacity(64 + fields.reduce(0) { $0 + $1.name.rawName.utf8.count + $1.value.utf8.count + 4 })
+        out.writeStaticString("HTTP/1.1 200 OK\r\n")
+        for field in fields {
+            out.writeString(field.name.rawName)
+            out.writeStaticString(": ")
+            out.writeString(field.value)
+            out.writeStaticString("\r\n")
+        }
+        return out
+    }
+}
+
+/// First in an HTTP/1.1 connection's pipeline, before the parser: answers the requests `FastPath` can answer
+/// straight from the bytes, and hands every other request on, whole, to the parser and `ConnectionGuard`.
+///
+/// - A request is answered here only when the connection has nothing else in progress (`ConnectionGuard`
+///   `.mayAnswerAhead`), so responses keep the requests' order; otherwise it goes on and is answered in turn.
+/// - What goes on always ends at a request boundary: each request is framed here (its head ends with an empty line,
+///   and it has no body). A request with a body, a head split across reads or too large, or anything not understood
+///   here hands the rest of the connection to the full path, which applies every limit and answers every error.
+/// - Takes a request only if it is `GET`/`HEAD`, `HTTP/1.1`, origin-form without a query or `%`, with exactly one
+///   `Host` and none of `Range`, `If-*`, `Connection`, `Expect`, `Upgrade`, `Content-Length`, `Transfer-Encoding`.
+final class RawFastPathHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+    typealias OutboundOut = IOData
+
+    private let fastPath: FastPath
+    private let guardian: ConnectionGuard
+    private let maxHeadBytes: Int
+    /// The full path has the connection from here on.
+    private var passthrough = false
+    private var remote: SocketAddress??
+    private var date = (second: Int64(-1), text: "")
+    private var counters: (labels: (String, String, String), counters: OriginMetrics.RequestCounters)?
+    /// The stream this connection was last counted a viewer of, and when (ms since 1970).
+    private var viewer = (stream: "", at: Int64(0))
+
+    init(_ fastPath: FastPath, guardian: ConnectionGuard, maxHeadBytes: Int) {
+        self.fastPath = fastPath
+        self.guardian = guardian
+        self.maxHeadBytes = maxHeadBytes
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if passthrough { return context.fireChannelRead(data) }
+        var buffer = unwrapInboundIn(data)
+        var answered = false
+        while buffer.readableBytes > 0 {
+            guard let request = Self.frame(buffer, maxHeadBytes: maxHeadBytes), request.plain || !request.hasBody else {
+                passthrough = true
+                break
+            }
+            if request.plain, let path = request.path, guardian.mayAnswerAhead,
+               let answer = fastPath.answer(path: path, remote: remoteAddress(context), sawViewer: due) {
+                buffer.moveReaderIndex(forwardBy: request.length)
+                respond(answer, headOnly: request.headOnly, context)
+                answered = true
+            } else {
+                let slice = buffer.readSlice(length: request.length)!
+                context.fireChannelRead(wrapInboundOut(slice))
+            }
+        }
+        if answered { context.flush() }
+        if buffer.readableBytes > 0 { context.fireChannelRead(wrapInboundOut(buffer)) }
+    }
+
+    private func remoteAddress(_ context: ChannelHandlerContext) -> SocketAddress? {
+        if let remote { return remote }
+        let r = context.channel.remoteAddress
+        remote = .some(r)
+        return r
+    }
+
+    private func respond(_ answer: FastPath.Answer, headOnly: Bool, _ context: ChannelHandlerContext) {
+        var head = answer.head
+        head.writeStaticString("Date: ")
+        head.writeString(httpDate())
+        head.writeStaticString("\r\n\r\n")
+        context.write(wrapOutboundOut(.byteBuffer(head)), promise: nil)
+        if !headOnly, let file = answer.file, file.length == answer.body.readableBytes {
+            // The handle borrows the file's descriptor for this write (sendfile with an explicit offset: any number of
+            // responses share it); the file stays open until the write is done.
+            let handle = NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: file.descriptor)
+            let promise = context.eventLoop.makePromise(of: Void.self)
+            promise.futureResult.whenComplete { _ in
+                _ = try? handle.takeDescriptorOwnership()
+                withExtendedLifetime(file) {}
+            }
+            context.write(wrapOutboundOut(.fileRegion(FileRegion(fileHandle: handle, readerIndex: 0, endIndex: file.length))),
+                          promise: promise)
+        } else if !headOnly && answer.body.readableBytes > 0 {
+            context.write(wrapOutboundOut(.byteBuffer(answer.body)), promise: nil)
+        }
+        fastPath.count(answer, sent: headOnly ? 0 : answer.body.readableBytes, cache: &counters)
+        guardian.answeredAhead()
+    }
+
+    /// Whether to count this connection's client as a viewer of `stream` now (at most once a second per stream).
+    private func due(_ stream: String) -> Bool {
+        let now = WallClock.now.millisecondsSince1970
+        if stream == viewer.stream && now &- viewer.at < 1000 { return false }
+        viewer = (stream, now)
+        return true
+    }
+
+    /// `Date` (RFC 9110 §6.6.1), formatted once per second per connection.
+    private func httpDate() -> String {
+        let now = WallClock.now
+        let second = now.millisecondsSince1970 / 1000
+        if second != date.second { date = (second, now.httpDate) }
+        return date.text
+    }
+
+    // MARK: Framing
+
+    struct Request {
+        /// Bytes of the head, through its empty line.
+        var length: Int
+        /// Answerable here (see the type's rules); `path` is then set.
+        var plain: Bool
+        var headOnly: Bool
+        var hasBody: Bool
+        var path: Substring?
+    }
+
+    /// The request at the start of `buffer` if its head is complete (within `maxHeadBytes`); `nil` otherwise.
+    static func frame(_ buffer: ByteBuffer, maxHeadBytes: Int) -> Request? {
+        buffer.withUnsafeReadableBytes { raw -> Request? in
+            let bytes = raw.bindMemory(to: UInt8.self)
+            let limit = min(bytes.count, maxHeadBytes)
+            // The end of the head: CR LF CR LF.
+            var end = -1
+            var i = 0
+            while i + 3 < limit {
+                if bytes[i + 3] != 10 { i += 1; continue }  // LF at i + 3
+                if bytes[i] == 13 && bytes[i + 1] == 10 && bytes[i + 2] == 13 { end = i + 4; break }
+                i += 1
+            }
+            guard end > 0 else { return nil }
+            var request = Request(length: end, plain: false, headOnly: false, hasBody: false, path: nil)
+            // Request line: METHOD SP TARGET SP HTTP/1.1 CR LF
+            var lineEnd = 0
+            while lineEnd < end && bytes[lineEnd] != 13 { lineEnd += 1 }
+            let line = UnsafeBufferPointer(rebasing: bytes[0..<lineEnd])
+            var plain = true
+            var targetStart = 0
+            if line.starts(with: "GET ".utf8) {
+                targetStart = 4
+            } else if line.starts(with: "HEAD ".utf8) {
+                targetStart = 5
+                request.headOnly = true
+            } else {
+                plain = false
+            }
+            let version = " HTTP/1.1".utf8
+            if plain, line.count > targetStart + version.count, line[targetStart] == UInt8(ascii: "/"),
+               line.suffix(version.count).elementsEqual(version) {
+                let target = line[targetStart..<(line.count - version.count)]
+                if target.contains(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: " ") || $0 < 0x21 || $0 > 0x7E }) {
+                    plain = false
+                } else {
+                    request.path = Substring(decoding: UnsafeBufferPointer(rebasing: target), as: UTF8.self)
+                }
+            } else {
+                plain = false
+            }
+            // Header fields.
+            var hosts = 0
+            var start = lineEnd + 2
+            while start < end - 2 {
+                var stop = start
+                while stop < end && bytes[stop] != 13 { stop += 1 }
+                let field = UnsafeBufferPointer(rebasing: bytes[start..<stop])
+                start = stop + 2
+                guard let first = field.first, first != 32, first != 9, let colon = field.firstIndex(of: UInt8(ascii: ":")) else {
+                    plain = false  // obsolete line folding, or not a field: the parser decides
+                    continue
+                }
+                let name = UnsafeBufferPointer(rebasing: field[0..<colon])
+                switch Self.fieldKind(name) {
+                case .host: hosts += 1
+                case .body:
+                    plain = false
+                    let value = field[(colon + 1)...].filter { $0 != 32 && $0 != 9 }
+                    if !value.elementsEqual("0".utf8) { request.hasBody = true }
+                case .excluded: plain = false
+                case .other: break
+                }
+            }
+            request.plain = plain && hosts == 1 && request.path != nil
+            return request
+        }
+    }
+
+    enum FieldKind { case host, body, excluded, other }
+
+    /// ASCII case-insensitive, without making a string.
+    static func fieldKind(_ name: UnsafeBufferPointer<UInt8>) -> FieldKind {
+        func named(_ s: StaticString) -> Bool {
+            guard name.count == s.utf8CodeUnitCount else { return false }
+            let p = s.utf8Start
+            for k in 0..<name.count where name[k] | 0x20 != p[k] | 0x20 { return false }
+            return true
+        }
+        func prefixed(_ s: StaticString) -> Bool {
+            guard name.count > s.utf8CodeUnitCount else { return false }
+            let p = s.utf8Start
+            for k in 0..<s.utf8CodeUnitCount where name[k] | 0x20 != p[k] | 0x20 { return false }
+            return true
+        }
+        if named("host") { return .host }
+        if named("content-length") || named("transfer-encoding") { return .body }
+        if named("range") || prefixed("if-") || named("connection") || named("expect") || named("upgrade") { return .excluded }
+        return .other
+    }
+}
