@@ -263,8 +263,8 @@ http {{
         text/html html;
     }}
     server {{
-        listen 127.0.0.1:{port};
-        root {root};
+        listen 127.0.0.1:{port}{tls};
+        root {root};{certificate}
         add_header Access-Control-Allow-Origin * always;
         location ~ \\.m3u8$ {{ add_header Access-Control-Allow-Origin * always; add_header Cache-Control "no-cache" always; }}
         location ~ \\.m4s$ {{ add_header Access-Control-Allow-Origin * always; add_header Cache-Control "public, max-age=3600, immutable" always; }}
@@ -281,20 +281,24 @@ def nginx_binary():
 class Nginx:
     """nginx on a free loopback port serving root with HLS content types, Cache-Control and CORS (sendfile on)."""
 
-    def __init__(self, root, port=None, workers=1):
+    def __init__(self, root, port=None, workers=1, tls=None):
+        """`tls`: (certificate, key) PEM paths: HTTPS with HTTP/2 (ALPN h2) and HTTP/1.1."""
         self.root = os.path.abspath(root)
+        self.tls = tls
         if os.geteuid() == 0:
             os.chmod(self.root, 0o755)  # workers run as nobody; mkdtemp() made it 0700
         self.port = port or free_port()
         self.prefix = tempfile.mkdtemp(prefix="nginx-")
         self.conf = os.path.join(self.prefix, "nginx.conf")
         with open(self.conf, "w") as f:
-            f.write(NGINX_CONF.format(workers=workers, prefix=self.prefix, port=self.port, root=self.root))
+            certificate = (f"\n        ssl_certificate {tls[0]};\n        ssl_certificate_key {tls[1]};" if tls else "")
+            f.write(NGINX_CONF.format(workers=workers, prefix=self.prefix, port=self.port, root=self.root,
+                                      tls=" ssl http2" if tls else "", certificate=certificate))
         self.proc = None
 
     @property
     def base_url(self):
-        return f"http://127.0.0.1:{self.port}"
+        return f"{'https' if self.tls else 'http'}://127.0.0.1:{self.port}"
 
     def start(self, timeout=10):
         binary = nginx_binary()
