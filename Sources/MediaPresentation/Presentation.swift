@@ -71,6 +71,11 @@ public final class Presentation<Payload: Sendable>: PresentationConsumer, Sendab
     }
     private let state = Mutex(State())
     private let observer = Mutex<(any PublicationObserver)?>(nil)
+    private let changes = Atomic<UInt64>(0)
+
+    /// Counts every change (an event consumed, the end): a reader that kept something derived from the windows (an
+    /// origin's prepared answer) knows it is still current while this has not moved. Read it before deriving.
+    public var changeCount: UInt64 { changes.load(ordering: .acquiring) }
 
     /// Sets (or with `nil` removes) the one observer of publications.
     public func observePublications(_ o: (any PublicationObserver)?) { observer.withLock { $0 = o } }
@@ -94,6 +99,7 @@ public final class Presentation<Payload: Sendable>: PresentationConsumer, Sendab
     public var isFinished: Bool { state.withLock { $0.finished } }
 
     public func consume(_ event: PresentationEvent) throws {
+        defer { changes.add(1, ordering: .releasing) }
         switch event {
         case .layout(let renditions, let policy):
             try announce(renditions, policy)
@@ -114,6 +120,7 @@ public final class Presentation<Payload: Sendable>: PresentationConsumer, Sendab
 
     /// Ends every window (and releases readers waiting for a layout that will never come).
     public func finish() {
+        defer { changes.add(1, ordering: .releasing) }
         let (layout, waiters) = state.withLock { s in
             s.finished = true
             return (s.layout, Self.takeWaiters(&s))

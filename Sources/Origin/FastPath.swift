@@ -27,16 +27,30 @@ struct FastPath: Sendable {
         /// The same bytes in a memory file (a segment), sent with `sendfile(2)`.
         let file: MemoryFile?
         let labels: (stream: String, rendition: String, kind: String)
+        /// The registry name of the stream (for the viewer count).
+        let stream: String
+        /// What the answer was made from, and that presentation's `changeCount` (read first): the answer stays right
+        /// for the same path while neither the registry nor the presentation has changed.
+        let presentation: LivePresentation
+        let changes: UInt64
+        let generation: UInt64
+    }
+
+    /// Whether `answer` is still what `answer(path:)` would give for its path.
+    func isCurrent(_ answer: Answer) -> Bool {
+        answer.presentation.changeCount == answer.changes && responder.registry.generation == answer.generation
     }
 
     /// The answer to a plain request for `path` (no query) when the object is in memory now; `nil` otherwise.
     /// `sawViewer`: the connection's client has not been counted as a viewer of this stream for a second (a viewer
     /// counts for 10 s after its last request: once a second per connection is the same count, with less locking).
     func answer(path: Substring, remote: SocketAddress?, sawViewer: (String) -> Bool = { _ in true }) -> Answer? {
+        let generation = responder.registry.generation
         guard enabled, path.utf8.count <= OriginResponder.maxPathLength, path.utf8.first == UInt8(ascii: "/"),
               !OriginResponder.hasDotDot(path.utf8),
-              let (name, presentation, inner) = responder.registry.resolveNamed(path.dropFirst()),
-              let layout = presentation.layout, let (r, object) = layout.resolve(inner) else { return nil }
+              let (name, presentation, inner) = responder.registry.resolveNamed(path.dropFirst()) else { return nil }
+        let changes = presentation.changeCount
+        guard let layout = presentation.layout, let (r, object) = layout.resolve(inner) else { return nil }
         let window = layout.windows[r]
         let found: (head: ByteBuffer, body: ByteBuffer, file: MemoryFile?)
         let kind: String
@@ -57,7 +71,8 @@ struct FastPath: Sendable {
         }
         if sawViewer(name) { responder.stats.sawViewer(remote, stream: name) }
         return Answer(head: found.head, body: found.body, file: found.file,
-                      labels: (OriginMetrics.streamLabel(name), layout.renditions[r].name, kind))
+                      labels: (OriginMetrics.streamLabel(name), layout.renditions[r].name, kind), stream: name,
+                      presentation: presentation, changes: changes, generation: generation)
     }
 
     /// Counts an answer as `OriginResponder.route` counts its own; `cache`: the connection's last label set and its
@@ -113,6 +128,8 @@ final class RawFastPathHandler: ChannelInboundHandler, RemovableChannelHandler {
     private var counters: (labels: (String, String, String), counters: OriginMetrics.RequestCounters)?
     /// The stream this connection was last counted a viewer of, and when (ms since 1970).
     private var viewer = (stream: "", at: Int64(0))
+    /// The connection's last answer and the request target it answered (a player reloads the same playlist).
+    private var last: (target: [UInt8], answer: FastPath.Answer)?
 
     init(_ fastPath: FastPath, guardian: ConnectionGuard, maxHeadBytes: Int) {
         self.fastPath = fastPath
@@ -129,8 +146,7 @@ final class RawFastPathHandler: ChannelInboundHandler, RemovableChannelHandler {
                 passthrough = true
                 break
             }
-            if request.plain, let path = request.path, guardian.mayAnswerAhead,
-               let answer = fastPath.answer(path: path, remote: remoteAddress(context), sawViewer: due) {
+            if request.plain, guardian.mayAnswerAhead, let answer = answer(request, buffer, context) {
                 buffer.moveReaderIndex(forwardBy: request.length)
                 respond(answer, headOnly: request.headOnly, context)
                 answered = true
@@ -141,6 +157,21 @@ final class RawFastPathHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
         if answered { context.flush() }
         if buffer.readableBytes > 0 { context.fireChannelRead(wrapInboundOut(buffer)) }
+    }
+
+    /// The connection's last answer again when the request is for the same target and it is still current;
+    /// otherwise a new one from `FastPath`.
+    private func answer(_ request: Request, _ buffer: ByteBuffer, _ context: ChannelHandlerContext) -> FastPath.Answer? {
+        guard let target = request.target else { return nil }
+        if let last, buffer.withUnsafeReadableBytes({ last.target.elementsEqual($0[target]) }), fastPath.isCurrent(last.answer) {
+            if due(last.answer.stream) { fastPath.responder.stats.sawViewer(remoteAddress(context), stream: last.answer.stream) }
+            return last.answer
+        }
+        let bytes = buffer.withUnsafeReadableBytes { Array($0[target]) }
+        guard let answer = fastPath.answer(path: Substring(decoding: bytes, as: UTF8.self), remote: remoteAddress(context),
+                                           sawViewer: due) else { return nil }
+        last = (bytes, answer)
+        return answer
     }
 
     private func remoteAddress(_ context: ChannelHandlerContext) -> SocketAddress? {
@@ -195,11 +226,16 @@ final class RawFastPathHandler: ChannelInboundHandler, RemovableChannelHandler {
     struct Request {
         /// Bytes of the head, through its empty line.
         var length: Int
-        /// Answerable here (see the type's rules); `path` is then set.
+        /// Answerable here (see the type's rules); `target` is then set.
         var plain: Bool
         var headOnly: Bool
         var hasBody: Bool
-        var path: Substring?
+        /// Where the request target (the path) is, in the bytes framed.
+        var target: Range<Int>?
+        /// The request target as text (tests).
+        func path(in buffer: ByteBuffer) -> String? {
+            target.map { t in buffer.withUnsafeReadableBytes { String(decoding: $0[t], as: UTF8.self) } }
+        }
     }
 
     /// The request at the start of `buffer` if its head is complete (within `maxHeadBytes`); `nil` otherwise.
@@ -216,7 +252,7 @@ final class RawFastPathHandler: ChannelInboundHandler, RemovableChannelHandler {
                 i += 1
             }
             guard end > 0 else { return nil }
-            var request = Request(length: end, plain: false, headOnly: false, hasBody: false, path: nil)
+            var request = Request(length: end, plain: false, headOnly: false, hasBody: false, target: nil)
             // Request line: METHOD SP TARGET SP HTTP/1.1 CR LF
             var lineEnd = 0
             while lineEnd < end && bytes[lineEnd] != 13 { lineEnd += 1 }
@@ -238,7 +274,7 @@ final class RawFastPathHandler: ChannelInboundHandler, RemovableChannelHandler {
                 if target.contains(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: " ") || $0 < 0x21 || $0 > 0x7E }) {
                     plain = false
                 } else {
-                    request.path = Substring(decoding: UnsafeBufferPointer(rebasing: target), as: UTF8.self)
+                    request.target = target.startIndex..<target.endIndex
                 }
             } else {
                 plain = false
@@ -266,7 +302,7 @@ final class RawFastPathHandler: ChannelInboundHandler, RemovableChannelHandler {
                 case .other: break
                 }
             }
-            request.plain = plain && hosts == 1 && request.path != nil
+            request.plain = plain && hosts == 1 && request.target != nil
             return request
         }
     }

@@ -224,6 +224,10 @@ extension Presentation where Payload == ServedObject {
 public final class PresentationRegistry: Sendable {
     private let entries = Mutex<[String: LivePresentation]>([:])
     private let thumbnailSources = Mutex<[String: any ThumbnailSource]>([:])
+    private let registrations = Atomic<UInt64>(0)
+
+    /// Moves whenever a presentation is registered or replaced.
+    var generation: UInt64 { registrations.load(ordering: .acquiring) }
 
     public init() {}
 
@@ -237,6 +241,7 @@ public final class PresentationRegistry: Sendable {
     public func register(_ presentation: LivePresentation, at name: String) {
         precondition(name.isEmpty || Rendition.isValidName(name), "a stream name is 1-32 of [A-Za-z0-9_-]")
         entries.withLock { $0[name] = presentation }
+        registrations.add(1, ordering: .releasing)
     }
 
     public func presentation(named name: String) -> LivePresentation? { entries.withLock { $0[name] } }

@@ -57,6 +57,20 @@ import TestSupport
         #expect(layout.resolve("index.m3u8") == nil)   // the multivariant is the router's, not a rendition's
     }
 
+    @Test func changeCountMovesWithEveryEventAndTheEnd() throws {
+        let p = Presentation<Int>(windowSize: 6) { bytes, _ in bytes.count }
+        #expect(p.changeCount == 0)
+        try p.consume(.layout(Self.ladder(), Self.policy))
+        #expect(p.changeCount == 1)
+        try p.consume(.initSegment(rendition: 0, bytes: [0], tracks: Self.tracks(0)))
+        try p.consume(.part(rendition: 0, Fixture.part(0, 0, millis: 333, bytes: 10), bytes: [UInt8](repeating: 0, count: 10)))
+        #expect(p.changeCount == 3)
+        let fed = try Self.fed(segments: 2)
+        #expect(fed.changeCount == 1 + 3 + 2 * 3 * 4)
+        fed.finish()
+        #expect(fed.changeCount == 1 + 3 + 2 * 3 * 4 + 1)
+    }
+
     @Test func duplicateNamesAreRefused() throws {
         let p = Presentation<Int>(windowSize: 6) { b, _ in b.count }
         let r = Rendition(name: "a", kind: .video, scheme: .nested("a"))

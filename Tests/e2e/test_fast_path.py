@@ -95,3 +95,32 @@ def test_pipelined_requests_are_answered_in_order(served):
     assert f"seg{nxt}.m4s" in got[1][2].decode(), "the held reload answered once segment N was out"
     assert got[2][2][4:8] == b"ftyp"
     assert time.monotonic() - t0 < 5
+
+
+def playlist_state(text):
+    """(last segment's sequence number, parts listed after it): grows with every part the origin publishes."""
+    pl = m3u8.parse_media(text)
+    tail = text.rsplit("#EXTINF", 1)[-1]
+    return pl.segments[-1].seq, tail.count("#EXT-X-PART:")
+
+
+def test_a_connection_reloading_a_playlist_always_gets_the_current_one(served):
+    """The fast path keeps a connection's last answer while the presentation has not changed. On one keep-alive
+    connection, plain reloads (fast path) alternate with `?x=1` reloads (full path, rendered fresh): over 4 s the
+    playlist must never go back (RFC 8216 §6.2.1: a server MUST NOT remove or reorder what it has published; a
+    stale copy would show an older state after a newer one) and must follow every part."""
+    s = served
+    states = []
+    with socket.create_connection(("127.0.0.1", s.port)) as sock:
+        end = time.monotonic() + 4
+        i = 0
+        while time.monotonic() < end:
+            target = "/stream.m3u8" if i % 2 == 0 else "/stream.m3u8?x=1"
+            sock.sendall(f"GET {target} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
+            status, _, body = read_responses(sock, 1)[0]
+            assert status == 200
+            states.append(playlist_state(body.decode()))
+            i += 1
+            time.sleep(0.01)
+    assert all(a <= b for a, b in zip(states, states[1:])), [(i, a, b) for i, (a, b) in enumerate(zip(states, states[1:])) if a > b][:3]
+    assert len(set(states)) >= 8, f"{len(set(states))} states in 4 s of 1/3-s parts"
