@@ -112,7 +112,8 @@ struct FastPath: Sendable {
 ///   and it has no body). A request with a body, a head split across reads or too large, or anything not understood
 ///   here hands the rest of the connection to the full path, which applies every limit and answers every error.
 /// - Takes a request only if it is `GET`/`HEAD`, `HTTP/1.1`, origin-form without a query or `%`, with exactly one
-///   `Host` and none of `Range`, `If-*`, `Connection`, `Expect`, `Upgrade`, `Content-Length`, `Transfer-Encoding`.
+///   `Host`, `Connection` absent or `keep-alive`, and none of `Range`, `If-*`, `Expect`, `Upgrade`, `Content-Length`,
+///   `Transfer-Encoding`.
 final class RawFastPathHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
@@ -299,6 +300,10 @@ final class RawFastPathHandler: ChannelInboundHandler, RemovableChannelHandler {
                     let value = field[(colon + 1)...].filter { $0 != 32 && $0 != 9 }
                     if !value.elementsEqual("0".utf8) { request.hasBody = true }
                 case .excluded: plain = false
+                case .connection:
+                    // `keep-alive` (what browsers send over HTTP/1.1) changes nothing; `close` or an upgrade does.
+                    let value = field[(colon + 1)...].filter { $0 != 32 && $0 != 9 }.map { $0 | 0x20 }
+                    if !value.elementsEqual("keep-alive".utf8) { plain = false }
                 case .other: break
                 }
             }
@@ -307,7 +312,7 @@ final class RawFastPathHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
     }
 
-    enum FieldKind { case host, body, excluded, other }
+    enum FieldKind { case host, body, connection, excluded, other }
 
     /// ASCII case-insensitive, without making a string.
     static func fieldKind(_ name: UnsafeBufferPointer<UInt8>) -> FieldKind {
@@ -325,7 +330,8 @@ final class RawFastPathHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
         if named("host") { return .host }
         if named("content-length") || named("transfer-encoding") { return .body }
-        if named("range") || prefixed("if-") || named("connection") || named("expect") || named("upgrade") { return .excluded }
+        if named("connection") { return .connection }
+        if named("range") || prefixed("if-") || named("expect") || named("upgrade") { return .excluded }
         return .other
     }
 }

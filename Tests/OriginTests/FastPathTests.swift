@@ -16,6 +16,8 @@ import Testing
         let headText = "HEAD /stream.m3u8 HTTP/1.1\r\nhOsT: a\r\n\r\n"
         let head = try #require(Self.frame(headText))
         #expect(head.plain && head.headOnly && head.path(in: ByteBuffer(string: headText)) == "/stream.m3u8")
+        // What Chromium sends over HTTP/1.1.
+        #expect(Self.frame("GET /seg1.m4s HTTP/1.1\r\nHost: a\r\nConnection: Keep-Alive\r\nOrigin: http://a\r\n\r\n")?.plain == true)
     }
 
     @Test func everythingElseTakesTheFullPath() throws {
