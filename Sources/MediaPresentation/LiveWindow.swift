@@ -115,6 +115,14 @@ public final class LiveWindow<Payload: Sendable>: Sendable {
         }
     }
 
+    /// The first object published sets where the numbering starts (an epoch-locked timeline numbers its first
+    /// segment by its place on the input clock's grid: `EXT-X-MEDIA-SEQUENCE` starts there, not at 0).
+    private static func adoptFirstSequence(_ sequence: UInt64, _ s: inout State) {
+        guard s.nextSequence == 0, s.mediaSequence == 0, s.window.count == 0, s.partial.isEmpty, s.retained.isEmpty else { return }
+        s.nextSequence = sequence
+        s.mediaSequence = sequence
+    }
+
     /// Appends a part to the segment in progress. Ignored without LL-HLS or once finished. The last part of a
     /// segment (`info.endsSegment`) is stored but not published: it appears with its segment, so no reader sees a
     /// playlist whose preload hint names a part after it (RFC 8216bis §4.4.5.3: the hinted URI "MUST match the
@@ -123,6 +131,7 @@ public final class LiveWindow<Payload: Sendable>: Sendable {
         guard policy.partTarget != nil else { return }
         update { s in
             guard !s.finished, !s.inits.isEmpty else { return false }
+            Self.adoptFirstSequence(info.segmentSequence, &s)
             s.partial.append(StoredPart(info: info, payload: payload))
             return !info.endsSegment
         }
@@ -135,6 +144,7 @@ public final class LiveWindow<Payload: Sendable>: Sendable {
         var assigned: UInt64?
         update { s in
             guard !s.finished, let currentInit = s.inits.last else { return false }
+            Self.adoptFirstSequence(info.sequence, &s)
             let sequence = s.nextSequence
             assert(info.sequence == sequence, "segment \(info.sequence) published as \(sequence)")
             let newInit = s.lastInitIndexPublished.map { $0 != currentInit.index } ?? false

@@ -95,6 +95,10 @@ public struct PipelineOptions: Sendable {
     /// Take a network input up again when its publisher goes away (`InputSpec.reconnect`); `false`: its end is the
     /// end of the stream.
     public var reconnect = true
+    /// Epoch locking (`--epoch-from-input`): the timeline, segment numbers and program date-time come from the
+    /// input's timestamps read as a UTC clock (see `TimelineAnchor.inputClock`), so origins fed the same input serve
+    /// the same bytes whenever they started.
+    public var epochFromInput = false
 
     public init(input: InputSpec) { self.input = input }
 }
@@ -255,7 +259,7 @@ public final class Pipeline: @unchecked Sendable {
                                   partDuration: options.partDuration, targetDuration: targetDuration,
                                   waitForSecondKeyframe: setup.copiesVideo && live, plan: setup.plan,
                                   kinds: processors.flatMap(\.processor.outputKinds), logger: logger,
-                                  keyframes: keyframes)
+                                  keyframes: keyframes, epochLocked: options.epochFromInput)
         func formats() -> [TrackFormat?] { processors.flatMap(\.processor.outputFormats) }
         func accept(_ outputs: [[Sample]], of p: Int) throws {
             let all = formats()

@@ -42,6 +42,10 @@ struct SegmentingSink {
     let logger: Logger
     /// Where each video track's newest keyframe is kept (thumbnails); `nil`: nowhere.
     let keyframes: LatestKeyframes?
+    /// Epoch locking (`--epoch-from-input`): the timeline, the numbering and `EXT-X-PROGRAM-DATE-TIME` come from the
+    /// input's clock, not from when this process started (redundant origins write the same bytes).
+    let epochLocked: Bool
+    private var warnedEpochSlip = false
     var loops = 0
     private(set) var started = false
     private var segmenter: Segmenter?
@@ -97,8 +101,9 @@ struct SegmentingSink {
 
     init(output: any PresentationConsumer, stats: PipelineStats, segmentDuration: MediaTime, partDuration: MediaTime?,
          targetDuration: Int, waitForSecondKeyframe: Bool, plan: RenditionPlan, kinds: [TrackFormat.Kind], logger: Logger,
-         keyframes: LatestKeyframes? = nil) {
+         keyframes: LatestKeyframes? = nil, epochLocked: Bool = false) {
         self.keyframes = keyframes
+        self.epochLocked = epochLocked
         self.output = output
         self.stats = stats
         self.segmentDuration = segmentDuration
@@ -240,9 +245,13 @@ struct SegmentingSink {
         return spacings.filter { $0 > 0 }.min()
     }
 
+    /// The timeline a new segmenter starts: the input's clock when epoch-locked (re-resolved after a discontinuity:
+    /// a new encoder session stamps its own clock), else from zero.
+    private var anchor: TimelineAnchor { epochLocked ? .epochLocked() : .startsAtZero }
+
     private mutating func start(formats: [TrackFormat]) throws {
         let seg = try Segmenter(tracks: formats, segmentDuration: segmentDuration, fragmentDuration: partDuration,
-                                groups: plan.groups)
+                                groups: plan.groups, anchor: anchor)
         try output.consume(.layout(plan.renditions, TimingPolicy(targetDuration: targetDuration,
                                                                  partTarget: partTarget(formats: formats),
                                                                  segmentDuration: segmentDuration)))
@@ -298,7 +307,8 @@ struct SegmentingSink {
         }
         try emit(try old.finishEvents())
         var seg = try Segmenter(tracks: h.formats, segmentDuration: segmentDuration, fragmentDuration: partDuration,
-                                groups: plan.groups, firstSequences: old.nextSequences, continuing: old.timeline)
+                                groups: plan.groups, firstSequences: old.nextSequences, continuing: old.timeline,
+                                anchor: anchor)
         try announceInits(seg)
         var events: [SegmenterEvent] = []
         for p in h.pending { events += try seg.appendEvents(p.sample, track: p.track, wallClock: p.wallClock) }
@@ -369,7 +379,8 @@ struct SegmentingSink {
     private mutating func continueAfterReconnect(formats: [TrackFormat], _ resume: (sequences: [UInt64], timeline: Segmenter.Timeline?)) throws {
         self.resume = nil
         let seg = try Segmenter(tracks: formats, segmentDuration: segmentDuration, fragmentDuration: partDuration,
-                                groups: plan.groups, firstSequences: resume.sequences, continuing: resume.timeline)
+                                groups: plan.groups, firstSequences: resume.sequences, continuing: resume.timeline,
+                                anchor: anchor)
         try announceInits(seg)
         try replay(into: seg)
     }
@@ -391,7 +402,14 @@ struct SegmentingSink {
 
     private mutating func publish(_ s: Segment) throws {
         var pdt = s.programDateTime
-        if let arrival = pdt?.millisecondsSince1970 {
+        if epochLocked {
+            // The segment's start on the input clock is its date: the same on every origin fed this input.
+            pdt = WallClock(millisecondsSince1970: MediaTime.rescale(s.startTime.value, from: s.startTime.timescale, to: 1000))
+            if let slips = segmenter?.epochSlips, slips > 0, !warnedEpochSlip {
+                warnedEpochSlip = true
+                logger.warning("epoch locking: segment \(s.sequence) is not numbered by its place on the input clock's grid (keyframes further apart than the segment duration, or a timeline that moved): an origin that joined at another moment may number it differently")
+            }
+        } else if let arrival = pdt?.millisecondsSince1970 {
             let projected = clockAnchor.map { $0.wall + MediaTime.rescale((s.startTime - $0.media).value, from: s.startTime.timescale, to: 1000) }
             if let projected, abs(arrival - projected) <= Self.maxClockDriftMillis {
                 pdt = WallClock(millisecondsSince1970: projected)

@@ -18,6 +18,8 @@ import MediaCore
 /// - Timestamps are shifted by one common offset so the earliest sample of any track decodes at 0 (B-frames and
 ///   AAC priming give negative first timestamps).
 /// - DTS that does not increase is nudged forward by one tick (broken inputs), never reordered.
+/// - With `anchor: .inputClock`, the timeline is the input's own clock instead (see `TimelineAnchor`): two
+///   segmenters fed the same input from different moments write the same segments under the same numbers.
 public struct Segmenter {
     public let tracks: [TrackFormat]
     public let segmentDuration: MediaTime
@@ -70,6 +72,11 @@ public struct Segmenter {
     }
 
     private var states: [TrackState]
+    /// Where the output timeline's zero lies.
+    public let anchor: TimelineAnchor
+    /// Epoch-locked segments whose number is not their cell on the grid (keyframes further apart than a segment, or
+    /// a timeline that moved): a redundant origin that joined at another moment may number them differently.
+    public private(set) var epochSlips = 0
 
     /// Per group: the parts of the segment in progress and the numbering of its objects.
     private struct GroupState {
@@ -100,6 +107,12 @@ public struct Segmenter {
     /// Samples held until every track has shown its first timestamp (to choose the common offset).
     private var preroll: [(track: Int, sample: Sample, wallClock: WallClock?)] = []
     private var offsetChosen = false
+    /// Epoch-locked from a fresh start: the reference decode time (output ticks) where output begins.
+    private var epochJoin: Int64?
+    /// How many samples an epoch-locked start holds while looking for the next cell's first sync sample.
+    static let maxEpochPreroll = 4096
+    /// Epoch-locked without a numbering to continue: the first segment's number is its cell on the grid.
+    private let numberedFromGrid: Bool
     private var prerollReferenceStart: Int64?
 
     /// - Parameters:
@@ -109,7 +122,8 @@ public struct Segmenter {
     ///     every group is marked `discontinuity` and the earliest sample decodes where that one's reference track
     ///     ended, whatever the input's timestamps do.
     public init(tracks: [TrackFormat], segmentDuration: MediaTime, fragmentDuration: MediaTime? = nil,
-                groups: [[Int]]? = nil, firstSequences: [UInt64]? = nil, continuing: Timeline? = nil) throws {
+                groups: [[Int]]? = nil, firstSequences: [UInt64]? = nil, continuing: Timeline? = nil,
+                anchor: TimelineAnchor = .startsAtZero) throws {
         guard !tracks.isEmpty else { throw SegmenterError.noTracks }
         let groups = groups ?? [Array(tracks.indices)]
         guard groups.allSatisfy({ !$0.isEmpty }), groups.flatMap({ $0 }).sorted() == Array(tracks.indices) else {
@@ -124,6 +138,8 @@ public struct Segmenter {
         self.states = tracks.map { TrackState(timescale: $0.timescale) }
         self.initSegments = try groups.map { g in try InitSegment.make(tracks: g.map { tracks[$0] }) }
         self.continuing = continuing
+        self.anchor = anchor
+        self.numberedFromGrid = firstSequences == nil
         self.groupStates = groups.indices.map { i in
             GroupState(nextSequence: firstSequences?[i] ?? 0, discontinuity: continuing != nil)
         }
@@ -179,6 +195,13 @@ public struct Segmenter {
             states[track].seenFirst = true
             // Wait until every track has a first timestamp, but not forever: a silent track must not stall output.
             if !states.allSatisfy(\.seenFirst) && preroll.count < 256 { return [] }
+            if anchor.isEpoch && numberedFromGrid && continuing == nil {
+                // Epoch-locked from a fresh start, the segment in progress when this process joined the input lacks
+                // what was sent before (a redundant origin started earlier has it whole): output begins at the next
+                // cell's first sync sample instead, the first segment every origin receives complete.
+                guard let join = epochJoinPoint() ?? (preroll.count >= Self.maxEpochPreroll ? Int64.min : nil) else { return [] }
+                epochJoin = join
+            }
             return try releasePreroll()
         }
         return try accept(sample, track: track, wallClock: wallClock)
@@ -219,7 +242,9 @@ public struct Segmenter {
         // Where the reference track will start (its first keyframe held here, after the offset): other tracks'
         // samples held before it (a decoder's delay puts audio first) are judged against it, not dropped for
         // arriving early.
-        if referenceIsVideo, let first = held.first(where: { $0.track == referenceTrack && $0.sample.isSync }) {
+        if let epochJoin, epochJoin != Int64.min {
+            prerollReferenceStart = epochJoin
+        } else if referenceIsVideo, let first = held.first(where: { $0.track == referenceTrack && $0.sample.isSync }) {
             prerollReferenceStart = first.sample.dts + states[referenceTrack].offset
         }
         var out: [SegmenterEvent] = []
@@ -227,9 +252,8 @@ public struct Segmenter {
         return out
     }
 
-    private mutating func chooseOffset() {
-        offsetChosen = true
-        // The earliest first DTS over all tracks, compared as media times.
+    /// Each track's first decode time in the preroll, and the earliest of them as a media time.
+    private func prerollFirsts() -> (byTrack: [Int: Int64], earliest: MediaTime?) {
         var firstByTrack: [Int: Int64] = [:]
         for item in preroll where firstByTrack[item.track] == nil { firstByTrack[item.track] = item.sample.dts }
         var earliest: MediaTime?
@@ -237,11 +261,42 @@ public struct Segmenter {
             let time = MediaTime(value: dts, timescale: states[t].timescale)
             if earliest == nil || time < earliest! { earliest = time }
         }
+        return (firstByTrack, earliest)
+    }
+
+    /// Output time − input time: the earliest sample decodes at 0; continuing a timeline, at the previous one's end
+    /// (the first segment after the discontinuity then starts exactly where the playlist places it, the sum of the
+    /// EXTINFs before it, which is where a player maps a new timeline: hls.js puts the earliest tfdt at the
+    /// segment's start); epoch-locked, at its place on the input clock.
+    private func shift(forEarliest earliest: MediaTime) -> MediaTime {
+        switch anchor {
+        case .startsAtZero: (continuing?.end ?? .zero(earliest.timescale)) - earliest
+        case .inputClock(let now, let wrap): TimelineAnchor.epochShift(earliest: earliest, now: now, wrap: wrap)
+        }
+    }
+
+    /// Epoch-locked: the output decode time of the first reference sync sample in a later grid cell than the
+    /// preroll's first one, once the preroll reaches it.
+    private func epochJoinPoint() -> Int64? {
+        guard let earliest = prerollFirsts().earliest else { return nil }
+        let shift = shift(forEarliest: earliest)
+        let offset = MediaTime.rescale(shift.value, from: shift.timescale, to: states[referenceTrack].timescale, rounding: .up)
+        let segmentTicks = ticks(segmentDuration, track: referenceTrack)
+        let early = referenceIsVideo ? segmentTicks / 20 : 0
+        var firstCell: Int64?
+        for item in preroll where item.track == referenceTrack && item.sample.isSync {
+            let cell = Self.cell(item.sample.dts + offset, ticks: segmentTicks, early: early)
+            guard let first = firstCell else { firstCell = cell; continue }
+            if cell > first { return item.sample.dts + offset }
+        }
+        return nil
+    }
+
+    private mutating func chooseOffset() {
+        offsetChosen = true
+        let (firstByTrack, earliest) = prerollFirsts()
         guard let earliest else { return }
-        // The earliest sample decodes at 0; continuing a timeline, at the previous one's end: the first segment
-        // after the discontinuity then starts exactly where the playlist places it (the sum of the EXTINFs before
-        // it), which is where a player maps a new timeline (hls.js: the earliest tfdt goes to the segment's start).
-        let shift = (continuing?.end ?? .zero(earliest.timescale)) - earliest
+        let shift = shift(forEarliest: earliest)
         self.shift = shift
         for t in states.indices {
             // Rounded up: no track's first DTS lands before its place (never negative from the start).
@@ -249,7 +304,7 @@ public struct Segmenter {
             // Continuing a timeline, each track starts exactly where its own last sample ended when that is within a
             // frame or two of the common placement: every track's tfdt then runs on without a gap or an overlap
             // (players that ignore EXT-X-DISCONTINUITY play through), and A/V sync moves by less than a frame.
-            guard let continuing, continuing.trackEnds.indices.contains(t), let end = continuing.trackEnds[t],
+            guard case .startsAtZero = anchor, let continuing, continuing.trackEnds.indices.contains(t), let end = continuing.trackEnds[t],
                   let first = firstByTrack[t] else { continue }
             let own = end.converted(to: states[t].timescale, rounding: .up).value - first
             let gap = MediaTime(value: abs(own - states[t].offset), timescale: states[t].timescale)
@@ -271,12 +326,18 @@ public struct Segmenter {
             droppedLeadingSamples += 1
             return []
         }
+        if t == referenceTrack, segmentStart == nil, let epochJoin, sample.dts < epochJoin {
+            // Epoch-locked: the segment this process joined in the middle of is not published.
+            droppedLeadingSamples += 1
+            return []
+        }
         if t == referenceTrack && referenceIsVideo && segmentStart == nil && !sample.isSync {
             // A video stream must start with a keyframe: drop what comes before the first one.
             droppedLeadingSamples += 1
             return []
         }
-        if t != referenceTrack && referenceIsVideo && continuing == nil && droppedLeadingSamples < 4096 {
+        if t != referenceTrack && (referenceIsVideo || epochJoin != nil) && continuing == nil
+            && droppedLeadingSamples < (epochJoin == nil ? 4096 : 4096 + Self.maxEpochPreroll) {
             // Other tracks begin with the first video keyframe, so the first segment starts in sync. (Not on a
             // continued timeline: there the audio that precedes the new keyframe is the tail of the old encode,
             // late in the interleaving, and dropping it would leave a hole.)
@@ -301,14 +362,34 @@ public struct Segmenter {
 
     /// A reference sample may end the segment (a sync sample far enough in) or, with parts, the part in progress.
     private mutating func decideBoundary(at sample: Sample, wallClock: WallClock?) {
+        let segmentTicks = ticks(segmentDuration, track: referenceTrack)
+        // A video keyframe up to 5% early still ends the segment: an encoder restart or a splice shifts the keyframe
+        // grid by a frame or so, and waiting for the next keyframe would make a segment of two GOPs, longer than the
+        // target duration announced for the life of the stream. (Audio, all sync samples, cuts on the grid.)
+        let early = referenceIsVideo ? segmentTicks / 20 : 0
         guard let start = segmentStart else {
             segmentStart = sample.dts
             partStart = sample.dts
             gridStart = sample.dts
             segmentWallClock = wallClock
+            if anchor.isEpoch && numberedFromGrid {
+                let cell = UInt64(max(0, Self.cell(sample.dts, ticks: segmentTicks, early: early)))
+                for g in groupStates.indices { groupStates[g].nextSequence = cell }
+            }
             return
         }
-        let segmentTicks = ticks(segmentDuration, track: referenceTrack)
+        if anchor.isEpoch {
+            // Cut on the input clock's grid, whatever came before: the first sync sample in a later cell.
+            let cell = Self.cell(sample.dts, ticks: segmentTicks, early: early)
+            if sample.isSync && cell > Self.cell(boundaries.last(where: \.endsSegment)?.time ?? start, ticks: segmentTicks, early: early) {
+                boundaries.append(Boundary(time: sample.dts, endsSegment: true, wallClock: wallClock))
+                let expected = Int64(groupStates[0].nextSequence) + Int64(boundaries.filter(\.endsSegment).count)
+                if cell != expected { epochSlips += 1 }
+                return
+            }
+            appendPartBoundary(at: sample, start: start)
+            return
+        }
         if let fragmentDuration, !shortFirstSegmentDecided, sample.dts - start >= ticks(fragmentDuration, track: referenceTrack) {
             shortFirstSegmentDecided = true
             if sample.isSync && sample.dts - start < segmentTicks {
@@ -316,21 +397,28 @@ public struct Segmenter {
                 return
             }
         }
-        // A video keyframe up to 5% early still ends the segment: an encoder restart or a splice shifts the keyframe
-        // grid by a frame or so, and waiting for the next keyframe would make a segment of two GOPs, longer than the
-        // target duration announced for the life of the stream. (Audio, all sync samples, cuts on the grid.)
-        let early = referenceIsVideo ? segmentTicks / 20 : 0
         if sample.isSync && sample.dts - (gridStart ?? start) >= segmentTicks - early {
             boundaries.append(Boundary(time: sample.dts, endsSegment: true, wallClock: wallClock))
             gridStart = sample.dts
             return
         }
-        if let fragmentDuration {
-            let lastPartStart = boundaries.last?.time ?? partStart ?? start
-            if sample.dts - lastPartStart >= max(1, ticks(fragmentDuration, track: referenceTrack)) {
-                boundaries.append(Boundary(time: sample.dts, endsSegment: false, wallClock: nil))
-            }
+        appendPartBoundary(at: sample, start: start)
+    }
+
+    /// With parts: a reference sample one part duration past the last cut ends the part in progress.
+    private mutating func appendPartBoundary(at sample: Sample, start: Int64) {
+        guard let fragmentDuration else { return }
+        let lastPartStart = boundaries.last?.time ?? partStart ?? start
+        if sample.dts - lastPartStart >= max(1, ticks(fragmentDuration, track: referenceTrack)) {
+            boundaries.append(Boundary(time: sample.dts, endsSegment: false, wallClock: nil))
         }
+    }
+
+    /// The grid cell (of one segment duration, counted from time 0) a decode time falls in; a time up to `early`
+    /// before a cell's start counts as in it.
+    static func cell(_ time: Int64, ticks: Int64, early: Int64) -> Int64 {
+        let t = time + early
+        return t >= 0 ? t / ticks : (t - ticks + 1) / ticks
     }
 
     private func ticks(_ time: MediaTime, track t: Int) -> Int64 {
@@ -404,8 +492,18 @@ public struct Segmenter {
                     isVideo: tracks[t].kind == .video))
                 payload += items.reduce(0) { $0 + $1.sample.data.count }
             }
-            var bytes = try MediaSegmentBoxes.fragmentHeader(sequenceNumber: groupStates[g].fragmentSequence, tracks: trafs)
+            var sequenceNumber = groupStates[g].fragmentSequence
             groupStates[g].fragmentSequence &+= 1
+            if anchor.isEpoch,
+               let t = taken[groupReference[g]].isEmpty ? members.first(where: { !taken[$0].isEmpty }) : groupReference[g] {
+                // Epoch-locked, the `mfhd` sequence number cannot count fragments since this process started (a
+                // redundant origin started elsewhere would differ): it is the fragment's start on the input clock in
+                // milliseconds, modulo 2^32, which increases from one fragment to the next (they are at least a
+                // frame apart) and wraps every 49.7 days.
+                let ms = MediaTime.rescale(taken[t].first!.sample.dts, from: states[t].timescale, to: 1000, rounding: .down)
+                sequenceNumber = max(1, UInt32(truncatingIfNeeded: ms))
+            }
+            var bytes = try MediaSegmentBoxes.fragmentHeader(sequenceNumber: sequenceNumber, tracks: trafs)
             bytes.reserveCapacity(bytes.count + payload)
             for t in members { for item in taken[t] { bytes += item.sample.data } }
 

@@ -74,3 +74,40 @@ public enum SegmenterError: Error, Equatable, CustomStringConvertible {
     }
 }
 
+
+/// Where a segmenter's output timeline has its zero.
+public enum TimelineAnchor: Sendable, Equatable {
+    /// The earliest sample decodes at 0 (or where a continued timeline ended): the timeline counts from when this
+    /// process began to segment.
+    case startsAtZero
+    /// Epoch locking: the input's timestamps are a UTC clock (seconds since 1970) that wraps every `wrap` (MPEG-TS:
+    /// 2^33 ticks of 90 kHz, 26.5 h), as an encoder stamping its capture clock sends them. The output timeline is
+    /// that clock, resolved to the turn of the wrap nearest to `now`, so decode times are seconds since 1970, segments
+    /// are cut on a grid of whole segment durations counted from 1970, and a segment's number is its cell on that
+    /// grid. Two segmenters fed the same input, started at different moments (and with clocks within half a wrap of
+    /// each other), write the same bytes under the same numbers: redundant origins an edge can fail over between.
+    case inputClock(now: WallClock, wrap: MediaTime)
+
+    /// MPEG-TS timestamps: 33 bits of 90 kHz.
+    public static let mpegTSWrap = MediaTime(value: 1 << 33, timescale: 90_000)
+
+    public static func epochLocked(now: WallClock = .now) -> TimelineAnchor { .inputClock(now: now, wrap: mpegTSWrap) }
+
+    var isEpoch: Bool {
+        if case .inputClock = self { return true }
+        return false
+    }
+
+    /// Output time − input time for the input time `earliest`: places it at the turn of the wrap nearest to `now`.
+    static func epochShift(earliest: MediaTime, now: WallClock, wrap: MediaTime) -> MediaTime {
+        let ts = wrap.timescale
+        let t = earliest.converted(to: ts, rounding: .down).value
+        let m = wrap.value
+        let phase = ((t % m) + m) % m
+        let nowTicks = MediaTime.rescale(now.millisecondsSince1970, from: 1000, to: ts)
+        // The k for which phase + k·m is nearest to now.
+        let d = nowTicks - phase + m / 2
+        let k = d >= 0 ? d / m : (d - m + 1) / m
+        return MediaTime(value: phase + k * m - t, timescale: ts)
+    }
+}

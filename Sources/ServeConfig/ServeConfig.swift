@@ -126,6 +126,8 @@ public struct StreamEntry: Decodable, Equatable, Sendable {
     public var loop: Bool?
     public var realtime: Bool?
     public var reconnect: Bool?
+    /// `--epoch-from-input`: the timeline and numbering from the input's clock (redundant origins).
+    public var epochFromInput: Bool?
     public var ladder: String?
     /// Seconds, as `--segment-duration` (a number or a string).
     public var segmentDuration: String?
@@ -145,6 +147,7 @@ public struct StreamEntry: Decodable, Equatable, Sendable {
         case input, loop, realtime, reconnect, ladder, window, transcode, crf, preset, size
         case segmentDuration = "segment_duration", partDuration = "part_duration", videoBitrate = "video_bitrate"
         case audioBitrate = "audio_bitrate", inputFormat = "input_format", inputOptions = "input_options"
+        case epochFromInput = "epoch_from_input"
         static var allNames: [String] { allCases.map(\.rawValue) }
     }
 
@@ -156,6 +159,7 @@ public struct StreamEntry: Decodable, Equatable, Sendable {
         loop = try c.decodeIfPresent(Bool.self, forKey: .loop)
         realtime = try c.decodeIfPresent(Bool.self, forKey: .realtime)
         reconnect = try c.decodeIfPresent(Bool.self, forKey: .reconnect)
+        epochFromInput = try c.decodeIfPresent(Bool.self, forKey: .epochFromInput)
         ladder = try Self.text(c, .ladder)
         segmentDuration = try Self.text(c, .segmentDuration)
         partDuration = try Self.text(c, .partDuration)

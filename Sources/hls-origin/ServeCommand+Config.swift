@@ -23,6 +23,7 @@ extension StreamEntry {
         if let loop { o.loop = loop }
         if let realtime { o.realtime = realtime }
         if let reconnect { o.reconnect = reconnect }
+        if let epochFromInput { o.epochFromInput = epochFromInput }
         do {
             if let ladder {
                 _ = try Ladder.parse(ladder)

@@ -40,7 +40,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Port to listen on (0 picks a free port).")
     var port = 8080
 
-    @Option(name: .customLong("config"), help: ArgumentHelp("Streams to serve, with options per stream, from a TOML or YAML file ([streams.NAME] input = ..., ladder, loop, segment_duration, part_duration, window, transcode, video_bitrate, audio_bitrate, crf, preset, size, input_format, input_options, realtime, reconnect). The flags are every stream's defaults.", valueName: "file"))
+    @Option(name: .customLong("config"), help: ArgumentHelp("Streams to serve, with options per stream, from a TOML or YAML file ([streams.NAME] input = ..., ladder, loop, segment_duration, part_duration, window, transcode, video_bitrate, audio_bitrate, crf, preset, size, input_format, input_options, realtime, reconnect, epoch_from_input). The flags are every stream's defaults.", valueName: "file"))
     var configPath: String?
 
     @Option(help: "Segments in the live playlist.")
@@ -54,6 +54,9 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Flag(name: .customLong("no-reconnect"), help: "End the stream when a network input's publisher goes away, instead of waiting for (or reconnecting to) the next one.")
     var noReconnect = false
+
+    @Flag(name: .customLong("epoch-from-input"), help: "Redundant origins: take the timeline, segment numbers and EXT-X-PROGRAM-DATE-TIME from the input's timestamps, read as the encoder's UTC clock (MPEG-TS: modulo 26.5 h), with segments cut on a grid of whole segment durations since 1970. Origins fed the same input then serve byte-identical playlists and segments whenever they started. Needs a keyframe at least every segment duration.")
+    var epochFromInput = false
 
     @Option(name: .customLong("part-duration"), help: ArgumentHelp("Low-Latency HLS part duration in seconds (0 turns LL-HLS off). Clients that don't know LL-HLS read whole segments as usual.", valueName: "seconds"))
     var partDuration = "0.333"
@@ -166,6 +169,7 @@ struct ServeCommand: AsyncParsableCommand {
         let testPattern = InputSpec.testPattern(width: (w ?? 1280) & ~1, height: (h ?? 720) & ~1, frameRate: try media.testPatternRate)
         var options = try media.pipelineOptions(input: testPattern)
         options.reconnect = !noReconnect
+        options.epochFromInput = epochFromInput
         options.loop = loop
         if noRealtime { options.realtime = false }
         if partDuration != "0" && partDuration != "0.0" {
@@ -192,8 +196,17 @@ struct ServeCommand: AsyncParsableCommand {
             }
         }
         for p in planned {
+            let label = p.spec.name.isEmpty ? "" : "\(p.spec.name): "
             if case .url(let url) = p.spec.input, let error = InputSpec.missingFileError(url) {
-                fail((p.spec.name.isEmpty ? "" : "\(p.spec.name): ") + error)
+                fail(label + error)
+            }
+            if p.options.epochFromInput {
+                // A file or the test pattern starts its timestamps at zero: there is no clock to share.
+                var live = false
+                if case .url(let url) = p.spec.input { live = url == "-" || url.hasPrefix("pipe:") || url.contains("://") }
+                if !live {
+                    throw ValidationError(label + "--epoch-from-input takes the timeline from a live input's clock (MPEG-TS over UDP, RTP, SRT or a pipe); a file or the test pattern has none")
+                }
             }
         }
         if planned.filter({ if case .url("-") = $0.spec.input { true } else { false } }).count > 1 {

@@ -152,6 +152,22 @@ import TestSupport
         #expect(text.contains("CAN-SKIP-UNTIL=6.0"))
     }
 
+    /// An epoch-locked timeline numbers its first segment by its place on the input clock: the window starts its
+    /// numbering there (at the first part already, so the preload hint names the right segment).
+    @Test func theFirstObjectPublishedSetsWhereTheNumberingStarts() throws {
+        let w = LiveWindow<[UInt8]>(windowSize: 2, policy: TimingPolicy(targetDuration: 1, partTarget: MediaTime(value: 334, timescale: 1000)))
+        w.setInit(Fixture.initBytes, digest: Fixture.initBytes, tracks: Fixture.tracks)
+        let first: UInt64 = 1_795_193_600
+        w.publishPart(Fixture.part(first, 0), [1])
+        #expect(w.snapshot().nextSequence == first && w.snapshot().mediaSequence == first)
+        w.publishSegment(Fixture.info(first), [1])
+        for n in first + 1...first + 3 { w.publishSegment(Fixture.info(n), [2]) }
+        let p = try playlist(w)
+        #expect(p.mediaSequence == first + 2)
+        #expect(p.segments.map(\.uri) == ["seg\(first + 2).m4s", "seg\(first + 3).m4s"])
+        #expect(p.preloadHint?.uri == "seg\(first + 4).0.m4s")
+    }
+
     /// RFC 8216bis §4.4.5.3: the hinted URI "MUST match the URI that will be subsequently added to the Playlist".
     /// The last part of a segment is published together with its segment, so no playlist between the two hints
     /// `seg1.2` when the next part to come is `seg2.0`.

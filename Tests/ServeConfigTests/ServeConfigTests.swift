@@ -38,8 +38,13 @@ import Testing
         #expect(movie.segmentDuration == "2" && movie.partDuration == "0.5")
     }
 
+    @Test func epochFromInputIsAPerStreamKey() throws {
+        let config = try ServeConfig.parse("[streams.a]\ninput = \"udp://239.0.0.1:5000\"\nepoch_from_input = true\n", format: .toml)
+        #expect(config.streams[0].entry.epochFromInput == true)
+    }
+
     @Test func typosAndMissingInputsAreErrors() {
-        #expect(throws: ConfigError("streams.a: unknown key 'ladr' (known: \(["input", "loop", "realtime", "reconnect", "ladder", "window", "transcode", "crf", "preset", "size", "segment_duration", "part_duration", "video_bitrate", "audio_bitrate", "input_format", "input_options"].joined(separator: ", ")))")) {
+        #expect(throws: ConfigError("streams.a: unknown key 'ladr' (known: \(["input", "loop", "realtime", "reconnect", "ladder", "window", "transcode", "crf", "preset", "size", "segment_duration", "part_duration", "video_bitrate", "audio_bitrate", "input_format", "input_options", "epoch_from_input"].joined(separator: ", ")))")) {
             try ServeConfig.parse("[streams.a]\ninput = \"x.mp4\"\nladr = \"720\"\n", format: .toml)
         }
         #expect(throws: ConfigError("streams.a.input: missing")) {
