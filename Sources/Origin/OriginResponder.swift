@@ -179,32 +179,6 @@ struct OriginResponder: HTTPResponder {
         }
     }
 
-    static let qoeAccepted = PreparedResponse(status: .noContent, headers: [.cacheControl: "no-store"], body: ByteBuffer())
-    static let qoeMethod = PreparedResponse.text(.methodNotAllowed, "Method Not Allowed: POST a QoE report\n", extra: [.allow: "POST"])
-
-    /// `POST qoe`: one player's QoE beacon (`QoEReport`), at most `QoEIntake.maxBody` bytes and one per half second per
-    /// client address: 204, or 400 / 413 / 429. Without `/metrics` there is nowhere to count it: 404.
-    private func qoe(_ request: Request, stream: String, remote: SocketAddress?) async -> Response {
-        guard request.method == .post else { return send(Self.qoeMethod, request) }
-        guard let metrics else { return send(Self.notFound, request) }
-        let body = request.body
-        let bytes: ByteBuffer
-        do {
-            bytes = try await body.collect(upTo: QoEIntake.maxBody)
-        } catch {
-            metrics.countQoE(stream: stream, verdict: .tooLarge)
-            return send(.text(.contentTooLarge, "QoE report over \(QoEIntake.maxBody) bytes\n"), request)
-        }
-        let verdict = qoeIntake.judge(Array(buffer: bytes), client: remote?.ipAddress ?? "-")
-        metrics.countQoE(stream: stream, verdict: verdict)
-        switch verdict {
-        case .accepted: return send(Self.qoeAccepted, request)
-        case .malformed: return send(.text(.badRequest, "Bad QoE report\n"), request)
-        case .tooLarge: return send(.text(.contentTooLarge, "QoE report over \(QoEIntake.maxBody) bytes\n"), request)
-        case .tooFrequent: return send(.text(.tooManyRequests, "Too many QoE reports\n", extra: [.retryAfter: "1"]), request)
-        }
-    }
-
     /// `uriQuery`: the signature query the URIs of a playlist or manifest carry (`""`: none).
     private func serve(_ request: Request, path: Substring, remote: SocketAddress?, uriQuery: String) async -> Response {
         switch path {
@@ -255,29 +229,6 @@ struct OriginResponder: HTTPResponder {
             return await sendRecorded(recorded, request)
         case .part(let n, let i):
             return await part(window, n, i, request, remote, labels: (stream, layout.renditions[r].name))
-        }
-    }
-
-    /// `thumbnail.jpg`: the stream's newest keyframe as a small JPEG (the stream list shows it), made off the event
-    /// loop. 503 with `Retry-After` before the first keyframe; cacheable for 2 s (a new one comes with a new keyframe).
-    static let thumbnailName = "thumbnail.jpg"
-
-    private func thumbnail(_ name: String, _ request: Request) async -> Response {
-        guard let source = registry.thumbnails(for: name) else { return send(Self.notFound, request) }
-        let made: Result<[UInt8]?, any Error> = await withCheckedContinuation { done in
-            DispatchQueue.global().async { done.resume(returning: Result { try source.jpeg() }) }
-        }
-        switch made {
-        case .success(let jpeg?):
-            let body = ByteBuffer(bytes: jpeg)
-            var headers = ResponseHeaders.make(contentType: "image/jpeg", cacheControl: "max-age=2", contentLength: body.readableBytes)
-            headers[.eTag] = Validators.entityTag(jpeg)
-            return send(.ok, headers, body, request)
-        case .success(nil):
-            return send(.text(.serviceUnavailable, "No keyframe yet, retry shortly\n", extra: [.retryAfter: "1"]), request)
-        case .failure(let error):
-            Self.logger.warning("thumbnail", metadata: ["stream": "\(name)", "error": "\(error)"])
-            return send(.text(.serviceUnavailable, "No thumbnail\n", extra: [.retryAfter: "2"]), request)
         }
     }
 

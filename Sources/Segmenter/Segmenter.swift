@@ -41,9 +41,9 @@ public struct Segmenter {
     /// How many decided cuts may wait for a lagging track before fragments are written without it.
     static let maxHeldCuts = 12
 
-    private typealias Ready = (sample: Sample, duration: Int64)
+    typealias Ready = (sample: Sample, duration: Int64)
 
-    private struct TrackState {
+    struct TrackState {
         var timescale: Int32
         var offset: Int64 = 0
         var lastDTS: Int64?
@@ -71,7 +71,7 @@ public struct Segmenter {
         var wallClock: WallClock?
     }
 
-    private var states: [TrackState]
+    var states: [TrackState]
     /// Where the output timeline's zero lies.
     public let anchor: TimelineAnchor
     /// Epoch-locked segments whose number is not their cell on the grid (keyframes further apart than a segment, or
@@ -88,7 +88,7 @@ public struct Segmenter {
     }
     private var groupStates: [GroupState]
     /// The timeline this segmenter continues (after a codec change), if any.
-    private let continuing: Timeline?
+    let continuing: Timeline?
     /// Output time = input time + `shift`, chosen once every track has shown its first timestamp.
     private var shift: MediaTime?
     /// End of the last sample written on the reference track, in its ticks.
@@ -105,7 +105,7 @@ public struct Segmenter {
     private var boundaries: [Boundary] = []
     private var segmentWallClock: WallClock?
     /// Samples held until every track has shown its first timestamp (to choose the common offset).
-    private var preroll: [(track: Int, sample: Sample, wallClock: WallClock?)] = []
+    var preroll: [(track: Int, sample: Sample, wallClock: WallClock?)] = []
     private var offsetChosen = false
     /// Epoch-locked from a fresh start: the reference decode time (output ticks) where output begins.
     private var epochJoin: Int64?
@@ -180,7 +180,7 @@ public struct Segmenter {
     /// The sequence number the next segment of each group will get.
     public var nextSequences: [UInt64] { groupStates.map(\.nextSequence) }
 
-    private var referenceIsVideo: Bool { tracks[referenceTrack].kind == .video }
+    var referenceIsVideo: Bool { tracks[referenceTrack].kind == .video }
 
     /// Feeds one sample (in DTS order within its track) and returns the segments it completed.
     public mutating func append(_ sample: Sample, track: Int, wallClock: WallClock? = nil) throws -> [Segment] {
@@ -250,46 +250,6 @@ public struct Segmenter {
         var out: [SegmenterEvent] = []
         for item in held { out += try accept(item.sample, track: item.track, wallClock: item.wallClock) }
         return out
-    }
-
-    /// Each track's first decode time in the preroll, and the earliest of them as a media time.
-    private func prerollFirsts() -> (byTrack: [Int: Int64], earliest: MediaTime?) {
-        var firstByTrack: [Int: Int64] = [:]
-        for item in preroll where firstByTrack[item.track] == nil { firstByTrack[item.track] = item.sample.dts }
-        var earliest: MediaTime?
-        for (t, dts) in firstByTrack {
-            let time = MediaTime(value: dts, timescale: states[t].timescale)
-            if earliest == nil || time < earliest! { earliest = time }
-        }
-        return (firstByTrack, earliest)
-    }
-
-    /// Output time − input time: the earliest sample decodes at 0; continuing a timeline, at the previous one's end
-    /// (the first segment after the discontinuity then starts exactly where the playlist places it, the sum of the
-    /// EXTINFs before it, which is where a player maps a new timeline: hls.js puts the earliest tfdt at the
-    /// segment's start); epoch-locked, at its place on the input clock.
-    private func shift(forEarliest earliest: MediaTime) -> MediaTime {
-        switch anchor {
-        case .startsAtZero: (continuing?.end ?? .zero(earliest.timescale)) - earliest
-        case .inputClock(let now, let wrap): TimelineAnchor.epochShift(earliest: earliest, now: now, wrap: wrap)
-        }
-    }
-
-    /// Epoch-locked: the output decode time of the first reference sync sample in a later grid cell than the
-    /// preroll's first one, once the preroll reaches it.
-    private func epochJoinPoint() -> Int64? {
-        guard let earliest = prerollFirsts().earliest else { return nil }
-        let shift = shift(forEarliest: earliest)
-        let offset = MediaTime.rescale(shift.value, from: shift.timescale, to: states[referenceTrack].timescale, rounding: .up)
-        let segmentTicks = ticks(segmentDuration, track: referenceTrack)
-        let early = referenceIsVideo ? segmentTicks / 20 : 0
-        var firstCell: Int64?
-        for item in preroll where item.track == referenceTrack && item.sample.isSync {
-            let cell = Self.cell(item.sample.dts + offset, ticks: segmentTicks, early: early)
-            guard let first = firstCell else { firstCell = cell; continue }
-            if cell > first { return item.sample.dts + offset }
-        }
-        return nil
     }
 
     private mutating func chooseOffset() {
@@ -414,14 +374,7 @@ public struct Segmenter {
         }
     }
 
-    /// The grid cell (of one segment duration, counted from time 0) a decode time falls in; a time up to `early`
-    /// before a cell's start counts as in it.
-    static func cell(_ time: Int64, ticks: Int64, early: Int64) -> Int64 {
-        let t = time + early
-        return t >= 0 ? t / ticks : (t - ticks + 1) / ticks
-    }
-
-    private func ticks(_ time: MediaTime, track t: Int) -> Int64 {
+    func ticks(_ time: MediaTime, track t: Int) -> Int64 {
         time.converted(to: states[t].timescale, rounding: .up).value
     }
 
