@@ -23,6 +23,8 @@ struct FastPath: Sendable {
     struct Answer {
         /// Status line and header fields, without `Date` and the blank line.
         let head: ByteBuffer
+        /// The same header fields (HTTP/2).
+        let fields: HTTPFields
         let body: ByteBuffer
         /// The same bytes in a memory file (a segment), sent with `sendfile(2)`.
         let file: MemoryFile?
@@ -52,25 +54,25 @@ struct FastPath: Sendable {
         let changes = presentation.changeCount
         guard let layout = presentation.layout, let (r, object) = layout.resolve(inner) else { return nil }
         let window = layout.windows[r]
-        let found: (head: ByteBuffer, body: ByteBuffer, file: MemoryFile?)
+        let found: (head: ByteBuffer, fields: HTTPFields, body: ByteBuffer, file: MemoryFile?)
         let kind: String
         switch object {
         case .playlist:
             guard window.snapshot().isPlayable,
-                  let (body, _, head) = responder.preparedMediaPlaylist(presentation, layout, r) else { return nil }
-            (found, kind) = ((head, body, nil), "playlist")
+                  let (body, fields, head) = responder.preparedMediaPlaylist(presentation, layout, r) else { return nil }
+            (found, kind) = ((head, fields, body, nil), "playlist")
         case .initSegment(let i):
             guard let o = window.snapshot().initSegment(i), let head = o.payload.head else { return nil }
-            (found, kind) = ((head, o.payload.body, nil), "init")
+            (found, kind) = ((head, o.payload.headers, o.payload.body, nil), "init")
         case .segment(let n):
             guard let o = window.snapshot().segment(n), let head = o.payload.head else { return nil }
-            (found, kind) = ((head, o.payload.body, o.payload.file), "segment")
+            (found, kind) = ((head, o.payload.headers, o.payload.body, o.payload.file), "segment")
         case .part(let n, let i):
             guard let o = window.snapshot().part(n, i), let head = o.payload.head else { return nil }
-            (found, kind) = ((head, o.payload.body, nil), "part")
+            (found, kind) = ((head, o.payload.headers, o.payload.body, nil), "part")
         }
         if sawViewer(name) { responder.stats.sawViewer(remote, stream: name) }
-        return Answer(head: found.head, body: found.body, file: found.file,
+        return Answer(head: found.head, fields: found.fields, body: found.body, file: found.file,
                       labels: (OriginMetrics.streamLabel(name), layout.renditions[r].name, kind), stream: name,
                       presentation: presentation, changes: changes, generation: generation)
     }

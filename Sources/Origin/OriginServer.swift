@@ -171,7 +171,9 @@ public struct OriginServer: Sendable {
             // and its connection limit (which stops accepting, rather than answering 503, once it is reached).
             let decoder = HTTP1Channel.Configuration.DecoderConfiguration(maxHeaderFieldSize: limits.maxHeaderBytes,
                                                                           maxHeaderListSize: limits.maxHeaderBytes)
-            let stream = HTTP1Channel.Configuration(idleTimeout: TimeAmount(limits.idleTimeout),
+            let fastPath = FastPath(responder: responder, logLevel: logger.logLevel)
+            let stream = HTTP1Channel.Configuration(additionalChannelHandlers: fastPath.enabled ? [H2FastPathHandler(fastPath)] : [],
+                                                    idleTimeout: TimeAmount(limits.idleTimeout),
                                                     httpDecoderConfiguration: decoder)
             server = try .http2Upgrade(tlsConfiguration: tls.serverConfiguration(),
                                        configuration: .init(idleTimeout: limits.idleTimeout, streamConfiguration: stream))

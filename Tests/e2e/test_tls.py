@@ -96,6 +96,45 @@ def test_blocking_reload_and_preload_hint_share_one_h2_connection(https_origin):
     assert elapsed < 3, f"the blocked requests took {elapsed:.1f}s"
 
 
+def h2_get(url, *headers):
+    """Status line, header fields (lower-case names, without date) and body of one HTTP/2 GET."""
+    p = subprocess.run(["curl", "-sk", "--max-time", "15", "--http2", "-D", "-",
+                        *[x for h in headers for x in ("-H", h)], url], capture_output=True, timeout=20)
+    assert p.returncode == 0, p.stderr
+    head, _, body = p.stdout.partition(b"\r\n\r\n")
+    lines = head.decode().split("\r\n")
+    fields = sorted(ln.split(":", 1)[0].lower() + ":" + ln.split(":", 1)[1].strip() for ln in lines[1:]
+                    if not ln.lower().startswith("date:"))
+    return lines[0], fields, body
+
+
+def test_h2_fast_path_answers_as_the_full_path(https_origin):
+    """A plain GET of an object in memory is answered by the HTTP/2 fast path (H2FastPathHandler, before
+    Hummingbird); with an `If-None-Match` that matches nothing the same request takes the full path, which answers
+    200 with the whole object. Both give the same status, header fields (but Date) and body: playlist, init segment,
+    segment and part."""
+    deadline = time.monotonic() + 15
+    while True:
+        rc, text, err = curl("--http2", https_origin + "/stream.m3u8")
+        assert rc == 0, err
+        pl = m3u8.parse_media(text)
+        if len(pl.segments) >= 2 or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    part = re.findall(r'#EXT-X-PART:[^\n]*URI="([^"]+)"', text)[-1]
+    for path in ("/init.mp4", "/" + pl.segments[-2].uri, "/" + part):
+        fast = h2_get(https_origin + path)
+        full = h2_get(https_origin + path, 'If-None-Match: "no-such-tag"')
+        assert fast[0].startswith("HTTP/2 200") and fast == full, (path, fast[:2], full[:2])
+    # The playlist moves on between two requests: retry until both saw the same one.
+    for _ in range(20):
+        fast = h2_get(https_origin + "/stream.m3u8")
+        full = h2_get(https_origin + "/stream.m3u8", 'If-None-Match: "no-such-tag"')
+        if fast[2] == full[2]:
+            break
+    assert fast[0].startswith("HTTP/2 200") and fast == full, (fast[:2], full[:2])
+
+
 def test_hlsjs_plays_over_https_h2(https_origin, origin_bin):
     """hls.js in Chromium over https (h2; certificate errors ignored for the self-signed test certificate), then the
     same over plain HTTP/1.1: both play LL-HLS, and the latencies are printed side by side."""

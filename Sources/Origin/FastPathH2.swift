@@ -1,0 +1,51 @@
+import HTTPTypes
+import MediaCore
+import NIOCore
+import NIOHTTPTypes
+
+/// `FastPath` on an HTTP/2 stream: in each stream's pipeline, after the frame-to-HTTP codec and before Hummingbird's
+/// request handling, a plain `GET`/`HEAD` of an object in memory is answered here from its prepared header fields and
+/// body, without Hummingbird's `Request`, router, middleware or response writer. The stream then ends, and
+/// Hummingbird's handler for it sees no request and returns. Anything else passes on untouched: a path with a query
+/// (LL-HLS delivery directives) or `%`, conditional and range requests, other methods, a request with a body.
+final class H2FastPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPRequestPart
+    typealias InboundOut = HTTPRequestPart
+    typealias OutboundIn = HTTPResponsePart
+    typealias OutboundOut = HTTPResponsePart
+
+    private let fastPath: FastPath
+    /// This stream's request was answered here: the rest of it (its end) is not passed on.
+    private var answered = false
+    private var counters: (labels: (String, String, String), counters: OriginMetrics.RequestCounters)?
+
+    init(_ fastPath: FastPath) {
+        self.fastPath = fastPath
+    }
+
+    /// Request header fields that need the full path's rules.
+    static let fullPathFields: [HTTPField.Name] = [.range, .ifRange, .ifNoneMatch, .ifMatch, .ifModifiedSince,
+                                                  .ifUnmodifiedSince, .contentLength, .transferEncoding, .expect]
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if answered { return }
+        guard case .head(let request) = unwrapInboundIn(data), request.method == .get || request.method == .head,
+              let path = request.path, !path.utf8.contains(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "%") }),
+              !Self.fullPathFields.contains(where: { request.headerFields[$0] != nil }),
+              let answer = fastPath.answer(path: Substring(path), remote: context.channel.parent?.remoteAddress ?? context.channel.remoteAddress)
+        else {
+            context.fireChannelRead(data)
+            return
+        }
+        answered = true
+        let headOnly = request.method == .head
+        var fields = answer.fields
+        fields[.date] = WallClock.now.httpDate
+        context.write(wrapOutboundOut(.head(HTTPResponse(status: .ok, headerFields: fields))), promise: nil)
+        if !headOnly && answer.body.readableBytes > 0 {
+            context.write(wrapOutboundOut(.body(answer.body)), promise: nil)
+        }
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        fastPath.count(answer, sent: headOnly ? 0 : answer.body.readableBytes, cache: &counters)
+    }
+}
