@@ -170,3 +170,14 @@ def test_an_edge_fails_over_between_them_mid_playback(two_origins):
             print("\n--- edge error.log tail:\n" + open(os.path.join(d, "error.log")).read()[-1000:])
         except OSError:
             pass
+
+
+def test_epoch_locking_refuses_an_input_without_a_clock(origin_bin, tmp_path):
+    """A file or the test pattern starts its timestamps at zero: `--epoch-from-input` is one error line, exit 64."""
+    movie = tmp_path / "a.mp4"
+    movie.write_bytes(b"\0" * 16)
+    for args in ([], [str(movie)]):
+        p = subprocess.run([origin_bin, "serve", *args, "--epoch-from-input", "--port", "0"], capture_output=True,
+                           text=True, timeout=20)
+        assert p.returncode == 64, (args, p.returncode, p.stderr)
+        assert "--epoch-from-input takes the timeline from a live input's clock" in p.stderr, p.stderr
