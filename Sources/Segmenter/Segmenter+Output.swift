@@ -1,0 +1,122 @@
+import ISOBMFF
+import MediaCore
+
+/// Turning decided cuts into output: the ready samples before a boundary become one `moof`+`mdat` part per
+/// rendition, and a boundary that ends a segment closes it (`styp` + its parts).
+extension Segmenter {
+    mutating func writeParts(upTo end: MediaTime?) throws -> [Part] {
+        var taken: [ArraySlice<Ready>] = []
+        for t in states.indices {
+            let ready = states[t].ready
+            var n = ready.count
+            if let end {
+                let limit = end.converted(to: states[t].timescale, rounding: .up).value
+                n = ready.firstIndex { $0.sample.dts >= limit } ?? ready.count
+            }
+            taken.append(ready[..<n])
+        }
+        guard taken.contains(where: { !$0.isEmpty }) else { return [] }
+
+        var parts: [Part] = []
+        for (g, members) in groups.enumerated() where members.contains(where: { !taken[$0].isEmpty }) {
+            var trafs: [TrackFragment] = []
+            var payload = 0
+            for t in members where !taken[t].isEmpty {
+                let items = taken[t]
+                trafs.append(TrackFragment(
+                    trackID: tracks[t].trackID,
+                    baseMediaDecodeTime: UInt64(items.first!.sample.dts),
+                    samples: items.map {
+                        FragmentSample(duration: UInt32(clamping: $0.duration), size: UInt32($0.sample.data.count),
+                                       isSync: $0.sample.isSync,
+                                       compositionOffset: Int32(clamping: $0.sample.pts - $0.sample.dts))
+                    },
+                    isVideo: tracks[t].kind == .video))
+                payload += items.reduce(0) { $0 + $1.sample.data.count }
+            }
+            var sequenceNumber = groupStates[g].fragmentSequence
+            groupStates[g].fragmentSequence &+= 1
+            if anchor.isEpoch,
+               let t = taken[groupReference[g]].isEmpty ? members.first(where: { !taken[$0].isEmpty }) : groupReference[g] {
+                // Epoch-locked, the `mfhd` sequence number cannot count fragments since this process started (a
+                // redundant origin started elsewhere would differ): it is the fragment's start on the input clock in
+                // milliseconds, modulo 2^32, which increases from one fragment to the next (they are at least a
+                // frame apart) and wraps every 49.7 days.
+                let ms = MediaTime.rescale(taken[t].first!.sample.dts, from: states[t].timescale, to: 1000, rounding: .down)
+                sequenceNumber = max(1, UInt32(truncatingIfNeeded: ms))
+            }
+            var bytes = try MediaSegmentBoxes.fragmentHeader(sequenceNumber: sequenceNumber, tracks: trafs)
+            bytes.reserveCapacity(bytes.count + payload)
+            for t in members { for item in taken[t] { bytes += item.sample.data } }
+
+            let ref = taken[groupReference[g]]
+            let duration = ref.reduce(Int64(0)) { $0 + $1.duration }
+            let first = groupStates[g].parts.isEmpty
+            let independent = ref.first?.sample.isSync ?? first
+            if first { groupStates[g].startsWithSync = ref.first?.sample.isSync ?? false }
+            let index = groupStates[g].parts.count
+            groupStates[g].parts.append((bytes, duration, independent))
+            parts.append(Part(group: g, segmentSequence: groupStates[g].nextSequence, index: index, bytes: bytes,
+                              duration: MediaTime(value: duration, timescale: states[groupReference[g]].timescale),
+                              independent: independent))
+        }
+        if let last = taken[referenceTrack].last { referenceEnd = last.sample.dts + last.duration }
+        for t in states.indices {
+            if let last = taken[t].last { states[t].end = last.sample.dts + last.duration }
+            if states[t].segmentFirstDTS == nil { states[t].segmentFirstDTS = taken[t].first?.sample.dts }
+            for item in taken[t] {
+                // What a reader computes from the fragment: tfdt + durations + the clamped composition offset.
+                let pts = item.sample.dts + Int64(Int32(clamping: item.sample.pts - item.sample.dts))
+                if pts < states[t].segmentEarliestPTS ?? .max { states[t].segmentEarliestPTS = pts }
+            }
+            states[t].segmentSampleCount += taken[t].count
+            states[t].ready.removeFirst(taken[t].count)
+        }
+        return parts
+    }
+
+    mutating func closeSegment(nextWallClock: WallClock?) throws -> [SegmenterEvent] {
+        defer {
+            segmentWallClock = nextWallClock
+            for t in states.indices {
+                states[t].segmentSampleCount = 0
+                states[t].segmentFirstDTS = nil
+                states[t].segmentEarliestPTS = nil
+            }
+        }
+        var out: [SegmenterEvent] = []
+        for (g, members) in groups.enumerated() where !groupStates[g].parts.isEmpty {
+            let parts = groupStates[g].parts
+            groupStates[g].parts = []
+            var bytes = MediaSegmentBoxes.styp()
+            bytes.reserveCapacity(bytes.count + parts.reduce(0) { $0 + $1.bytes.count })
+            var ranges: [Range<Int>] = []
+            for (i, p) in parts.enumerated() {
+                let start = i == 0 ? 0 : bytes.count
+                bytes += p.bytes
+                ranges.append(start..<bytes.count)
+            }
+            let ref = groupReference[g]
+            let videoTracks = members.filter { tracks[$0].kind == .video }
+            var segment = Segment(
+                group: g,
+                sequence: groupStates[g].nextSequence,
+                bytes: bytes,
+                fragmentRanges: ranges,
+                startTime: MediaTime(value: states[ref].segmentFirstDTS ?? segmentStart ?? 0, timescale: states[ref].timescale),
+                duration: MediaTime(value: parts.reduce(0) { $0 + $1.duration }, timescale: states[ref].timescale),
+                programDateTime: segmentWallClock,
+                trackSampleCounts: states.indices.map { members.contains($0) ? states[$0].segmentSampleCount : 0 },
+                trackStartTimes: states.indices.map { members.contains($0) ? states[$0].segmentFirstDTS ?? -1 : -1 },
+                startsWithSyncSample: groupStates[g].startsWithSync,
+                earliestPresentationTime: MediaTime(value: states[ref].segmentEarliestPTS ?? states[ref].segmentFirstDTS ?? segmentStart ?? 0,
+                                                    timescale: states[ref].timescale))
+            segment.discontinuity = groupStates[g].discontinuity
+            segment.videoSampleCount = videoTracks.isEmpty ? nil : videoTracks.reduce(0) { $0 + states[$1].segmentSampleCount }
+            groupStates[g].discontinuity = false
+            groupStates[g].nextSequence += 1
+            out.append(.segment(segment))
+        }
+        return out
+    }
+}
