@@ -61,10 +61,15 @@ public enum InputSpec: Sendable, Equatable {
         return (String(url[..<q]) + (rest.isEmpty ? "" : "?" + rest.joined(separator: "&")), ["listen": "1"])
     }
 
+    /// Whether the input is a path on disk: not a URL, standard input (`-`) or a pipe.
+    public static func isLocalPath(_ url: String) -> Bool {
+        !(url.contains("://") || url == "-" || url.hasPrefix("pipe:"))
+    }
+
     /// A one-line error for an input that is a local path which does not exist (checked before anything starts);
     /// `nil` for URLs, pipes and existing files.
     public static func missingFileError(_ url: String) -> String? {
-        if url.contains("://") || url == "-" || url.hasPrefix("pipe:") || FileManager.default.fileExists(atPath: url) { return nil }
+        if !isLocalPath(url) || FileManager.default.fileExists(atPath: url) { return nil }
         return "cannot open '\(url)': No such file or directory"
     }
 }

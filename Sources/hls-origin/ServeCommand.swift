@@ -202,9 +202,7 @@ struct ServeCommand: AsyncParsableCommand {
             }
             if p.options.epochFromInput {
                 // A file or the test pattern starts its timestamps at zero: there is no clock to share.
-                var live = false
-                if case .url(let url) = p.spec.input { live = url == "-" || url.hasPrefix("pipe:") || url.contains("://") }
-                if !live {
+                guard case .url(let url) = p.spec.input, !InputSpec.isLocalPath(url) else {
                     throw ValidationError(label + "--epoch-from-input takes the timeline from a live input's clock (MPEG-TS over UDP, RTP, SRT or a pipe); a file or the test pattern has none")
                 }
             }
