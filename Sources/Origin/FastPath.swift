@@ -161,11 +161,7 @@ final class RawFastPathHandler: ChannelInboundHandler, RemovableChannelHandler {
             }
             if request.plain, guardian.mayAnswerAhead, let answer = answer(request, buffer, context) {
                 buffer.moveReaderIndex(forwardBy: request.length)
-                if !corked && answer.file != nil && !request.headOnly {
-                    corked = true
-                    try? context.channel.syncOptions?.setOption(Self.cork, value: 1)
-                }
-                respond(answer, headOnly: request.headOnly, context)
+                respond(answer, headOnly: request.headOnly, corked: &corked, context)
                 answered = true
             } else {
                 let slice = buffer.readSlice(length: request.length)!
@@ -199,13 +195,20 @@ final class RawFastPathHandler: ChannelInboundHandler, RemovableChannelHandler {
         return r
     }
 
-    private func respond(_ answer: FastPath.Answer, headOnly: Bool, _ context: ChannelHandlerContext) {
+    /// Writes the answer (flushed by the caller); corks the socket first when it sends a file and `corked` is not yet
+    /// set (`cork`).
+    private func respond(_ answer: FastPath.Answer, headOnly: Bool, corked: inout Bool, _ context: ChannelHandlerContext) {
+        let file = headOnly ? nil : answer.file.flatMap { $0.length == answer.body.readableBytes ? $0 : nil }
+        if file != nil && !corked {
+            corked = true
+            try? context.channel.syncOptions?.setOption(Self.cork, value: 1)
+        }
         var head = answer.head
         head.writeStaticString("Date: ")
         head.writeString(httpDate())
         head.writeStaticString("\r\n\r\n")
         context.write(wrapOutboundOut(.byteBuffer(head)), promise: nil)
-        if !headOnly, let file = answer.file, file.length == answer.body.readableBytes {
+        if let file {
             // The handle borrows the file's descriptor for this write (sendfile with an explicit offset: any number of
             // responses share it); the file stays open until the write is done.
             let handle = NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: file.descriptor)
