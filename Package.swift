@@ -92,7 +92,7 @@ let package = Package(
 
         // Helpers shared by the test targets (seeded generator).
         .target(name: "TestSupport", path: "Tests/TestSupport"),
-        .testTarget(name: "MediaCoreTests", dependencies: ["MediaCore"]),
+        .testTarget(name: "MediaCoreTests", dependencies: ["MediaCore", "TestSupport"]),
         .testTarget(name: "ServeConfigTests", dependencies: ["ServeConfig"]),
         .testTarget(name: "ISOBMFFTests", dependencies: ["TestSupport", "ISOBMFF", "MediaCore"], resources: [.copy("Fixtures")]),
         .testTarget(name: "HLSTests", dependencies: ["TestSupport", "HLS", "MediaCore"]),

@@ -312,8 +312,7 @@ public final class AudioDecoder {
         let delay = swr_get_delay(swr, rate)
         let ts = f.best_effort_timestamp != AV.noPTS ? f.best_effort_timestamp : f.pts
         if ts != AV.noPTS, timeBase.isValid {
-            let actual = MediaTime.rescale(ts * Int64(timeBase.numerator), from: timeBase.denominator,
-                                           to: Int32(clamping: rate)) - delay
+            let actual = MediaTime.rescale(ts, timeBase: timeBase, to: Int32(clamping: rate)) - delay
             if nextPTS == nil || abs(actual - nextPTS!) > rate / 20 { nextPTS = actual }
         } else if nextPTS == nil {
             nextPTS = 0

@@ -290,7 +290,7 @@ public final class Demuxer {
         (0..<Int(ctx.pointee.nb_streams)).compactMap { i in
             guard let st = ctx.pointee.streams[i], let par = st.pointee.codecpar else { return nil }
             let p = par.pointee
-            let kind: StreamKind
+            var kind: StreamKind
             switch p.codec_type {
             case AVMEDIA_TYPE_VIDEO: kind = .video
             case AVMEDIA_TYPE_AUDIO: kind = .audio
@@ -298,6 +298,8 @@ public final class Demuxer {
             case AVMEDIA_TYPE_DATA: kind = .data
             default: kind = .other
             }
+            // A stream without a usable time base has no timeline to place its packets on: it is not media here.
+            if !Rational(st.pointee.time_base).isValid { kind = .other }
             let sar = [st.pointee.sample_aspect_ratio, p.sample_aspect_ratio].map(Rational.init).first { $0.isValid }
             let fps = [st.pointee.avg_frame_rate, st.pointee.r_frame_rate].map(Rational.init).first { $0.isValid }
             var pixelFormat: String?

@@ -82,8 +82,8 @@ public final class VideoEncoder {
     public init(_ options: VideoEncoderOptions) throws {
         let context = "cannot encode H.264 \(options.width)x\(options.height)"
         guard options.width > 0, options.height > 0, options.timeBase.isValid, options.frameRate.isValid,
-              options.gopFrames > 0 else {
-            throw FFmpegError.invalid(context, "invalid encoder settings (size, time base, frame rate and GOP must be positive)")
+              (1...VideoEncoderOptions.maxGOPFrames).contains(options.gopFrames) else {
+            throw FFmpegError.invalid(context, "invalid encoder settings (size, time base and frame rate must be positive, the GOP 1-\(VideoEncoderOptions.maxGOPFrames) frames; got \(options.gopFrames) at \(options.frameRate) fps)")
         }
         self.options = options
         core = try EncoderCore(codecName: "libx264", context: context) { ctx in
@@ -116,8 +116,8 @@ public final class VideoEncoder {
             try set("x264-params", "keyint=\(options.gopFrames):min-keyint=\(options.gopFrames):scenecut=0")
         }
         // One frame in ticks of the time base: (fps.den / fps.num) / (tb.num / tb.den).
-        core.defaultDuration = MediaTime.rescale(Int64(options.frameRate.denominator) * Int64(options.timeBase.denominator),
-                                                 from: options.frameRate.numerator * options.timeBase.numerator, to: 1)
+        core.defaultDuration = MediaTime.scale(Int64(options.frameRate.denominator) * Int64(options.timeBase.denominator),
+                                               by: 1, over: Int64(options.frameRate.numerator) * Int64(options.timeBase.numerator))
         frame = av_frame_alloc()
         borrowed = av_frame_alloc()
         guard let frame, borrowed != nil else { throw FFmpegError(code: AV.enomem, call: "av_frame_alloc", context: context) }

@@ -162,8 +162,10 @@ public struct VideoEncoderOptions: Sendable {
     public var maxBitRate: Int?
     /// VBV buffer in bits (`rc_buffer_size`); nil: one second of `maxBitRate`. Used only with `maxBitRate`.
     public var bufferSize: Int?
-    /// x264 keyint (and min-keyint); scene-cut detection is off, forced keyframes are IDRs.
+    /// x264 keyint (and min-keyint); scene-cut detection is off, forced keyframes are IDRs. 1-`maxGOPFrames`.
     public var gopFrames: Int
+    /// The longest GOP an encoder is opened with (an hour at 60 fps).
+    public static let maxGOPFrames = 216_000
 
     public init(width: Int, height: Int, timeBase: Rational, frameRate: Rational, preset: String = "veryfast",
                 tune: String? = "zerolatency", crf: Int? = nil, bitRate: Int? = nil, maxBitRate: Int? = nil,

@@ -36,8 +36,41 @@ public struct MediaTime: Sendable, Hashable, Comparable, CustomStringConvertible
     /// Rescales `value * timescale' / timescale` exactly, rounded by `rounding`.
     public static func rescale(_ value: Int64, from: Int32, to: Int32, rounding: Rounding = .nearest) -> Int64 {
         if from == to { return value }
-        let num = Int128(value) * Int128(to)
-        let den = Int128(from)
+        return scale(value, by: Int64(to), over: Int64(from), rounding: rounding)
+    }
+
+    /// Ticks of a time base (seconds per tick, as libavformat's `time_base`: 1/90000, 1001/30000, 1/1200000) in
+    /// ticks of `timescale`: `ticks × num × timescale / den`, exactly.
+    public static func rescale(_ ticks: Int64, timeBase: Rational, to timescale: Int32, rounding: Rounding = .nearest) -> Int64 {
+        precondition(timeBase.isValid, "a time base is positive")
+        if timeBase.numerator == 1 && timeBase.denominator == timescale { return ticks }
+        return scale(ticks, by: Int64(timeBase.numerator) * Int64(timescale), over: Int64(timeBase.denominator), rounding: rounding)
+    }
+
+    /// Ticks of `timescale` in ticks of a time base: `value × den / (timescale × num)`, exactly.
+    public static func rescale(_ value: Int64, from timescale: Int32, toTimeBase timeBase: Rational,
+                               rounding: Rounding = .nearest) -> Int64 {
+        precondition(timeBase.isValid, "a time base is positive")
+        if timeBase.numerator == 1 && timeBase.denominator == timescale { return value }
+        return scale(value, by: Int64(timeBase.denominator), over: Int64(timescale) * Int64(timeBase.numerator), rounding: rounding)
+    }
+
+    /// This time in ticks of a time base.
+    public func ticks(inTimeBase timeBase: Rational, rounding: Rounding = .nearest) -> Int64 {
+        Self.rescale(value, from: timescale, toTimeBase: timeBase, rounding: rounding)
+    }
+
+    /// `ticks` of a time base as a time in `timescale`.
+    public init(ticks: Int64, timeBase: Rational, timescale: Int32, rounding: Rounding = .nearest) {
+        self.init(value: Self.rescale(ticks, timeBase: timeBase, to: timescale, rounding: rounding), timescale: timescale)
+    }
+
+    /// `value × multiplier / divisor` computed exactly (an `Int128` intermediate: no product of two `Int64`s can
+    /// overflow it), rounded by `rounding` and clamped to `Int64`. `divisor` must be positive.
+    public static func scale(_ value: Int64, by multiplier: Int64, over divisor: Int64, rounding: Rounding = .nearest) -> Int64 {
+        precondition(divisor > 0, "a divisor is positive")
+        let num = Int128(value) * Int128(multiplier)
+        let den = Int128(divisor)
         var q = num / den
         let r = num % den
         if r != 0 {
@@ -98,4 +131,17 @@ public struct Rational: Sendable, Hashable, CustomStringConvertible {
     }
     public var isValid: Bool { numerator > 0 && denominator > 0 }
     public var description: String { "\(numerator)/\(denominator)" }
+
+    /// As a frame rate: one frame in ticks of `timescale` (`den × timescale / num`), at least 1.
+    public func frameDuration(timescale: Int32, rounding: MediaTime.Rounding = .nearest) -> Int64 {
+        precondition(isValid, "a frame rate is positive")
+        return max(1, MediaTime.scale(Int64(denominator), by: Int64(timescale), over: Int64(numerator), rounding: rounding))
+    }
+
+    /// As a frame rate: the frames in `duration` (`duration × num / den`), rounded by `rounding`.
+    public func frames(in duration: MediaTime, rounding: MediaTime.Rounding = .up) -> Int64 {
+        precondition(isValid, "a frame rate is positive")
+        return MediaTime.scale(duration.value, by: Int64(numerator), over: Int64(duration.timescale) * Int64(denominator),
+                               rounding: rounding)
+    }
 }

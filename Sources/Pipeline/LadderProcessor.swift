@@ -59,7 +59,7 @@ final class LadderVideoProcessor: StreamProcessor {
 
     private func encode(_ frame: VideoFrame, into out: inout [[Sample]]) throws {
         let timescale = rungs[0].stage.timescale
-        let pts = MediaTime.rescale(frame.pts * Int64(timeBase.numerator), from: timeBase.denominator, to: timescale)
+        let pts = MediaTime.rescale(frame.pts, timeBase: timeBase, to: timescale)
         let key: Bool? = followSourceKeyframes ? sourceKeyframes.remove(frame.pts) != nil : nil
         if followSourceKeyframes, sourceKeyframes.count > 64 {
             // Keyframes whose frame never came out of the decoder (corrupt input): forget the old ones.

@@ -67,16 +67,16 @@ extension Pipeline {
         let tb = rungs[0].generator.videoTimeBase
         while !stopped {
             // Frame `index` is due at index * tb seconds after the start.
-            let dueMicros = MediaTime.rescale(index * Int64(tb.numerator), from: tb.denominator, to: 1_000_000)
+            let dueMicros = MediaTime.rescale(index, timeBase: tb, to: 1_000_000)
             pace.wait(untilMediaMicros: dueMicros, stop: { self.stopped })
             let wall = WallClock(millisecondsSince1970: Int64(wallStart.timeIntervalSince1970 * 1000) + dueMicros / 1000)
             for (t, rung) in rungs.enumerated() {
                 var frame = rung.generator.videoFrame(index: index, wallClock: wall)
-                frame.pts = MediaTime.rescale(index * Int64(tb.numerator), from: tb.denominator, to: rung.stage.timescale)
+                frame.pts = MediaTime.rescale(index, timeBase: tb, to: rung.stage.timescale)
                 try sink.accept(try rung.stage.encode(frame), track: t, formats: formats, wallClock: wall)
             }
             // Audio up to the end of this frame's interval.
-            let audioEnd = MediaTime.rescale((index + 1) * Int64(tb.numerator), from: tb.denominator, to: 48_000)
+            let audioEnd = MediaTime.rescale(index + 1, timeBase: tb, to: 48_000)
             if audioEnd > audioPosition {
                 let chunk = rungs[0].generator.audioFrame(start: audioPosition, count: Int(audioEnd - audioPosition))
                 audioPosition = audioEnd

@@ -1,6 +1,7 @@
 import FFmpegBridge
 import ISOBMFF
 import MediaCore
+import Segmenter
 
 /// What to do with input codecs that an HLS fMP4 track cannot carry as they are.
 public enum TranscodeMode: String, Sendable, CaseIterable {
@@ -95,7 +96,7 @@ final class H264CopyProcessor: TrackProcessor {
         self.trackID = trackID
         timescale = outputTimescale(for: stream.timeBase, minimum: 10_000, fallback: 90_000)
         let rate = stream.frameRate ?? Rational(30, 1)
-        frameTicks = max(1, MediaTime.rescale(Int64(rate.denominator), from: rate.numerator, to: timescale))
+        frameTicks = rate.frameDuration(timescale: timescale)
         if !stream.extradata.isEmpty, let avcC = try? AVC.avcC(fromExtradata: stream.extradata) {
             format = makeFormat(avcC: avcC)
         }
@@ -138,9 +139,7 @@ final class H264CopyProcessor: TrackProcessor {
         return [Sample(data: data, dts: dts, pts: pts, isSync: isSync, durationHint: hint)]
     }
 
-    private func rescale(_ t: Int64) -> Int64 {
-        MediaTime.rescale(t * Int64(stream.timeBase.numerator), from: stream.timeBase.denominator, to: timescale)
-    }
+    private func rescale(_ t: Int64) -> Int64 { MediaTime.rescale(t, timeBase: stream.timeBase, to: timescale) }
 
     func flushSamples() throws -> [Sample] { [] }
 }
@@ -199,9 +198,11 @@ final class AACCopyProcessor: TrackProcessor {
         let tb = stream.timeBase
         var dts: Int64
         if let t = packet.dts ?? packet.pts {
-            dts = MediaTime.rescale(t * Int64(tb.numerator), from: tb.denominator, to: timescale)
-            // Keep the exact sample count while the input agrees within half a frame (ms time bases round).
-            if let expected = nextDTS, abs(dts - expected) <= Self.samplesPerFrame / 2 { dts = expected }
+            dts = MediaTime.rescale(t, timeBase: tb, to: timescale)
+            // Keep the exact sample count while the input agrees within half a frame, or within one tick of a time
+            // base coarser than that (ms time bases round; a 1001/30000 one cannot say better than 33 ms).
+            let tolerance = max(Self.samplesPerFrame / 2, MediaTime.rescale(1, timeBase: tb, to: timescale, rounding: .up))
+            if let expected = nextDTS, abs(dts - expected) <= tolerance { dts = expected }
         } else {
             dts = nextDTS ?? 0
         }
@@ -225,40 +226,6 @@ func outputTimescale(for tb: Rational, minimum: Int32, fallback: Int32) -> Int32
 
 // MARK: - Transcode
 
-/// Forces a keyframe at each segment boundary, by timestamp, so encoded segments are exact; with `startup`, one
-/// more at that offset from the first frame (the end of the short first segment that LL-HLS starts with).
-struct KeyframeSchedule {
-    let interval: Int64  // ticks
-    var startup: Int64?
-    var next: Int64?
-    private var startupAt: Int64?
-
-    init(interval: Int64, startup: Int64? = nil) {
-        self.interval = interval
-        self.startup = startup
-    }
-
-    mutating func isBoundary(_ pts: Int64) -> Bool {
-        guard let n = next else {
-            next = pts + interval
-            startupAt = startup.map { pts + $0 }
-            return true
-        }
-        if let s = startupAt, pts >= s {
-            startupAt = nil
-            if pts < n { return true }
-        }
-        if pts >= n {
-            // Skip boundaries that fell in a gap.
-            var k = n
-            while pts >= k + interval { k += interval }
-            next = k + interval
-            return true
-        }
-        return false
-    }
-}
-
 /// Wraps the H.264 encoder: raw frames in, length-prefixed H.264 samples out (timescale 90 kHz unless told).
 /// Keyframes are forced on the segment grid by timestamp, so every stage with the same grid (every rung of a
 /// ladder) puts its IDRs at the same media times.
@@ -267,7 +234,7 @@ final class VideoEncodeStage {
     let timescale: Int32
     let encoder: VideoEncoder
     let format: TrackFormat
-    private var schedule: KeyframeSchedule
+    private var schedule: KeyframeGrid
     private var lastPTS: Int64?
     private let frameTicks: Int64
 
@@ -277,9 +244,9 @@ final class VideoEncodeStage {
          trackID: UInt32, timescale: Int32 = VideoEncodeStage.defaultTimescale, startupKeyframe: MediaTime? = nil) throws {
         self.timescale = timescale
         let fr = frameRate.isValid ? frameRate : Rational(30, 1)
-        frameTicks = max(1, MediaTime.rescale(Int64(fr.denominator), from: fr.numerator, to: timescale))
-        let gopFrames = max(1, Int(MediaTime.rescale(segmentDuration.value * Int64(fr.numerator),
-                                                     from: segmentDuration.timescale, to: fr.denominator, rounding: .up)))
+        frameTicks = fr.frameDuration(timescale: timescale)
+        // Frames in one segment, rounded up: x264's keyint (the forced IDRs on the segment grid are what count).
+        let gopFrames = Int(clamping: max(1, fr.frames(in: segmentDuration, rounding: .up)))
         var o = VideoEncoderOptions(width: width, height: height, timeBase: Rational(1, timescale),
                                     frameRate: fr, gopFrames: gopFrames)
         o.preset = settings.preset
@@ -292,8 +259,9 @@ final class VideoEncodeStage {
         let avcC = try AVC.avcC(fromExtradata: encoder.extradata)
         format = TrackFormat(trackID: trackID, kind: .video, timescale: timescale, codec: .h264(avcC: avcC),
                              width: width, height: height)
-        schedule = KeyframeSchedule(interval: segmentDuration.converted(to: timescale).value,
-                                    startup: startupKeyframe.map { $0.converted(to: timescale).value })
+        schedule = KeyframeGrid(interval: segmentDuration.converted(to: timescale).value,
+                                    startup: startupKeyframe.map { $0.converted(to: timescale).value },
+                                    tolerance: frameTicks / 2)
     }
 
     /// `frame.pts` must already be in `timescale` ticks.
@@ -387,7 +355,7 @@ final class VideoTranscodeProcessor: TrackProcessor {
     }
 
     private func encode(_ frame: VideoFrame) throws -> [Sample] {
-        let pts = MediaTime.rescale(frame.pts * Int64(timeBase.numerator), from: timeBase.denominator, to: stage.timescale)
+        let pts = MediaTime.rescale(frame.pts, timeBase: timeBase, to: stage.timescale)
         return try stage.encode(frame, pts: pts)
     }
 }

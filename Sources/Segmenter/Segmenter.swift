@@ -38,6 +38,9 @@ public struct Segmenter {
     let groupReference: [Int]
     /// Samples dropped because they came before the stream's first keyframe or before time zero.
     public private(set) var droppedLeadingSamples = 0
+    /// The largest timestamp magnitude taken, in track ticks: 2^60 (over 400,000 years at 90 kHz), so every offset,
+    /// difference and sum of two of them stays within `Int64`.
+    public static let timestampLimit: UInt64 = 1 << 60
     /// How many decided cuts may wait for a lagging track before fragments are written without it.
     static let maxHeldCuts = 12
 
@@ -190,6 +193,9 @@ public struct Segmenter {
     /// Feeds one sample and returns the parts and segments it completed, in publishing order.
     public mutating func appendEvents(_ sample: Sample, track: Int, wallClock: WallClock? = nil) throws -> [SegmenterEvent] {
         guard states.indices.contains(track) else { throw SegmenterError.unknownTrack(track) }
+        guard sample.dts.magnitude <= Self.timestampLimit, sample.pts.magnitude <= Self.timestampLimit else {
+            throw SegmenterError.timestampOutOfRange(track: track, dts: sample.dts, pts: sample.pts)
+        }
         if !offsetChosen {
             preroll.append((track, sample, wallClock))
             states[track].seenFirst = true

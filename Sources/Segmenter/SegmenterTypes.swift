@@ -64,12 +64,15 @@ public enum SegmenterError: Error, Equatable, CustomStringConvertible {
     case noTracks
     case unknownTrack(Int)
     case invalidGroups
+    case timestampOutOfRange(track: Int, dts: Int64, pts: Int64)
 
     public var description: String {
         switch self {
         case .noTracks: "no video or audio track to segment"
         case .unknownTrack(let i): "sample for unknown track \(i)"
         case .invalidGroups: "every track must belong to exactly one non-empty group"
+        case .timestampOutOfRange(let t, let dts, let pts):
+            "track \(t): timestamp out of range (dts \(dts), pts \(pts) ticks; at most ±2^60 can be segmented)"
         }
     }
 }

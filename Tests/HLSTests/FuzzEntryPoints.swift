@@ -1,5 +1,6 @@
 import HLS
 import MediaCore
+import TestSupport
 
 // The body of the `playlist` libFuzzer target of `scripts/fuzz`, compiled both into the fuzz binary (with
 // `Tests/Fuzz/playlist.swift`) and into this test target, where `FuzzReplayTests` runs every committed seed of
@@ -7,15 +8,6 @@ import MediaCore
 //
 // A parser that throws on bad text is doing its job; a trap is a bug, and so is a broken invariant, reported as
 // `FuzzInvariantViolation`.
-
-public struct FuzzInvariantViolation: Error, CustomStringConvertible {
-    public let description: String
-}
-
-@inline(__always)
-func require(_ condition: Bool, _ rule: @autoclosure () -> String) throws(FuzzInvariantViolation) {
-    if !condition { throw FuzzInvariantViolation(description: rule()) }
-}
 
 public enum HLSFuzz {
     /// Media and multivariant playlist parsers on the bytes as UTF-8 text (invalid sequences become U+FFFD).

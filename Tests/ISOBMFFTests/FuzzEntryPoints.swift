@@ -10,15 +10,6 @@ import TestSupport
 // A parser that throws on bad bytes is doing its job; a trap (out-of-bounds index, overflow, force unwrap) is a
 // bug, and so is a broken invariant, reported as `FuzzInvariantViolation`.
 
-public struct FuzzInvariantViolation: Error, CustomStringConvertible {
-    public let description: String
-}
-
-@inline(__always)
-func require(_ condition: Bool, _ rule: @autoclosure () -> String) throws(FuzzInvariantViolation) {
-    if !condition { throw FuzzInvariantViolation(description: rule()) }
-}
-
 public enum ISOBMFFFuzz {
     // MARK: annexb
 
