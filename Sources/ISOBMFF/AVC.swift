@@ -141,8 +141,8 @@ public enum AVC {
         forEachNAL(in: data) { nal in
             guard let header = nal.first else { return true }
             switch header & 0x1F {
-            case NALType.sps: let a = Array(nal); if !sps.contains(a) { sps.append(a) }
-            case NALType.pps: let a = Array(nal); if !pps.contains(a) { pps.append(a) }
+            case NALType.sps: let a = Array(nal); if !sps.contains(where: { canonical($0) == canonical(a) }) { sps.append(a) }
+            case NALType.pps: let a = Array(nal); if !pps.contains(where: { canonical($0) == canonical(a) }) { pps.append(a) }
             default: break
             }
             return true
@@ -176,11 +176,22 @@ public enum AVC {
         return (sps, sets(ppsCount))
     }
 
-    /// Whether two configuration records carry the same SPS and PPS (the rest of the record is derived from them).
+    /// Whether two configuration records carry the same SPS and PPS (the rest of the record is derived from them),
+    /// compared by meaning rather than by bytes (`canonical`): the parameter sets a broadcast source repeats in-band
+    /// before every keyframe are the same ones as its `avcC`'s even when a muxer padded those with a zero byte.
     public static func sameParameterSets(_ a: [UInt8], _ b: [UInt8]) -> Bool {
         if a == b { return true }
         let pa = parameterSets(avcC: a), pb = parameterSets(avcC: b)
-        return pa.sps == pb.sps && pa.pps == pb.pps
+        return pa.sps.map(canonical) == pb.sps.map(canonical) && pa.pps.map(canonical) == pb.pps.map(canonical)
+    }
+
+    /// A parameter set's content, for comparing two of them: its RBSP (emulation-prevention bytes removed) without
+    /// trailing zero bytes. H.264 §7.4.1: "The last byte of the NAL unit shall not be equal to 0x00"; zero bytes after
+    /// it are the byte stream's `trailing_zero_8bits` (Annex B.1), which some muxers leave inside a record's set.
+    public static func canonical(_ nal: [UInt8]) -> [UInt8] {
+        var r = SPSInfo.rbsp(nal)
+        while r.last == 0 { r.removeLast() }
+        return r
     }
 
     /// Whether the access unit (Annex-B or length-prefixed) contains an IDR slice (NAL type 5).

@@ -299,6 +299,7 @@ public final class Pipeline: @unchecked Sendable {
         var pace = Pacer(enabled: realtime)
         let wallStart = ContinuousClock.now
         var failure: Error?
+        var outputFailed = false
 
         readLoop: while !stopped {
             let packet: Packet?
@@ -344,48 +345,59 @@ public final class Pipeline: @unchecked Sendable {
 
             if options.wallclockTimestamps {
                 let t = micros(ContinuousClock.now - wallStart)
-                let ticks = MediaTime.rescale(t, from: 1_000_000, to: tb.denominator) / Int64(max(1, tb.numerator))
+                let ticks = MediaTime.rescale(t, from: 1_000_000, toTimeBase: tb, rounding: .down)
                 packet.dts = ticks
                 packet.pts = ticks
             }
             // Span of this pass (on raw timestamps), for continuous timestamps across loops.
             if let dts = packet.dts ?? packet.pts {
-                let us = MediaTime.rescale(dts * Int64(tb.numerator), from: tb.denominator, to: 1_000_000)
-                let end = us + MediaTime.rescale(max(packet.duration, 0) * Int64(tb.numerator), from: tb.denominator, to: 1_000_000)
+                let us = MediaTime.rescale(dts, timeBase: tb, to: 1_000_000)
+                let end = us + MediaTime.rescale(max(packet.duration, 0), timeBase: tb, to: 1_000_000)
                 if loopOffsetMicros == 0 && passStartMicros == nil { passStartMicros = us }
                 passEndMicros = max(passEndMicros, end)
                 if realtime { pace.wait(untilMediaMicros: us + loopOffsetMicros - (passStartMicros ?? 0), stop: { self.stopped }) }
                 stats.update { $0.mediaMicros = max($0.mediaMicros, us + loopOffsetMicros - (passStartMicros ?? 0)) }
             }
             if loopOffsetMicros != 0 {
-                let shift = MediaTime.rescale(loopOffsetMicros, from: 1_000_000, to: tb.denominator) / Int64(max(1, tb.numerator))
+                let shift = MediaTime.rescale(loopOffsetMicros, from: 1_000_000, toTimeBase: tb, rounding: .down)
                 packet.dts = packet.dts.map { $0 + shift }
                 packet.pts = packet.pts.map { $0 + shift }
             }
             for p in targets {
+                let outputs: [[Sample]]
                 do {
-                    let outputs = try processors[p].processor.process(packet)
-                    if p == setup.statsProcessor { stats.update { $0.videoFrames += 1 } }
-                    try accept(outputs, of: p)
-                } catch where error is PipelineError || error is MP4Error || error is SegmenterError
-                            || error is PresentationError {
-                    // Our own errors (no codec configuration, a box that cannot be written, an output that refuses):
-                    // the stream cannot go on.
+                    outputs = try processors[p].processor.process(packet)
+                } catch where error is PipelineError || error is MP4Error {
+                    // Our own errors (no codec configuration, a record that cannot be written): the stream cannot go on.
                     failure = error
                     break readLoop
                 } catch {
                     // A decoder hiccup on one packet (corrupt data) must not end the stream.
                     logger.warning("skipping a packet on stream \(packet.streamIndex): \(error)")
+                    continue
+                }
+                if p == setup.statsProcessor { stats.update { $0.videoFrames += 1 } }
+                do {
+                    try accept(outputs, of: p)
+                } catch {
+                    // The segmenter or an output refused (a box that cannot be written, a single file that cannot take
+                    // a new init segment, a disk that is full): what came before stays published; the stream ends.
+                    failure = error
+                    outputFailed = true
+                    break readLoop
                 }
             }
         }
 
-        // Flush encoders and the segmenter, whatever ended the input, so nothing already read is lost.
-        do {
-            for p in processors.indices { try accept(try processors[p].processor.flush(), of: p) }
-            try sink.finish(formats: formats())
-        } catch {
-            if failure == nil { failure = error }
+        // Flush encoders and the segmenter, whatever ended the input, so nothing already read is lost; unless the
+        // segmenter or an output is what failed: an output that refused is not fed again.
+        if !outputFailed {
+            do {
+                for p in processors.indices { try accept(try processors[p].processor.flush(), of: p) }
+                try sink.finish(formats: formats())
+            } catch {
+                if failure == nil { failure = error }
+            }
         }
         if let failure, !stopped { throw failure }
         if !sink.started && !stopped {
@@ -402,8 +414,8 @@ public final class Pipeline: @unchecked Sendable {
         guard let d = try? Demuxer(url: url, options: o) else { return 1 }
         let clock = ContinuousClock.now
         let tb = stream.timeBase
-        let seg = options.segmentDuration.converted(to: tb.denominator).value / Int64(max(1, tb.numerator))
-        let limit = MediaTime.rescale(600, from: 1, to: tb.denominator) / Int64(max(1, tb.numerator))
+        let seg = options.segmentDuration.ticks(inTimeBase: tb)
+        let limit = MediaTime.seconds(600).ticks(inTimeBase: tb)
         var start: Int64?
         var first: Int64?
         var durations: [MediaTime] = []
@@ -412,7 +424,7 @@ public final class Pipeline: @unchecked Sendable {
             if first == nil { first = dts }
             if p.isKeyframe {
                 if let s = start, dts - s >= seg {
-                    durations.append(MediaTime(value: (dts - s) * Int64(tb.numerator), timescale: tb.denominator))
+                    durations.append(MediaTime(ticks: dts - s, timeBase: tb, timescale: 90_000, rounding: .up))
                     start = dts
                 } else if start == nil { start = dts }
             }

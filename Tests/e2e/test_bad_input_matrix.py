@@ -24,7 +24,7 @@ import time
 
 import pytest
 
-from hlsharness import http, m3u8
+from hlsharness import chromium, http, m3u8, presentation
 from hlsharness.livecheck import check_vod_dir
 from hlsharness.procs import StdinFeeder
 from test_bad_input import CRASH_WORDS, assert_clear_error
@@ -217,7 +217,50 @@ def _8k(d, path):
     return path
 
 
+def _odd_time_base(d, path):
+    """Issue 26's recipe: a raw H.264 stream wrapped into MP4 at 30 fps gets FFmpeg's time base 1/1200000 and average
+    frame rate 1000000/33333 (checked with ffprobe before it is used: the fixture proves what it is made to carry)."""
+    raw = os.path.join(d, "odd.h264")
+    ffmpeg("-f", "lavfi", "-i", V.format(size="640x360", rate=30), "-t", "6", "-c:v", "libx264", "-g", "30",
+           "-bf", "0", "-f", "h264", raw)
+    ffmpeg("-framerate", "30", "-i", raw, "-c", "copy", path)
+    probe = subprocess.run(["ffprobe", "-v", "error", "-select_streams", "v", "-show_entries",
+                            "stream=time_base,avg_frame_rate", "-of", "default=nw=1", path],
+                           capture_output=True, text=True, check=True).stdout.split()
+    assert sorted(probe) == ["avg_frame_rate=1000000/33333", "time_base=1/1200000"], probe
+    return path
+
+
+INBAND_FIXTURE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures",
+                              "inband-parameter-sets-with-captions.mp4")
+
+
+def _inband_parameter_sets(d, path):
+    """Issue 26's repro file (H.264 High 640x360 30 fps + AAC; every keyframe repeats SPS/PPS in-band, then a caption
+    SEI). Proved first: the first keyframe's NAL units read by ffprobe are SPS, PPS, SEI, ... and FFmpeg's own caption
+    decoder finds text in it."""
+    shutil.copy(INBAND_FIXTURE, path)
+    out = subprocess.run(["ffprobe", "-v", "error", "-select_streams", "v", "-show_packets", "-show_data",
+                          "-read_intervals", "%+#1", path], capture_output=True, text=True, check=True).stdout
+    # ffprobe's hex dump: "00000000: 0000 0019 6764 ...  ascii", 16 bytes a line.
+    data = bytes.fromhex("".join(line[10:49].replace(" ", "") for line in out.splitlines()
+                                 if re.match(r"^[0-9a-f]{8}: ", line)))
+    types, i = [], 0
+    while i + 4 <= len(data):
+        n = int.from_bytes(data[i:i + 4], "big")
+        types.append(data[i + 4] & 0x1F)
+        i += 4 + n
+    assert types[:3] == [7, 8, 6] and 5 in types, f"NAL unit types of the first keyframe: {types}"
+    captions = subprocess.run(["ffmpeg", "-hide_banner", "-loglevel", "error", "-f", "lavfi", "-i",
+                               f"movie={path}[out0+subcc]", "-map", "0:s", "-f", "srt", "-"],
+                              capture_output=True, text=True, timeout=60).stdout
+    assert "-->" in captions, "the fixture's caption SEI decodes to text"
+    return path
+
+
 MAKERS = {
+    "odd_time_base.mp4": _odd_time_base,
+    "inband_parameter_sets.mp4": _inband_parameter_sets,
     "empty.mp4": lambda d, p: (open(p, "wb").close(), p)[1],
     "truncated_header.mp4": _truncated_mp4(n_bytes=300),
     "truncated_moov.mp4": _truncated_mp4(frac=0.02),
@@ -595,6 +638,58 @@ def test_odd_picture_sizes(origin_bin, inputs, tmp_path, name):
     r = package(origin_bin, tmp_path, inputs(name))
     assert_error_or_recovered(r, min_seconds=0.9)
     assert_memory_bounded(r)
+
+
+# ---- issue 26: an ordinary frame rate in an unusual time base; parameter sets repeated in-band ----
+
+def test_odd_time_base_ladder_package(origin_bin, inputs, tmp_path):
+    """Time base 1/1200000 at 1000000/33333 fps (it trapped in the encoder's GOP arithmetic): a ladder that passes the
+    strict presentation checker, with 1-second segments (the keyframe on the frame nearest each grid point)."""
+    r = run(origin_bin, ["package", inputs("odd_time_base.mp4"), "-o", str(tmp_path / "out"), "--ladder", "240"], tmp_path)
+    assert r.rc == 0, r.stderr[-2000:]
+    res = presentation.check_vod_presentation(r.out)
+    assert res.errors == [], "\n".join(res.errors[:10])
+    pl = m3u8.parse_media(open(os.path.join(r.out, "240p.m3u8")).read())
+    assert len(pl.segments) == 6 and pl.target_duration == 1
+    assert all(abs(s.duration - 1.0) < 0.02 for s in pl.segments), [s.duration for s in pl.segments]
+
+
+def test_odd_time_base_ladder_serve_plays_in_hlsjs(start_origin, inputs):
+    """The same input served as a live ladder (it said "serving", then died with SIGILL): hls.js plays it."""
+    s = start_origin(inputs("odd_time_base.mp4"), "--ladder", "240", "--loop")
+    res = chromium.chromium_play(s.url("/"), 6)
+    # What this case proves is the ladder's timing (keyframes, segments, a live encode that does not die); a few
+    # frames dropped by a loaded 2-core machine during 6 s of playback are the machine's (test_multistream allows 10%).
+    problems = chromium.playback_problems(res, max_dropped=0.05)
+    assert problems == [], chromium.summary(res)
+    assert s.proc.poll() is None
+
+
+def test_inband_parameter_sets_are_not_a_format_change(origin_bin, inputs, tmp_path):
+    """The SPS/PPS every keyframe repeats are the avcC's own (its PPS only carries a trailing zero byte): no notice, no
+    new init segment, no discontinuity."""
+    r = package(origin_bin, tmp_path, inputs("inband_parameter_sets.mp4"))
+    pl = assert_recovered(r, min_seconds=3.9, discontinuities=0)
+    assert "format changed" not in r.stderr, r.stderr[-2000:]
+    assert len({s.map_uri for s in pl.segments}) == 1
+
+
+def test_inband_parameter_sets_single_file(origin_bin, inputs, tmp_path):
+    """`package --single-file` of the same input: one file, no discontinuity, no warning per keyframe."""
+    r = package(origin_bin, tmp_path, inputs("inband_parameter_sets.mp4"), "--single-file")
+    assert r.rc == 0, r.stderr[-2000:]
+    assert "warning" not in r.stderr and "format changed" not in r.stderr, r.stderr[-2000:]
+    assert sorted(os.listdir(r.out)) == ["index.m3u8", "manifest.mpd", "stream.m3u8", "stream.mp4"]
+    pl = m3u8.parse_media(open(os.path.join(r.out, "stream.m3u8")).read())
+    assert not any(s.discontinuity for s in pl.segments) and pl.total_duration >= 3.9
+
+
+def test_real_format_change_single_file_is_one_error(origin_bin, inputs, tmp_path):
+    """A real change (320x240 -> 480x270) cannot go into one CMAF file: one clear error line, not a warning per packet
+    nor a crash while the pipeline flushes into the output that refused."""
+    r = package(origin_bin, tmp_path, inputs("resolution_change.ts"), "--single-file")
+    assert_error(r, mention="single-file")
+    assert "skipping a packet" not in r.stderr, r.stderr[-2000:]
 
 
 # ---- a running server ----
