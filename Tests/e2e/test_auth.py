@@ -133,7 +133,7 @@ def test_sign_subcommand_and_every_uri_carries_the_signature(signed_origin, orig
     assert signed.startswith("/index.m3u8?hls_prefix=/&hls_exp=")
     prefix, expires, sig = signature_of(signed)
     assert abs(int(expires) - (time.time() + 60)) < 5
-    assert sig == py_sign(prefix, expires)  # the format the README documents, computed independently
+    assert sig == py_sign(prefix, expires)  # the format docs/security.md documents, computed independently
     want = signature_of(signed)
 
     mv = h.get(signed_origin.url(signed))

@@ -122,7 +122,7 @@ def test_finished_stream_becomes_static_and_plays_in_gstreamer(origin_bin, media
     """When the input ends, the live MPD turns static (§5.4) with every segment, and GStreamer's dashdemux2 plays it
     to the end. (dashdemux2 1.22 does not start on a *dynamic* SegmentTimeline MPD whose first segment is not at
     time 0, ours or FFmpeg's own live DASH alike: gst_mpd_client2_stream_seek adds the first segment's start to
-    the repeat index of the live-edge segment and waits for a segment twice as far; see the README.)"""
+    the repeat index of the live-edge segment and waits for a segment twice as far; see docs/dash.md.)"""
     need("gst-launch-1.0")
     with procs.serving(origin_bin, [media["clip.mp4"], "--ladder", "240", "--no-realtime"], "dash vod") as s:
         deadline = time.monotonic() + 20

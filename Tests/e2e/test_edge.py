@@ -99,7 +99,7 @@ def test_hlsjs_plays_ll_hls_through_the_edge(origin_and_edge):
 def test_viewers_through_two_edges(origin_bin, tmp_path):
     """scripts/load, short: 200 LL-HLS viewers (wrk + scripts/lib/ll-viewers.lua: blocking reload of the hinted
     part, then that part) through two nginx edges for 10 s. No viewer gets a non-2xx answer or a timeout, and the
-    origin sees at most 2 requests per object per edge (the issue: "at most a few"; the full run in the README:
+    origin sees at most 2 requests per object per edge (the issue: "at most a few"; the full run in docs/delivery.md:
     1,000 viewers, 60 s)."""
     need("nginx", "wrk")
     out = tmp_path / "load.json"

@@ -4,7 +4,7 @@ hls.js plays through the change.
 
 The encodes are live-encoder style (x264 zerolatency: no B-frames). Two B-frame encodes concatenated overlap by
 their reorder delay in decode time; hls.js then places the new timeline one frame late and stalls on a 33 ms hole
-until its gap controller skips it (known, see the README's limits)."""
+until its gap controller skips it (known, see docs/limits.md)."""
 import os
 import subprocess
 import tempfile

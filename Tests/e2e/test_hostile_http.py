@@ -4,7 +4,7 @@ its p99 latency must stay under 50 ms with no error. Limits come from the serve 
 `--max-header-size`, `--header-timeout`, `--idle-timeout`, `--send-timeout`, `--max-blocked-per-client`,
 `--max-blocked`); a test that needs a tighter one passes it.
 
-The measured p99 of each test is printed (`-s` shows it) and recorded in the README."""
+The measured p99 of each test is printed (`-s` shows it) and recorded in docs/security.md."""
 import json
 import os
 import re
