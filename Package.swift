@@ -53,7 +53,7 @@ let package = Package(
         .target(name: "Segmenter", dependencies: ["MediaCore", "ISOBMFF"]),
         // Embedded HTTP server over live snapshots.
         .target(name: "Origin", dependencies: [
-            "MediaCore", "HLS", "DASH", "ISOBMFF", "MediaPresentation",
+            "MediaCore", "HLS", "DASH", "MediaPresentation",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdCore", package: "hummingbird"),
             .product(name: "HummingbirdHTTP2", package: "hummingbird"),

@@ -19,10 +19,16 @@ public struct SegmentInfo: Sendable, Equatable {
     /// The smallest presentation time (`dts + composition offset`) of the reference track's samples, in its
     /// timescale (a `sidx`'s `earliest_presentation_time`); `startTime` when the producer did not say (no B-frames).
     public var earliestPresentationTime: MediaTime
+    /// Where its parts (fragments) lie in its bytes: they tile it, the first from 0. A segment is its parts in turn, so
+    /// an LL-HLS part, the DASH segment in progress and the finished segment are views of the same bytes. Empty when
+    /// the producer did not say (one part: the whole segment).
+    public var partRanges: [Range<Int>]
 
     public init(sequence: UInt64, startTime: MediaTime, duration: MediaTime, byteCount: Int,
                 programDateTime: WallClock? = nil, discontinuity: Bool = false, videoSampleCount: Int? = nil,
-                startsWithSyncSample: Bool = true, earliestPresentationTime: MediaTime? = nil) {
+                startsWithSyncSample: Bool = true, earliestPresentationTime: MediaTime? = nil,
+                partRanges: [Range<Int>] = []) {
+        self.partRanges = partRanges
         self.earliestPresentationTime = earliestPresentationTime ?? startTime
         self.sequence = sequence
         self.startTime = startTime
@@ -41,6 +47,8 @@ public struct PartInfo: Sendable, Equatable {
     public var index: Int
     public var duration: MediaTime
     public var byteCount: Int
+    /// Where the part begins in its segment's bytes (the first part, with the segment's `styp`, at 0).
+    public var offset: Int
     /// Starts with a sync sample (`INDEPENDENT=YES`).
     public var independent: Bool
     /// The last part of its segment: the segment is published right after it, and the two appear together
@@ -51,7 +59,8 @@ public struct PartInfo: Sendable, Equatable {
     public var closedAt: WallClock?
 
     public init(segmentSequence: UInt64, index: Int, duration: MediaTime, byteCount: Int, independent: Bool,
-                endsSegment: Bool = false, closedAt: WallClock? = nil) {
+                endsSegment: Bool = false, closedAt: WallClock? = nil, offset: Int = 0) {
+        self.offset = offset
         self.closedAt = closedAt
         self.segmentSequence = segmentSequence
         self.index = index
@@ -90,10 +99,24 @@ public enum PresentationEvent: Sendable {
     /// A new init segment for a rendition (first, or after a codec change; the next segment then starts a new
     /// discontinuity).
     case initSegment(rendition: Int, bytes: [UInt8], tracks: [TrackFormat])
-    case part(rendition: Int, PartInfo, bytes: [UInt8])
-    case segment(rendition: Int, SegmentInfo, bytes: [UInt8])
+    /// A part of the segment in progress. Parts are announced for every segment (one per segment without LL-HLS).
+    case part(rendition: Int, PartInfo, bytes: MediaBytes)
+    /// A finished segment: its parts' bytes in turn (the same chunks the parts carried, not a copy).
+    case segment(rendition: Int, SegmentInfo, bytes: MediaBytes)
     /// The input ended: playlists get `EXT-X-ENDLIST`.
     case end
+}
+
+extension PresentationEvent {
+    /// A part from its bytes in one array (an app's own producer, tests).
+    public static func part(rendition: Int, _ info: PartInfo, bytes: [UInt8]) -> PresentationEvent {
+        .part(rendition: rendition, info, bytes: MediaBytes(bytes))
+    }
+
+    /// A segment from its bytes in one array (an app's own producer, tests).
+    public static func segment(rendition: Int, _ info: SegmentInfo, bytes: [UInt8]) -> PresentationEvent {
+        .segment(rendition: rendition, info, bytes: MediaBytes(bytes))
+    }
 }
 
 /// Anything that takes a producer's events: a live presentation, a VOD writer, a recorder, a pusher.

@@ -41,10 +41,6 @@ public final class LiveWindow<Payload: Sendable>: Sendable {
     public let maxRetained: Int
     /// Monotonic milliseconds (injected so tests control time).
     private let clock: @Sendable () -> Int64
-    /// Lets a consumer store a finished segment's parts as views of the segment's payload (no second copy);
-    /// returns `nil` to keep the parts as they are.
-    public typealias ShareParts = @Sendable (_ segment: Payload, _ parts: [Payload]) -> [Payload]?
-    private let shareParts: ShareParts?
     /// Gives the stand-in payload of a segment that leaves the hot part of a time-shift window (see the type's
     /// comment), or `nil` if it has none. Called under the window's lock: it must not block or do I/O.
     public typealias Spill = @Sendable (_ segment: StoredSegment<Payload>) -> Payload?
@@ -85,7 +81,7 @@ public final class LiveWindow<Payload: Sendable>: Sendable {
     public init(windowSize: Int = 6, playlistType: MediaPlaylist.PlaylistType? = nil,
                 policy: TimingPolicy = TimingPolicy(targetDuration: 1), maxRetained: Int? = nil,
                 clock: @escaping @Sendable () -> Int64 = LiveWindowClock.monotonicMilliseconds,
-                shareParts: ShareParts? = nil, history: MediaTime? = nil, spill: Spill? = nil) {
+                history: MediaTime? = nil, spill: Spill? = nil) {
         precondition(windowSize >= 1, "windowSize must be at least 1")
         precondition(history.map { $0.value >= 0 && $0.timescale > 0 } ?? true, "history must not be negative")
         self.windowSize = windowSize
@@ -93,7 +89,6 @@ public final class LiveWindow<Payload: Sendable>: Sendable {
         self.policy = policy
         self.maxRetained = maxRetained ?? windowSize * 16
         self.clock = clock
-        self.shareParts = shareParts
         self.historyMillis = history.map(Self.millis)
         self.spill = spill
         self.state = Mutex(State(snapshot: WindowSnapshot(policy: policy)))
@@ -137,6 +132,11 @@ public final class LiveWindow<Payload: Sendable>: Sendable {
         }
     }
 
+    /// The parts kept so far for segment `sequence` in progress, the last one (published with its segment) included.
+    public func partsInProgress(of sequence: UInt64) -> [StoredPart<Payload>] {
+        state.withLock { s in s.partial.filter { $0.info.segmentSequence == sequence } }
+    }
+
     /// Appends a finished segment (its parts, if any, were published before it), evicting the oldest listed
     /// segment when the window is full. Returns the sequence number it got.
     @discardableResult
@@ -149,11 +149,8 @@ public final class LiveWindow<Payload: Sendable>: Sendable {
             assert(info.sequence == sequence, "segment \(info.sequence) published as \(sequence)")
             let newInit = s.lastInitIndexPublished.map { $0 != currentInit.index } ?? false
             s.lastInitIndexPublished = currentInit.index
-            var parts = s.partial
+            let parts = s.partial.filter { $0.info.segmentSequence == sequence }
             s.partial = []
-            if !parts.isEmpty, let shared = shareParts?(payload, parts.map(\.payload)), shared.count == parts.count {
-                parts = zip(parts, shared).map { StoredPart(info: $0.info, payload: $1) }
-            }
             s.window.append(StoredSegment(sequence: sequence, info: info, payload: payload,
                                           discontinuity: info.discontinuity || newInit, initIndex: currentInit.index,
                                           parts: parts))

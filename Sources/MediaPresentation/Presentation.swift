@@ -18,8 +18,38 @@ public protocol PublicationObserver: Sendable {
 /// A set of renditions and their windows, fed by one producer's events (STYLE.md §9). The layout arrives with
 /// the producer's first event (a ladder is planned only once the input is probed), so readers can wait for it.
 ///
-/// The presentation is itself a `PresentationConsumer`: each object's bytes become a `Payload` once, through
-/// `makePayload` (a prepared HTTP response in Origin, nothing in a VOD writer), and go to the rendition's window.
+/// How a consumer holds each object, made once per object: a prepared HTTP response in Origin, nothing in a VOD
+/// writer. A segment is its parts in turn; with LL-HLS its window holds its parts' payloads, which `segment` receives
+/// to build on (Origin's segment is a list of its parts' buffers, not a second copy of them).
+public struct PayloadMaker<Payload: Sendable>: Sendable {
+    public var initSegment: @Sendable (_ bytes: [UInt8]) -> Payload
+    public var part: @Sendable (_ bytes: MediaBytes, _ info: PartInfo) -> Payload
+    /// `parts`: the payloads its window made for its parts, in order, tiling `bytes` (`info.partRanges`); empty without
+    /// LL-HLS (no part was kept).
+    public var segment: @Sendable (_ bytes: MediaBytes, _ info: SegmentInfo, _ parts: [Payload]) -> Payload
+
+    public init(initSegment: @escaping @Sendable (_ bytes: [UInt8]) -> Payload,
+                part: @escaping @Sendable (_ bytes: MediaBytes, _ info: PartInfo) -> Payload,
+                segment: @escaping @Sendable (_ bytes: MediaBytes, _ info: SegmentInfo, _ parts: [Payload]) -> Payload) {
+        self.initSegment = initSegment
+        self.part = part
+        self.segment = segment
+    }
+
+    /// Nothing kept: a presentation that only indexes (a VOD writer's, a recorder's, a pusher's playlists).
+    public static var none: PayloadMaker<Void> {
+        PayloadMaker<Void>(initSegment: { _ in () }, part: { _, _ in () }, segment: { _, _, _ in () })
+    }
+
+    /// One function of every object's bytes in one array (simple consumers and tests; a copy per object).
+    public init(_ make: @escaping @Sendable (_ bytes: [UInt8], _ kind: ObjectKind) -> Payload) {
+        self.init(initSegment: { make($0, .initSegment) }, part: { b, _ in make(b.joined, .part) },
+                  segment: { b, _, _ in make(b.joined, .segment) })
+    }
+}
+
+/// The presentation is itself a `PresentationConsumer`: each object's bytes become a `Payload` once, through its
+/// `PayloadMaker`, and go to the rendition's window.
 public final class Presentation<Payload: Sendable>: PresentationConsumer, Sendable {
     public typealias MakePayload = @Sendable (_ bytes: [UInt8], _ kind: ObjectKind) -> Payload
 
@@ -50,8 +80,7 @@ public final class Presentation<Payload: Sendable>: PresentationConsumer, Sendab
 
     public let windowSize: Int
     public let playlistType: MediaPlaylist.PlaylistType?
-    private let makePayload: MakePayload
-    private let shareParts: LiveWindow<Payload>.ShareParts?
+    private let payloads: PayloadMaker<Payload>
     /// Time-shift depth of every window (`LiveWindow` `history`), `nil`: none.
     public let history: MediaTime?
     /// `LiveWindow.Spill` with the rendition (index and value): where a segment that leaves the hot window goes.
@@ -82,16 +111,21 @@ public final class Presentation<Payload: Sendable>: PresentationConsumer, Sendab
 
     public init(windowSize: Int = 6, playlistType: MediaPlaylist.PlaylistType? = nil,
                 clock: @escaping @Sendable () -> Int64 = LiveWindowClock.monotonicMilliseconds,
-                shareParts: LiveWindow<Payload>.ShareParts? = nil,
-                history: MediaTime? = nil, spill: Spill? = nil,
-                makePayload: @escaping MakePayload) {
+                history: MediaTime? = nil, spill: Spill? = nil, payloads: PayloadMaker<Payload>) {
         self.history = history
         self.spill = spill
         self.windowSize = windowSize
         self.playlistType = playlistType
         self.clock = clock
-        self.shareParts = shareParts
-        self.makePayload = makePayload
+        self.payloads = payloads
+    }
+
+    /// Every object's payload from its bytes in one array (`PayloadMaker.init(_:)`).
+    public convenience init(windowSize: Int = 6, playlistType: MediaPlaylist.PlaylistType? = nil,
+                            clock: @escaping @Sendable () -> Int64 = LiveWindowClock.monotonicMilliseconds,
+                            history: MediaTime? = nil, spill: Spill? = nil, makePayload: @escaping MakePayload) {
+        self.init(windowSize: windowSize, playlistType: playlistType, clock: clock, history: history, spill: spill,
+                  payloads: PayloadMaker(makePayload))
     }
 
     public var layout: Layout? { state.withLock { $0.layout } }
@@ -104,14 +138,17 @@ public final class Presentation<Payload: Sendable>: PresentationConsumer, Sendab
         case .layout(let renditions, let policy):
             try announce(renditions, policy)
         case .initSegment(let r, let bytes, let tracks):
-            try window(r).0.setInit(makePayload(bytes, .initSegment), digest: bytes, tracks: tracks)
+            try window(r).0.setInit(payloads.initSegment(bytes), digest: bytes, tracks: tracks)
         case .part(let r, let info, let bytes):
             let (w, rendition) = try window(r)
-            w.publishPart(info, makePayload(bytes, .part))
+            // Without LL-HLS a window keeps no part: none is made.
+            if w.policy.partTarget != nil { w.publishPart(info, payloads.part(bytes, info)) }
             observer.withLock { $0 }?.didPublish(part: info, rendition: rendition)
         case .segment(let r, let info, let bytes):
             let (w, rendition) = try window(r)
-            w.publishSegment(info, makePayload(bytes, .segment))
+            // Made outside the window's lock from the parts it keeps (only this producer adds to them).
+            let parts = w.partsInProgress(of: info.sequence).map(\.payload)
+            w.publishSegment(info, payloads.segment(bytes, info, parts.count == info.partRanges.count ? parts : []))
             observer.withLock { $0 }?.didPublish(segment: info, rendition: rendition)
         case .end:
             finish()
@@ -170,7 +207,7 @@ public final class Presentation<Payload: Sendable>: PresentationConsumer, Sendab
             var windowSpill: LiveWindow<Payload>.Spill?
             if let spill { windowSpill = { segment in spill(r, rendition, segment) } }
             windows.append(LiveWindow<Payload>(windowSize: windowSize, playlistType: playlistType, policy: policy,
-                                               clock: clock, shareParts: shareParts, history: history, spill: windowSpill))
+                                               clock: clock, history: history, spill: windowSpill))
         }
         let layout = Layout(renditions: renditions, windows: windows, policy: policy, byPlaylist: byPlaylist,
                             byDirectory: byDirectory, rootRendition: root)

@@ -1,6 +1,5 @@
 import DASH
 import Hummingbird
-import ISOBMFF
 import MediaCore
 import MediaPresentation
 import NIOCore
@@ -10,9 +9,6 @@ import NIOCore
 extension OriginResponder {
     static let manifestName = "manifest.mpd"
     static let timeName = "time"
-    /// `styp` that starts every segment; a segment is `styp` + its parts (Segmenter), so a segment in progress is
-    /// this followed by its parts as they come.
-    static let segmentPrefix = ByteBuffer(bytes: MediaSegmentBoxes.styp())
 
     /// The origin's wall clock for `UTCTiming` (`urn:mpeg:dash:utc:http-iso:2014`): an ISO 8601 date-time.
     func time(_ request: Request) -> Response {
@@ -53,8 +49,8 @@ extension OriginResponder {
     }
 
     /// A segment that is not complete yet. With LL parts, the segment in progress (or the next one, once it starts)
-    /// is sent by chunked transfer: `styp`, then each part as it is published, then whatever the finished segment
-    /// holds beyond them. Without parts, the segment in progress is waited for (up to a target duration and a
+    /// is sent by chunked transfer: a segment is its parts in turn (the first opens with its `styp`), so each part as
+    /// it is published, then what the finished segment holds beyond them (its last part, published with it). Without parts, the segment in progress is waited for (up to a target duration and a
     /// half). Anything else is 404.
     func pendingSegment(_ window: LiveWindow<ServedObject>, _ n: UInt64, _ request: Request) async -> Response {
         let snap = window.snapshot()
@@ -80,27 +76,23 @@ extension OriginResponder {
         let stallLimit = Duration.seconds(3 * Int64(snap.targetDuration))
         let stats = self.stats
         return Response(status: .ok, headers: ResponseHeaders.segmentInProgress, body: ResponseBody { writer in
-            var sent = Self.segmentPrefix.readableBytes
-            try await writer.write(Self.segmentPrefix)
+            var sent = 0
             var index = 0
             var lastProgress = ContinuousClock.now
             while true {
                 let snap = window.snapshot()
                 if let p = snap.part(n, index) {
-                    try await writer.write(p.payload.body)
-                    sent += p.payload.body.readableBytes
+                    for chunk in p.payload.body.chunks { try await writer.write(chunk) }
+                    sent += p.payload.body.count
                     index += 1
                     lastProgress = .now
                     continue
                 }
                 if let seg = snap.segment(n) {
-                    // Finished: send what the segment has beyond the parts already sent (nothing, normally).
-                    let body = seg.payload.body
-                    if body.readableBytes > sent, let tail = body.getSlice(at: body.readerIndex + sent,
-                                                                           length: body.readableBytes - sent) {
-                        try await writer.write(tail)
-                        sent += tail.readableBytes
-                    }
+                    // Finished: send what the segment has beyond the parts already sent (its last part).
+                    let tail = seg.payload.body.slice(sent..<seg.payload.body.count)
+                    for chunk in tail.chunks { try await writer.write(chunk) }
+                    sent += tail.count
                     break
                 }
                 // Give up (ending the body short) when the part can no longer come and the segment did not

@@ -28,7 +28,7 @@ struct FastPath: Sendable {
         let head: ByteBuffer
         /// The same header fields (HTTP/2).
         let fields: HTTPFields
-        let body: ByteBuffer
+        let body: Body
         /// The same bytes in a memory file (a segment), sent with `sendfile(2)`.
         let file: MemoryFile?
         let labels: (stream: String, rendition: String, kind: String)
@@ -57,13 +57,13 @@ struct FastPath: Sendable {
         let changes = presentation.changeCount
         guard let layout = presentation.layout, let (r, object) = layout.resolve(inner) else { return nil }
         let window = layout.windows[r]
-        let found: (head: ByteBuffer, fields: HTTPFields, body: ByteBuffer, file: MemoryFile?)
+        let found: (head: ByteBuffer, fields: HTTPFields, body: Body, file: MemoryFile?)
         let kind: String
         switch object {
         case .playlist:
             guard window.snapshot().isPlayable,
                   let (body, fields, head) = responder.preparedMediaPlaylist(presentation, layout, r) else { return nil }
-            (found, kind) = ((head, fields, body, nil), "playlist")
+            (found, kind) = ((head, fields, Body(body), nil), "playlist")
         case .initSegment(let i):
             guard let o = window.snapshot().initSegment(i), let head = o.payload.head else { return nil }
             (found, kind) = ((head, o.payload.headers, o.payload.body, nil), "init")
@@ -198,7 +198,7 @@ final class RawFastPathHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// Writes the answer (flushed by the caller); corks the socket first when it sends a file and `corked` is not yet
     /// set (`cork`).
     private func respond(_ answer: FastPath.Answer, headOnly: Bool, corked: inout Bool, _ context: ChannelHandlerContext) {
-        let file = headOnly ? nil : answer.file.flatMap { $0.length == answer.body.readableBytes ? $0 : nil }
+        let file = headOnly ? nil : answer.file.flatMap { $0.length == answer.body.count ? $0 : nil }
         if file != nil && !corked {
             corked = true
             try? context.channel.syncOptions?.setOption(Self.cork, value: 1)
@@ -219,10 +219,10 @@ final class RawFastPathHandler: ChannelInboundHandler, RemovableChannelHandler {
             }
             context.write(wrapOutboundOut(.fileRegion(FileRegion(fileHandle: handle, readerIndex: 0, endIndex: file.length))),
                           promise: promise)
-        } else if !headOnly && answer.body.readableBytes > 0 {
-            context.write(wrapOutboundOut(.byteBuffer(answer.body)), promise: nil)
+        } else if !headOnly {
+            for chunk in answer.body.chunks { context.write(wrapOutboundOut(.byteBuffer(chunk)), promise: nil) }
         }
-        fastPath.count(answer, sent: headOnly ? 0 : answer.body.readableBytes, cache: &counters)
+        fastPath.count(answer, sent: headOnly ? 0 : answer.body.count, cache: &counters)
         guardian.answeredAhead()
     }
 

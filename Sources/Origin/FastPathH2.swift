@@ -42,10 +42,10 @@ final class H2FastPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
         var fields = answer.fields
         fields[.date] = WallClock.now.httpDate
         context.write(wrapOutboundOut(.head(HTTPResponse(status: .ok, headerFields: fields))), promise: nil)
-        if !headOnly && answer.body.readableBytes > 0 {
-            context.write(wrapOutboundOut(.body(answer.body)), promise: nil)
+        if !headOnly {
+            for chunk in answer.body.chunks { context.write(wrapOutboundOut(.body(chunk)), promise: nil) }
         }
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
-        fastPath.count(answer, sent: headOnly ? 0 : answer.body.readableBytes, cache: &counters)
+        fastPath.count(answer, sent: headOnly ? 0 : answer.body.count, cache: &counters)
     }
 }

@@ -9,12 +9,16 @@ import Synchronization
 import Glibc
 #endif
 
-/// What the origin keeps per object: the bytes copied once into a `ByteBuffer` and the response headers built
-/// once, so a request only looks things up; or, for a segment spilled from a time-shift window, where it is in the
-/// recording (read per request, off the event loop: `RecordedSegment.read()`).
+/// What the origin keeps per object: the bytes copied once into `ByteBuffer`s and the response headers built once, so
+/// a request only looks things up; or, for a segment spilled from a time-shift window, where it is in the recording
+/// (read per request, off the event loop: `RecordedSegment.read()`).
+///
+/// A segment is its parts in turn: with LL-HLS its body is the list of its parts' buffers (shared with the parts, not a
+/// copy), and its memory file (for `sendfile(2)`) is written from the producer's chunks. Each byte of media is copied
+/// from the producer's sample arrays at most once into a buffer and once into the memory file.
 public struct ServedObject: Sendable {
     private enum Storage: Sendable {
-        case memory(ByteBuffer, HTTPFields)
+        case memory(Body, HTTPFields)
         case recorded(RecordedSegment)
     }
     private let storage: Storage
@@ -24,9 +28,9 @@ public struct ServedObject: Sendable {
     let head: ByteBuffer?
 
     /// The bytes (empty for a recorded segment).
-    var body: ByteBuffer {
+    var body: Body {
         if case .memory(let b, _) = storage { return b }
-        return ByteBuffer()
+        return .empty
     }
     /// The prepared headers (empty for a recorded segment: they are built when its bytes are read).
     var headers: HTTPFields {
@@ -39,21 +43,26 @@ public struct ServedObject: Sendable {
         return nil
     }
 
-    init(bytes: [UInt8], kind: ObjectKind) {
-        file = kind == .segment ? MemoryFile(bytes) : nil
-        let body = ByteBuffer(bytes: bytes)
-        let etag = Validators.entityTag(bytes), published = WallClock.now.httpDate
-        let headers = kind == .initSegment
-            ? ResponseHeaders.initSegment(contentLength: body.readableBytes, etag: etag, lastModified: published)
-            : ResponseHeaders.segment(contentLength: body.readableBytes, etag: etag, lastModified: published)
-        storage = .memory(body, headers)
-        head = FastPath.head(headers)
+    /// An init segment or a part: its bytes in one buffer.
+    init(bytes: MediaBytes, kind: ObjectKind) {
+        self.init(body: Body(bytes), etag: Validators.entityTag(bytes), kind: kind, file: nil)
     }
 
-    private init(body: ByteBuffer, headers: HTTPFields, head: ByteBuffer?) {
+    /// A finished segment: the buffers of its `parts` when its window kept them (they tile it), else its bytes copied
+    /// into one buffer; and its memory file, written from the producer's chunks.
+    init(segment bytes: MediaBytes, parts: [ServedObject]) {
+        let body = parts.isEmpty ? Body(bytes) : Body(chunks: parts.flatMap(\.body.chunks))
+        self.init(body: body, etag: Validators.entityTag(bytes), kind: .segment, file: MemoryFile(bytes))
+    }
+
+    private init(body: Body, etag: String, kind: ObjectKind, file: MemoryFile?) {
+        let published = WallClock.now.httpDate
+        let headers = kind == .initSegment
+            ? ResponseHeaders.initSegment(contentLength: body.count, etag: etag, lastModified: published)
+            : ResponseHeaders.segment(contentLength: body.count, etag: etag, lastModified: published)
         storage = .memory(body, headers)
-        file = nil
-        self.head = head
+        head = FastPath.head(headers)
+        self.file = file
     }
 
     init(recorded: RecordedSegment) {
@@ -62,23 +71,11 @@ public struct ServedObject: Sendable {
         storage = .recorded(recorded)
     }
 
-    /// `parts` as slices of `segment` when the segment's tail is their concatenation (a segment is `styp` + its
-    /// parts), so a finished segment's parts cost no memory of their own; `nil` otherwise.
-    static func sharingStorage(of segment: ServedObject, _ parts: [ServedObject]) -> [ServedObject]? {
-        let body = segment.body
-        let total = parts.reduce(0) { $0 + $1.body.readableBytes }
-        guard !parts.isEmpty, total <= body.readableBytes else { return nil }
-        var offset = body.readerIndex + body.readableBytes - total
-        var shared: [ServedObject] = []
-        shared.reserveCapacity(parts.count)
-        for p in parts {
-            let pb = p.body
-            guard let slice = body.getSlice(at: offset, length: pb.readableBytes), slice == pb else { return nil }
-            shared.append(ServedObject(body: slice, headers: p.headers, head: p.head))
-            offset += pb.readableBytes
-        }
-        return shared
-    }
+    /// How the live origin makes its objects.
+    static let maker = PayloadMaker<ServedObject>(
+        initSegment: { ServedObject(bytes: MediaBytes($0), kind: .initSegment) },
+        part: { bytes, _ in ServedObject(bytes: bytes, kind: .part) },
+        segment: { bytes, _, parts in ServedObject(segment: bytes, parts: parts) })
 }
 
 /// An object's bytes in an anonymous memory file (POSIX shared memory on tmpfs, unlinked: pages in memory, no disk), so a response
@@ -91,22 +88,24 @@ final class MemoryFile: Sendable {
     private static let counter = Atomic<Int>(0)
 
     /// `nil` when the file cannot be made or filled (the bytes are then sent from memory).
-    init?(_ bytes: [UInt8]) {
+    init?(_ bytes: MediaBytes) {
         guard !bytes.isEmpty else { return nil }
         // POSIX shared memory (tmpfs), named only until it is open: unlinked at once, like memfd_create(2).
         let name = "/hls-origin-\(getpid())-\(Self.counter.wrappingAdd(1, ordering: .relaxed).newValue)"
         let fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { return nil }
         shm_unlink(name)
-        var written = 0
-        let ok = bytes.withUnsafeBytes { raw -> Bool in
-            while written < raw.count {
-                let n = Glibc.write(fd, raw.baseAddress! + written, raw.count - written)
-                if n < 0 && errno == EINTR { continue }
-                guard n > 0 else { return false }
-                written += n
+        let ok = bytes.chunks.allSatisfy { chunk in
+            chunk.withUnsafeBytes { raw -> Bool in
+                var written = 0
+                while written < raw.count {
+                    let n = Glibc.write(fd, raw.baseAddress! + written, raw.count - written)
+                    if n < 0 && errno == EINTR { continue }
+                    guard n > 0 else { return false }
+                    written += n
+                }
+                return true
             }
-            return true
         }
         guard ok else {
             close(fd)
@@ -212,10 +211,8 @@ extension Presentation where Payload == ServedObject {
                             history: MediaTime? = nil, recording: RecordedSegments? = nil) -> LivePresentation {
         var spill: LivePresentation.Spill?
         if let recording { spill = { index, rendition, segment in recording.standIn(index, rendition, segment) } }
-        return LivePresentation(windowSize: windowSize, playlistType: playlistType, clock: clock,
-                                shareParts: ServedObject.sharingStorage, history: history, spill: spill) { bytes, kind in
-            ServedObject(bytes: bytes, kind: kind)
-        }
+        return LivePresentation(windowSize: windowSize, playlistType: playlistType, clock: clock, history: history,
+                                spill: spill, payloads: ServedObject.maker)
     }
 }
 

@@ -80,12 +80,16 @@ struct OriginResponder: HTTPResponder {
     }
 
     func send(_ prepared: PreparedResponse, _ request: Request) -> Response {
-        send(prepared.status, prepared.headers, prepared.body, request)
+        send(prepared.status, prepared.headers, Body(prepared.body), request)
+    }
+
+    func send(_ status: HTTPResponse.Status, _ headers: HTTPFields, _ body: ByteBuffer, _ request: Request) -> Response {
+        send(status, headers, Body(body), request)
     }
 
     /// The one place responses go out. A 200 for a served object (its prebuilt headers carry `Accept-Ranges`)
-    /// answers a `Range` request (`RangeRequest`) with 206 and a slice of the same `ByteBuffer` (no copy), or 416.
-    func send(_ status: HTTPResponse.Status, _ headers: HTTPFields, _ body: ByteBuffer, _ request: Request) -> Response {
+    /// answers a `Range` request (`RangeRequest`) with 206 and slices of the same buffers (no copy), or 416.
+    func send(_ status: HTTPResponse.Status, _ headers: HTTPFields, _ body: Body, _ request: Request) -> Response {
         // RFC 9110 §13.1.2: a GET/HEAD whose If-None-Match matches the object's ETag gets 304, headers but no body.
         if status == .ok, let tag = headers[.eTag], let inm = request.headers[.ifNoneMatch], Validators.noneMatch(inm, tag) {
             var h = headers
@@ -98,31 +102,30 @@ struct OriginResponder: HTTPResponder {
         // the ETag is the strong validator here); otherwise the whole object is sent.
         if status == .ok, let range = request.headers[.range], headers[.acceptRanges] != nil,
            request.headers[.ifRange].map({ $0 == headers[.eTag] }) ?? true {
-            switch RangeRequest.parse(range, length: body.readableBytes) {
+            switch RangeRequest.parse(range, length: body.count) {
             case .whole:
                 break
             case .unsatisfiable:
                 let r = PreparedResponse.text(.rangeNotSatisfiable, "Range Not Satisfiable\n",
-                                              extra: [.contentRange: RangeRequest.unsatisfiedRange(length: body.readableBytes)])
-                return deliver(r.status, r.headers, r.body, request)
+                                              extra: [.contentRange: RangeRequest.unsatisfiedRange(length: body.count)])
+                return deliver(r.status, r.headers, Body(r.body), request)
             case .partial(let r):
                 var h = headers
                 h[.contentLength] = String(r.count)
-                h[.contentRange] = RangeRequest.contentRange(r, length: body.readableBytes)
-                let slice = body.getSlice(at: body.readerIndex + r.lowerBound, length: r.count) ?? ByteBuffer()
-                return deliver(.partialContent, h, slice, request)
+                h[.contentRange] = RangeRequest.contentRange(r, length: body.count)
+                return deliver(.partialContent, h, body.slice(r), request)
             }
         }
         return deliver(status, headers, body, request)
     }
 
-    private func deliver(_ status: HTTPResponse.Status, _ headers: HTTPFields, _ body: ByteBuffer, _ request: Request) -> Response {
+    private func deliver(_ status: HTTPResponse.Status, _ headers: HTTPFields, _ body: Body, _ request: Request) -> Response {
         if request.method == .head {
             stats.countRequest(bytes: 0)
             return Response(status: status, headers: headers, body: .init())
         }
-        stats.countRequest(bytes: body.readableBytes)
-        return Response(status: status, headers: headers, body: .init(byteBuffer: body))
+        stats.countRequest(bytes: body.count)
+        return Response(status: status, headers: headers, body: body.responseBody)
     }
 
     /// Answers one request for `path` (the request's path, or what follows the mount point of `OriginMiddleware`),

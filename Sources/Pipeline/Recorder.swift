@@ -39,7 +39,7 @@ public final class Recorder: PresentationConsumer, Sendable {
     private let onFinish: FinishHook?
     /// Init indexes, discontinuities and the snapshots the multivariant playlist is built from, by the same rules
     /// as the live windows (a one-segment window: nothing grows with the recording).
-    private let index = Presentation<Void>(windowSize: 1) { _, _ in () }
+    private let index = Presentation<Void>(windowSize: 1, payloads: .none)
     /// Per rendition, the last segment whose file is complete and listed (-1: none). Separate from `state` so
     /// `isRecorded` (called under a live window's lock) never waits for file I/O.
     private let listed = Mutex<[Int64]>([])

@@ -392,7 +392,7 @@ struct SegmentingSink {
                 try output.consume(.part(rendition: p.group, PartInfo(segmentSequence: p.segmentSequence, index: p.index,
                                                                       duration: p.duration, byteCount: p.bytes.count,
                                                                       independent: p.independent, endsSegment: p.endsSegment,
-                                                                      closedAt: arrival),
+                                                                      closedAt: arrival, offset: p.offset),
                                                  bytes: p.bytes))
             case .segment(let s):
                 try publish(s)
@@ -433,7 +433,7 @@ struct SegmentingSink {
         let info = SegmentInfo(sequence: s.sequence, startTime: s.startTime, duration: s.duration, byteCount: s.bytes.count,
                                programDateTime: pdt ?? .now, discontinuity: s.discontinuity,
                                videoSampleCount: s.videoSampleCount, startsWithSyncSample: s.startsWithSyncSample,
-                               earliestPresentationTime: s.earliestPresentationTime)
+                               earliestPresentationTime: s.earliestPresentationTime, partRanges: s.partRanges)
         try output.consume(.segment(rendition: s.group, info, bytes: s.bytes))
     }
 }

@@ -40,7 +40,7 @@ final class SingleFileWriter: @unchecked Sendable {
 
     deinit { if fd >= 0 { close(fd) } }
 
-    func append(_ bytes: [UInt8]) throws {
+    func append(_ bytes: MediaBytes) throws {
         try MediaFiles.writeAll(fd, bytes, at: end, path: path)
         end += bytes.count
     }

@@ -25,7 +25,7 @@ public final class VODWriter: PresentationConsumer, Sendable {
         self.directory = directory
         self.singleFile = singleFile
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        presentation = Presentation(windowSize: 1, playlistType: .vod) { _, _ in () }
+        presentation = Presentation(windowSize: 1, playlistType: .vod, payloads: .none)
     }
 
     /// Single-file mode, after `finish()`: where the init segment and the `sidx` of each rendition's file sit, in
@@ -129,6 +129,10 @@ public final class VODWriter: PresentationConsumer, Sendable {
     }
 
     private func write(_ bytes: [UInt8], to name: String) throws {
+        try MediaFiles.write(bytes, to: directory.appendingPathComponent(name).path)
+    }
+
+    private func write(_ bytes: MediaBytes, to name: String) throws {
         try MediaFiles.write(bytes, to: directory.appendingPathComponent(name).path)
     }
 }

@@ -1,3 +1,5 @@
+import MediaCore
+
 /// One object to send to the ingest: its path under the push URL, what it is, and its body.
 public struct PushItem: Sendable, Equatable {
     public enum Kind: Sendable, Equatable {
@@ -12,12 +14,17 @@ public struct PushItem: Sendable, Equatable {
 
     public let path: String
     public let kind: Kind
-    public let body: [UInt8]
+    /// The producer's chunks (a segment's samples are not copied until the request is made).
+    public let body: MediaBytes
 
-    public init(path: String, kind: Kind, body: [UInt8] = []) {
+    public init(path: String, kind: Kind, body: MediaBytes = MediaBytes()) {
         self.path = path
         self.kind = kind
         self.body = body
+    }
+
+    public init(path: String, kind: Kind, body: [UInt8]) {
+        self.init(path: path, kind: kind, body: MediaBytes(body))
     }
 
     /// Media objects (segments, parts, deletions) may be dropped when the queue is full; an init segment never is

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import MediaCore
 import NIOCore
 import NIOHTTP1
 
@@ -14,13 +15,17 @@ public struct PushRequest: Sendable, Equatable {
     public let method: Method
     public let url: String
     public let contentType: String?
-    public let body: [UInt8]
+    public let body: MediaBytes
 
-    public init(method: Method, url: String, contentType: String?, body: [UInt8]) {
+    public init(method: Method, url: String, contentType: String?, body: MediaBytes) {
         self.method = method
         self.url = url
         self.contentType = contentType
         self.body = body
+    }
+
+    public init(method: Method, url: String, contentType: String?, body: [UInt8]) {
+        self.init(method: method, url: url, contentType: contentType, body: MediaBytes(body))
     }
 }
 
@@ -80,7 +85,9 @@ public final class HTTPPushTransport: PushTransport {
         }
         if let contentType = request.contentType { r.headers.add(name: "Content-Type", value: contentType) }
         if request.method != .delete {
-            r.body = .bytes(ByteBuffer(bytes: request.body))
+            var buffer = ByteBufferAllocator().buffer(capacity: request.body.count)
+            for chunk in request.body.chunks { buffer.writeBytes(chunk) }
+            r.body = .bytes(buffer)
         }
         do {
             let response = try await client.execute(r, timeout: requestTimeout)

@@ -109,7 +109,7 @@ public final class Pusher: PresentationConsumer, Sendable {
         self.transport = transport
         self.logger = logger
         self.sleep = sleep
-        index = Presentation<Void>(windowSize: configuration.windowSize, clock: clock) { _, _ in () }
+        index = Presentation<Void>(windowSize: configuration.windowSize, clock: clock, payloads: .none)
     }
 
     public var stats: Stats { health.withLock { $0.stats } }

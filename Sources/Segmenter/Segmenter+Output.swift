@@ -45,18 +45,23 @@ extension Segmenter {
                 let ms = MediaTime.rescale(taken[t].first!.sample.dts, from: states[t].timescale, to: 1000, rounding: .down)
                 sequenceNumber = max(1, UInt32(truncatingIfNeeded: ms))
             }
-            var bytes = try MediaSegmentBoxes.fragmentHeader(sequenceNumber: sequenceNumber, tracks: trafs)
-            bytes.reserveCapacity(bytes.count + payload)
-            for t in members { for item in taken[t] { bytes += item.sample.data } }
+            let first = groupStates[g].parts.isEmpty
+            // The segment's `styp` opens its first part, as a CMAF segment's first chunk carries it: a segment is
+            // then exactly its parts in turn. The samples' own arrays follow the header, uncopied.
+            let header = try MediaSegmentBoxes.fragmentHeader(sequenceNumber: sequenceNumber, tracks: trafs)
+            var bytes = MediaBytes(first ? MediaSegmentBoxes.styp() + header : header)
+            for t in members { for item in taken[t] { bytes.append(item.sample.data) } }
+            assert(bytes.count == (first ? MediaSegmentBoxes.styp().count : 0) + header.count + payload)
 
             let ref = taken[groupReference[g]]
             let duration = ref.reduce(Int64(0)) { $0 + $1.duration }
-            let first = groupStates[g].parts.isEmpty
             let independent = ref.first?.sample.isSync ?? first
             if first { groupStates[g].startsWithSync = ref.first?.sample.isSync ?? false }
             let index = groupStates[g].parts.count
-            groupStates[g].parts.append((bytes, duration, independent))
+            let offset = groupStates[g].parts.last.map { $0.offset + $0.bytes.count } ?? 0
+            groupStates[g].parts.append((bytes, offset, duration, independent))
             parts.append(Part(group: g, segmentSequence: groupStates[g].nextSequence, index: index, bytes: bytes,
+                              offset: offset,
                               duration: MediaTime(value: duration, timescale: states[groupReference[g]].timescale),
                               independent: independent))
         }
@@ -88,21 +93,17 @@ extension Segmenter {
         for (g, members) in groups.enumerated() where !groupStates[g].parts.isEmpty {
             let parts = groupStates[g].parts
             groupStates[g].parts = []
-            var bytes = MediaSegmentBoxes.styp()
-            bytes.reserveCapacity(bytes.count + parts.reduce(0) { $0 + $1.bytes.count })
-            var ranges: [Range<Int>] = []
-            for (i, p) in parts.enumerated() {
-                let start = i == 0 ? 0 : bytes.count
-                bytes += p.bytes
-                ranges.append(start..<bytes.count)
-            }
+            // The segment is its parts in turn (the first opens with `styp`): their chunks, shared, not copied.
+            var bytes = MediaBytes()
+            for p in parts { bytes.append(contentsOf: p.bytes) }
+            let ranges = parts.map { $0.offset..<($0.offset + $0.bytes.count) }
             let ref = groupReference[g]
             let videoTracks = members.filter { tracks[$0].kind == .video }
             var segment = Segment(
                 group: g,
                 sequence: groupStates[g].nextSequence,
                 bytes: bytes,
-                fragmentRanges: ranges,
+                partRanges: ranges,
                 startTime: MediaTime(value: states[ref].segmentFirstDTS ?? segmentStart ?? 0, timescale: states[ref].timescale),
                 duration: MediaTime(value: parts.reduce(0) { $0 + $1.duration }, timescale: states[ref].timescale),
                 programDateTime: segmentWallClock,

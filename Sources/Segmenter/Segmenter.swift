@@ -83,7 +83,7 @@ public struct Segmenter {
 
     /// Per group: the parts of the segment in progress and the numbering of its objects.
     struct GroupState {
-        var parts: [(bytes: [UInt8], duration: Int64, independent: Bool)] = []
+        var parts: [(bytes: MediaBytes, offset: Int, duration: Int64, independent: Bool)] = []
         var nextSequence: UInt64 = 0
         var fragmentSequence: UInt32 = 1
         var startsWithSync = false

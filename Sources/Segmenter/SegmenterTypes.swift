@@ -7,10 +7,10 @@ public struct Segment: Sendable {
     public var group: Int = 0
     /// 0-based, continuous within its group.
     public var sequence: UInt64
-    /// The whole segment file.
-    public var bytes: [UInt8]
-    /// Byte ranges of the fragments inside `bytes` (the `styp` belongs to the first one).
-    public var fragmentRanges: [Range<Int>]
+    /// The whole segment: its parts' bytes in turn (the first opens with `styp`), shared with the parts, not copied.
+    public var bytes: MediaBytes
+    /// Byte ranges of its parts (fragments) inside `bytes`: they tile it, the first from 0 (with the `styp`).
+    public var partRanges: [Range<Int>]
     /// Decode time of the segment's first sample on the reference track (its `tfdt`).
     public var startTime: MediaTime
     /// Exact duration on the reference track (video when present, else audio): the sum of its sample durations.
@@ -40,7 +40,10 @@ public struct Part: Sendable {
     public var segmentSequence: UInt64
     /// 0-based within its segment.
     public var index: Int
-    public var bytes: [UInt8]
+    /// `moof` + `mdat` (the first part of a segment opens with its `styp`): the header, then the samples' own arrays.
+    public var bytes: MediaBytes
+    /// Where the part begins in its segment's bytes.
+    public var offset: Int
     /// Duration on the reference track.
     public var duration: MediaTime
     /// Starts with a sync sample on the reference track (`INDEPENDENT=YES`).

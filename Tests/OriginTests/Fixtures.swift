@@ -53,6 +53,8 @@ struct LiveSegment {
     var programDateTime: WallClock
     var discontinuity = false
     var videoFrames: Int?
+    /// Where its parts lie in `bytes` (`SegmentInfo.partRanges`): a segment made of its parts, as the segmenter's.
+    var partRanges: [Range<Int>] = []
 }
 
 /// A part as a test hands it to `TestStream`.
@@ -93,7 +95,8 @@ final class TestStream: Sendable {
         try! presentation.consume(.segment(rendition: 0, SegmentInfo(
             sequence: n, startTime: MediaTime(value: Int64(n) * segment.duration.value, timescale: segment.duration.timescale),
             duration: segment.duration, byteCount: segment.bytes.count, programDateTime: segment.programDateTime,
-            discontinuity: segment.discontinuity, videoSampleCount: segment.videoFrames), bytes: segment.bytes))
+            discontinuity: segment.discontinuity, videoSampleCount: segment.videoFrames, partRanges: segment.partRanges),
+            bytes: segment.bytes))
     }
 
     func finish() { presentation.finish() }
@@ -109,8 +112,8 @@ final class TestStream: Sendable {
         PlaylistBuilder.multivariant([.muxed()], [snapshot()])?.render()
     }
 
-    func segmentBytes(_ n: UInt64) -> ByteBuffer? { snapshot().segment(n)?.payload.body }
-    func partBytes(_ n: UInt64, _ i: Int) -> ByteBuffer? { snapshot().part(n, i)?.payload.body }
+    func segmentBytes(_ n: UInt64) -> ByteBuffer? { snapshot().segment(n)?.payload.body.joined }
+    func partBytes(_ n: UInt64, _ i: Int) -> ByteBuffer? { snapshot().part(n, i)?.payload.body.joined }
     var pendingWaiterCount: Int { window.pendingWaiterCount }
 
     func server(configuration: OriginConfiguration, logger: Logger) -> OriginServer {

@@ -125,22 +125,31 @@ import MediaPresentation
         #expect(stream.partBytes(3, 1).map { Array($0.readableBytesView) } == Self.partBytes(3, 1))
     }
 
-    @Test func partsShareTheSegmentBufferOnlyWhenBytesMatch() throws {
+    @Test func aSegmentMadeOfItsPartsSharesTheirBuffers() throws {
         let stream = Self.makeStream(segments: 1)
         Self.publishParts(stream, 2)
-        // A segment that is not styp + parts: parts keep their own bytes.
+        // A segment whose producer names no parts: its own bytes; the parts keep theirs.
         stream.publish(LiveSegment(bytes: [9, 9, 9], duration: .seconds(1, timescale: 90_000),
                                    programDateTime: WallClock(millisecondsSince1970: Self.t0)))
-        let snap = stream
-        #expect(snap.partBytes(1, 0).map { Array($0.readableBytesView) } == Self.partBytes(1, 0))
-        #expect(snap.partBytes(1, 1).map { Array($0.readableBytesView) } == Self.partBytes(1, 1))
-        #expect(snap.partBytes(1, 2) == nil)
-        // styp + parts: slices of the segment, same bytes.
-        let seg = try #require(snap.segmentBytes(0))
-        let p0 = try #require(snap.partBytes(0, 0))
-        #expect(Array(p0.readableBytesView) == Self.partBytes(0, 0))
-        #expect(p0.withUnsafeReadableBytes { a in seg.withUnsafeReadableBytes { b in
-            a.baseAddress! >= b.baseAddress! && a.baseAddress! < b.baseAddress! + b.count } })
+        #expect(stream.partBytes(1, 0).map { Array($0.readableBytesView) } == Self.partBytes(1, 0))
+        #expect(stream.partBytes(1, 1).map { Array($0.readableBytesView) } == Self.partBytes(1, 1))
+        #expect(stream.partBytes(1, 2) == nil)
+        #expect(stream.segmentBytes(1).map { Array($0.readableBytesView) } == [9, 9, 9])
+        // A segment that is its parts in turn (`partRanges`, as the segmenter makes it): served from the parts'
+        // buffers, the same storage, not a copy.
+        Self.publishParts(stream, 3)
+        let parts = (0..<3).map { Self.partBytes(2, $0) }
+        var ranges: [Range<Int>] = []
+        for p in parts { ranges.append((ranges.last?.upperBound ?? 0)..<((ranges.last?.upperBound ?? 0) + p.count)) }
+        stream.publish(LiveSegment(bytes: parts.flatMap { $0 }, duration: .seconds(1, timescale: 90_000),
+                                   programDateTime: WallClock(millisecondsSince1970: Self.t0 + 2000), partRanges: ranges))
+        let segment = try #require(stream.snapshot().segment(2)?.payload.body)
+        #expect(Array(segment.joined.readableBytesView) == parts.flatMap { $0 })
+        #expect(segment.chunks.count == 3)
+        for i in 0..<3 {
+            let part = try #require(stream.snapshot().part(2, i)?.payload.body.chunks.first)
+            #expect(part.withUnsafeReadableBytes { a in segment.chunks[i].withUnsafeReadableBytes { $0.baseAddress == a.baseAddress } })
+        }
     }
 
     /// PART-TARGET and PART-HOLD-BACK are the stream's policy, the same in every reload (Apple's player stops when

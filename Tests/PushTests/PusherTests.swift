@@ -38,7 +38,7 @@ import Testing
         /// Accepted requests: (method, path under the push URL, body).
         var accepted: [(method: PushRequest.Method, path: String, body: [UInt8])] {
             requests.withLock { $0 }.filter { $0.1 == .accepted }.map { r, _ in
-                (r.method, String(r.url.dropFirst(PusherTests.base.count + 1)), r.body)
+                (r.method, String(r.url.dropFirst(PusherTests.base.count + 1)), r.body.joined)
             }
         }
     }

@@ -36,8 +36,8 @@ import Testing
         var parts: [String: [UInt8]] = [:]
         for e in events {
             switch e {
-            case .segment(let s): segments[s.sequence] = s.bytes
-            case .part(let p): parts["\(p.segmentSequence).\(p.index)"] = p.bytes
+            case .segment(let s): segments[s.sequence] = s.bytes.joined
+            case .part(let p): parts["\(p.segmentSequence).\(p.index)"] = p.bytes.joined
             }
         }
         return (segments, parts, seg.epochSlips)

@@ -58,7 +58,7 @@ import Testing
             #expect(n == 0 || (gap >= .zero(48000) && gap < MediaTime(value: 1024, timescale: 48000)), "segment \(n): \(gap)")
             // Each rendition's fragments carry only its own track.
             for (s, track) in [(v1, 1), (v2, 3), (a, 2)] as [(Segment, UInt32)] {
-                #expect(Set(try trafs(s.bytes).map(\.trackID)) == [track])
+                #expect(Set(try trafs(s.bytes.joined).map(\.trackID)) == [track])
             }
             #expect(v1.videoSampleCount == v1.trackSampleCounts[0] && a.videoSampleCount == nil)
         }

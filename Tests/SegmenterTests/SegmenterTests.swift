@@ -75,7 +75,7 @@ func run(_ seg: inout Segmenter, _ stream: [(track: Int, sample: Sample)]) throw
             var expectedNext: [Int64?] = [nil, nil]
             var total = MediaTime.zero(90000)
             for s in segments {
-                let parsed = try trafs(s.bytes)
+                let parsed = try trafs(s.bytes.joined)
                 for traf in parsed {
                     let t = Int(traf.trackID) - 1
                     #expect(traf.baseMediaDecodeTime >= 0)
@@ -142,8 +142,9 @@ func run(_ seg: inout Segmenter, _ stream: [(track: Int, sample: Sample)]) throw
                                 fragmentDuration: .milliseconds(334, timescale: 90000))
         let segments = try run(&seg, makeStream(seconds: 3, rng: &rng))
         for s in segments.dropLast() {
-            #expect(s.fragmentRanges.count == 3)
-            #expect(s.fragmentRanges.last?.upperBound == s.bytes.count)
+            #expect(s.partRanges.count == 3)
+            #expect(s.partRanges.first?.lowerBound == 0 && s.partRanges.last?.upperBound == s.bytes.count)
+            #expect(zip(s.partRanges, s.partRanges.dropFirst()).allSatisfy { $0.upperBound == $1.lowerBound })
         }
     }
 
@@ -167,9 +168,12 @@ func run(_ seg: inout Segmenter, _ stream: [(track: Int, sample: Sample)]) throw
                 partsOfCurrent.append(p)
             case .segment(let s):
                 #expect(s.sequence == UInt64(segments))
+                // A segment is its parts in turn; the first opens with the `styp` (a CMAF segment's first chunk).
                 let styp = MediaSegmentBoxes.styp()
-                #expect(Array(s.bytes[..<styp.count]) == styp)
-                #expect(Array(s.bytes[styp.count...]) == partsOfCurrent.flatMap(\.bytes))
+                #expect(Array(s.bytes.joined[..<styp.count]) == styp)
+                #expect(Array(partsOfCurrent[0].bytes.joined[..<styp.count]) == styp)
+                #expect(s.bytes.joined == partsOfCurrent.flatMap(\.bytes.joined))
+                #expect(s.partRanges == partsOfCurrent.map { $0.offset..<($0.offset + $0.bytes.count) })
                 #expect(s.duration == partsOfCurrent.reduce(MediaTime.zero(90000)) { $0 + $1.duration })
                 partsOfCurrent = []
                 segments += 1
@@ -186,7 +190,7 @@ func run(_ seg: inout Segmenter, _ stream: [(track: Int, sample: Sample)]) throw
             out += try seg.append(Sample(data: [1, 2, 3], dts: dts, pts: dts, isSync: true), track: 0)
         }
         out += try seg.finish()
-        let fragments = try out.flatMap { try trafs($0.bytes) }
+        let fragments = try out.flatMap { try trafs($0.bytes.joined) }
         let durations = fragments.flatMap(\.durations)
         #expect(durations.allSatisfy { $0 > 0 })
     }
