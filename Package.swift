@@ -51,6 +51,11 @@ let package = Package(
         .target(name: "TestPattern", dependencies: ["MediaCore"]),
         // Samples -> segments of fMP4 fragments.
         .target(name: "Segmenter", dependencies: ["MediaCore", "ISOBMFF"]),
+        // The producer chain: format gate -> timeline supervisor (segmenters) -> segment publisher, and SamplePublisher.
+        // No FFmpeg: its tests need no libav.
+        .target(name: "Producer", dependencies: [
+            "MediaCore", "Segmenter", "MediaPresentation", "HLS", .product(name: "Logging", package: "swift-log"),
+        ]),
         // Embedded HTTP server over live snapshots.
         .target(name: "Origin", dependencies: [
             "MediaCore", "HLS", "DASH", "MediaPresentation",
@@ -64,7 +69,7 @@ let package = Package(
         ]),
         // Sources (file, pipe, pattern) -> samples, pacing, looping, transcoding decisions.
         .target(name: "Pipeline", dependencies: [
-            "MediaCore", "ISOBMFF", "Segmenter", "FFmpegBridge", "TestPattern", "HLS", "DASH", "MediaPresentation",
+            "MediaCore", "ISOBMFF", "Segmenter", "Producer", "FFmpegBridge", "TestPattern", "HLS", "DASH", "MediaPresentation",
             .product(name: "Logging", package: "swift-log"),
         ]),
         // Push to an HTTP ingest (serve --push): PUT/POST/DELETE of what the pipeline publishes. An HTTP client,
@@ -74,7 +79,7 @@ let package = Package(
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
             .product(name: "Logging", package: "swift-log"),
         ]),
-        .target(name: "HLSOrigin", dependencies: ["MediaCore", "MediaPresentation", "Origin", "Pipeline"]),
+        .target(name: "HLSOrigin", dependencies: ["MediaCore", "MediaPresentation", "Origin", "Producer", "Pipeline"]),
         // An app embedding the library (built with the package; the e2e suite runs it).
         .executableTarget(name: "EmbeddedOriginExample", dependencies: [
             "HLSOrigin", .product(name: "Hummingbird", package: "hummingbird"),
@@ -85,7 +90,7 @@ let package = Package(
             .product(name: "TOMLKit", package: "TOMLKit"), .product(name: "Yams", package: "Yams"),
         ]),
         .executableTarget(name: "hls-origin", dependencies: [
-            "Pipeline", "Origin", "HLS", "MediaCore", "MediaPresentation", "ServeConfig", "Push",
+            "Pipeline", "Producer", "Origin", "HLS", "MediaCore", "MediaPresentation", "ServeConfig", "Push",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -100,7 +105,11 @@ let package = Package(
         .testTarget(name: "MediaPresentationTests", dependencies: ["TestSupport", "MediaPresentation", "HLS", "DASH", "MediaCore"]),
         .testTarget(name: "FFmpegBridgeTests", dependencies: ["TestSupport", "FFmpegBridge", "MediaCore", "TestPattern"]),
         .testTarget(name: "SegmenterTests", dependencies: ["TestSupport", "Segmenter", "ISOBMFF", "MediaCore"]),
-        .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "MediaCore", "TestSupport"]),
+        .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "Producer", "MediaCore", "TestSupport"]),
+        .testTarget(name: "ProducerTests", dependencies: [
+            "Producer", "Segmenter", "MediaPresentation", "HLS", "MediaCore", "TestSupport",
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         .testTarget(name: "PushTests", dependencies: ["Push", "MediaPresentation", "MediaCore", "HLS",
                                                       .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "OriginTests", dependencies: [

@@ -57,6 +57,23 @@ public final class Demuxer {
         return d
     }
 
+    /// The decode times of a stream's keyframes from the container's own index, in the stream's time base, when it has
+    /// a complete one read with its header (an MP4's sample table; Matroska's cues when they were loaded); `nil`
+    /// otherwise (MPEG-TS and raw streams index what has been read).
+    public func keyframeTimes(stream: Int) -> [Int64]? {
+        guard let ctx, Self.hasExactIndex(formatName), stream >= 0, stream < Int(ctx.pointee.nb_streams),
+              let st = ctx.pointee.streams[stream] else { return nil }
+        let count = avformat_index_get_entries_count(st)
+        guard count > 1 else { return nil }
+        var times: [Int64] = []
+        for i in 0..<count {
+            guard let e = avformat_index_get_entry(st, i), e.pointee.flags & AVINDEX_KEYFRAME != 0,
+                  e.pointee.timestamp != AV.noPTS else { continue }
+            times.append(e.pointee.timestamp)
+        }
+        return times.isEmpty ? nil : times
+    }
+
     /// The next packet, or nil at the end of the input. Errors mid-stream throw `FFmpegError`.
     public func read() throws -> Packet? {
         guard let ctx else { throw FFmpegError.invalid("cannot read '\(displayName)'", "the demuxer is closed") }
@@ -172,7 +189,7 @@ public final class Demuxer {
         // Pipes and local files: open the byte stream ourselves, so we know whether it can seek
         // (probe small and fast when it cannot) and which format it is even if opening fails.
         var io: InputIO?
-        var seekable = !isLiveURL(url)
+        var seekable = !options.isLive
         var detected: String?
         let usesFile = forced.map { $0.pointee.flags & AVFMT_NOFILE == 0 } ?? true
         if usesFile && isLocalOrPipe(url) {
@@ -272,13 +289,6 @@ public final class Demuxer {
 
     private static func isLocalOrPipe(_ url: String) -> Bool {
         url.hasPrefix("pipe:") || url.hasPrefix("file:") || !url.contains(":")
-    }
-
-    private static func isLiveURL(_ url: String) -> Bool {
-        if url.hasPrefix("pipe:") { return false }  // decided by AVIO seekability
-        guard let colon = url.firstIndex(of: ":") else { return false }
-        let scheme = url[..<colon].lowercased()
-        return ["udp", "rtp", "srt", "tcp", "rtmp", "rtmps", "rtsp", "rist", "zmq", "unix"].contains(scheme)
     }
 
     private static func firstKey(_ dict: OpaquePointer?) -> String? {

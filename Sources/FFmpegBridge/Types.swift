@@ -100,12 +100,17 @@ public struct InputOptions: Sendable {
     public var probeSize: Int?
     /// Microseconds of media read to find the streams. Default: 1 s for pipes and live inputs, else FFmpeg's 5 s.
     public var analyzeDuration: Int?
+    /// The input arrives as it is produced (a network stream): it cannot seek, and is probed small. The caller decides
+    /// (`InputKind`); a pipe's seekability is found out from the pipe itself.
+    public var isLive: Bool
 
-    public init(format: String? = nil, options: [String: String] = [:], probeSize: Int? = nil, analyzeDuration: Int? = nil) {
+    public init(format: String? = nil, options: [String: String] = [:], probeSize: Int? = nil, analyzeDuration: Int? = nil,
+                isLive: Bool = false) {
         self.format = format
         self.options = options
         self.probeSize = probeSize
         self.analyzeDuration = analyzeDuration
+        self.isLive = isLive
     }
 }
 

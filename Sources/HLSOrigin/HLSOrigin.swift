@@ -6,3 +6,4 @@
 @_exported import MediaPresentation
 @_exported import Origin
 @_exported import Pipeline
+@_exported import Producer

@@ -1,4 +1,6 @@
 import MediaCore
+import MediaPresentation
+import Producer
 
 /// One rendition of an adaptive-bit-rate ladder: either the input video copied as it is (`source`) or one
 /// libx264 encode at `width`×`height` (square pixels, the source's display aspect ratio).
@@ -228,5 +230,28 @@ public enum Ladder {
         let rungs = (source.map { [$0] } ?? []) + encoded.sorted { $0.height > $1.height }
         guard !rungs.isEmpty else { throw .nothingLeft(dropped: droppedNames, sourceWidth: sourceWidth, sourceHeight: sourceHeight) }
         return (rungs, notices)
+    }
+}
+
+extension Ladder {
+    /// A ladder's renditions, planned in one place for every producer (a demuxed input, the test pattern): one video
+    /// rendition per rung (the copied `source` first, as `plan` orders them), each one track, then the audio as its own
+    /// rendition in group `audio` when `audioBitRate` is given (the input has audio).
+    static func renditions(_ rungs: [LadderRung], frameRate: Rational?, audioBitRate: Int?) -> RenditionPlan {
+        let fps = frameRate.map { Double($0.numerator) / Double($0.denominator) }
+        return .ladder(rungs.map { ($0.name, $0.bitRate) }, frameRate: fps,
+                       audio: audioBitRate.map { (bitRate: $0, track: rungs.count) })
+    }
+}
+
+extension LadderRung {
+    /// The encoder settings of an encoded rung: `base` (preset, tune) with the rung's rate control (no CRF).
+    func settings(_ base: VideoSettings) -> VideoSettings {
+        var s = base
+        s.crf = nil
+        s.bitRate = bitRate
+        s.maxBitRate = maxBitRate
+        s.bufferSize = bufferSize
+        return s
     }
 }

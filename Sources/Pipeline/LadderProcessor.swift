@@ -19,6 +19,7 @@ final class LadderVideoProcessor: StreamProcessor {
 
     var outputKinds: [TrackFormat.Kind] { rungs.map { _ in .video } }
     var outputFormats: [TrackFormat?] { rungs.map { $0.stage.format } }
+    let formatVersion = 1
 
     init(demuxer: Demuxer, stream: StreamInfo, rungs: [LadderRung], settings: VideoSettings, segmentDuration: MediaTime,
          firstTrackID: UInt32, timescale: Int32, followSourceKeyframes: Bool, startupKeyframe: MediaTime?) throws {
@@ -31,13 +32,8 @@ final class LadderVideoProcessor: StreamProcessor {
         self.followSourceKeyframes = followSourceKeyframes
         let rate = stream.frameRate ?? Rational(30, 1)
         self.rungs = try rungs.enumerated().map { i, r in
-            var s = settings
-            s.crf = nil
-            s.bitRate = r.bitRate
-            s.maxBitRate = r.maxBitRate
-            s.bufferSize = r.bufferSize
-            return Rung(scaler: VideoScaler(width: r.width, height: r.height),
-                        stage: try VideoEncodeStage(width: r.width, height: r.height, frameRate: rate, settings: s,
+            Rung(scaler: VideoScaler(width: r.width, height: r.height),
+                        stage: try VideoEncodeStage(width: r.width, height: r.height, frameRate: rate, settings: r.settings(settings),
                                                     segmentDuration: segmentDuration, trackID: firstTrackID + UInt32(i),
                                                     timescale: timescale, startupKeyframe: startupKeyframe))
         }

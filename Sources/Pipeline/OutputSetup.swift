@@ -2,6 +2,7 @@ import FFmpegBridge
 import Logging
 import MediaCore
 import MediaPresentation
+import Producer
 
 /// One processor and where its outputs go among the output tracks.
 struct ProcessorSlot {
@@ -16,7 +17,8 @@ struct ProcessorSlot {
 /// - Without a ladder: one muxed rendition (video and audio tracks in the same fragments), H.264/AAC copied
 ///   when `--transcode` allows, anything else encoded.
 /// - With a ladder: one video rendition per rung (a `source` rung copies the input's H.264; the others are one
-///   decode, one scale and one libx264 encode each), and the audio as its own rendition in group `audio`.
+///   decode, one scale and one libx264 encode each), and the audio as its own rendition in group `audio`
+///   (`Ladder.renditions`, the same plan the test pattern uses).
 struct OutputSetup {
     var processors: [ProcessorSlot] = []
     var plan: RenditionPlan
@@ -26,7 +28,8 @@ struct OutputSetup {
     /// The processor whose packets are counted as input video frames for the status line.
     var statsProcessor: Int?
 
-    static let audioGroup = "audio"
+    /// The output tracks' kinds, in order.
+    var kinds: [TrackFormat.Kind] { processors.flatMap(\.processor.outputKinds) }
 
     static func make(demuxer: Demuxer, url: String, options: PipelineOptions, logger: Logger) throws -> OutputSetup {
         let video = demuxer.streams.first { $0.kind == .video && $0.width > 0 && !isAttachedPicture($0) }
@@ -56,11 +59,8 @@ struct OutputSetup {
         if let v = video, let rungs = ladder {
             let source = rungs.first(where: \.isSource)
             let encoded = rungs.filter { !$0.isSource }
-            var renditions: [Rendition] = []
-            let fps = v.frameRate.map { Double($0.numerator) / Double($0.denominator) }
             if source != nil {
-                let p = try H264CopyProcessor(stream: v, trackID: UInt32(nextTrack + 1))
-                add(v, p)
+                add(v, try H264CopyProcessor(stream: v, trackID: UInt32(nextTrack + 1)))
                 setup.copiesVideo = true
                 setup.statsProcessor = 0
             }
@@ -76,18 +76,11 @@ struct OutputSetup {
                 if setup.statsProcessor == nil { setup.statsProcessor = setup.processors.count }
                 add(v, p)
             }
-            for r in (source.map { [$0] } ?? []) + encoded {
-                renditions.append(Rendition(name: r.name, kind: .video, scheme: .nested(r.name),
-                                            audioGroup: audio != nil ? audioGroup : nil, declaredBitRate: r.bitRate,
-                                            declaredFrameRate: fps))
-            }
             logger.info("video: \(v.codecName) \(v.width)x\(v.height) -> ladder \(rungs.map(\.description).joined(separator: ", "))")
             if let a = audio {
                 add(a, try audioProcessor(a, demuxer: demuxer, options: options, trackID: UInt32(nextTrack + 1), logger: logger))
-                renditions.append(Rendition(name: "audio", kind: .audio, scheme: .nested("audio"), audioGroup: audioGroup,
-                                            declaredBitRate: options.audioBitRate))
             }
-            setup.plan = RenditionPlan(renditions: renditions, groups: (0..<nextTrack).map { [$0] })
+            setup.plan = Ladder.renditions(rungs, frameRate: v.frameRate, audioBitRate: audio != nil ? options.audioBitRate : nil)
             return setup
         }
 

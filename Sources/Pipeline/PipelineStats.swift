@@ -1,5 +1,6 @@
 import Foundation
 import MediaCore
+import MediaPresentation
 import Synchronization
 
 /// Live figures for the status line. Written by the pipeline thread, read by anyone.
@@ -19,6 +20,24 @@ public final class PipelineStats: Sendable {
     }
     private let values = Mutex(Values())
     public init() {}
+
+    /// Counts what the producer publishes (segments, output bytes and media time of the first rendition): a consumer
+    /// beside the pipeline's output, so the figures come from the events themselves.
+    var tap: some PresentationConsumer { Tap(stats: self) }
+
+    private struct Tap: PresentationConsumer {
+        let stats: PipelineStats
+        func consume(_ event: PresentationEvent) throws {
+            guard case .segment(let r, let info, _) = event else { return }
+            stats.update {
+                $0.bytesOut += Int64(info.byteCount)
+                if r == 0 {
+                    $0.segments += 1
+                    $0.mediaOutMicros += MediaTime.rescale(info.duration.value, from: info.duration.timescale, to: 1_000_000)
+                }
+            }
+        }
+    }
 
     func update(_ f: (inout Values) -> Void) { values.withLock { f(&$0) } }
 

@@ -57,6 +57,9 @@ protocol StreamProcessor: AnyObject {
     var outputKinds: [TrackFormat.Kind] { get }
     /// Per output: known once the codec configuration has been seen; may change mid-stream (new SPS/PPS).
     var outputFormats: [TrackFormat?] { get }
+    /// Counts the changes of `outputFormats` (a format that became known or changed): the source announces the formats
+    /// when it moves, and compares nothing else.
+    var formatVersion: Int { get }
     /// Samples per output.
     func process(_ packet: Packet) throws -> [[Sample]]
     func flush() throws -> [[Sample]]
@@ -65,6 +68,7 @@ protocol StreamProcessor: AnyObject {
 /// A processor with one output track.
 protocol TrackProcessor: StreamProcessor {
     var kind: TrackFormat.Kind { get }
+    var formatVersion: Int { get }
     /// Known once the codec configuration has been seen (at once, or after the first keyframe for in-band SPS/PPS).
     var format: TrackFormat? { get }
     var timescale: Int32 { get }
@@ -84,7 +88,8 @@ extension TrackProcessor {
 /// H.264 copied as it is: Annex-B becomes length-prefixed; `avcC` comes from extradata or in-band SPS/PPS.
 final class H264CopyProcessor: TrackProcessor {
     let kind = TrackFormat.Kind.video
-    private(set) var format: TrackFormat?
+    private(set) var format: TrackFormat? { didSet { formatVersion += 1 } }
+    private(set) var formatVersion = 0
     let timescale: Int32
     private let stream: StreamInfo
     private let trackID: UInt32
@@ -149,7 +154,8 @@ final class H264CopyProcessor: TrackProcessor {
 /// samples, smoothed to exact frame counts where the input's are close.
 final class AACCopyProcessor: TrackProcessor {
     let kind = TrackFormat.Kind.audio
-    private(set) var format: TrackFormat?
+    private(set) var format: TrackFormat? { didSet { formatVersion += 1 } }
+    private(set) var formatVersion = 0
     /// The sample rate: it follows the AudioSpecificConfig.
     private(set) var timescale: Int32
     private let stream: StreamInfo
@@ -321,6 +327,7 @@ final class AudioEncodeStage {
 final class VideoTranscodeProcessor: TrackProcessor {
     let kind = TrackFormat.Kind.video
     var format: TrackFormat? { stage.format }
+    let formatVersion = 1
     var timescale: Int32 { stage.timescale }
     private let decoder: VideoDecoder
     private let stage: VideoEncodeStage
@@ -364,6 +371,7 @@ final class VideoTranscodeProcessor: TrackProcessor {
 final class AudioTranscodeProcessor: TrackProcessor {
     let kind = TrackFormat.Kind.audio
     var format: TrackFormat? { stage.format }
+    let formatVersion = 1
     var timescale: Int32 { Int32(stage.format.sampleRate) }
     private let decoder: AudioDecoder
     private let stage: AudioEncodeStage

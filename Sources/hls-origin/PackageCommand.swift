@@ -38,7 +38,6 @@ struct PackageCommand: AsyncParsableCommand {
         if let error = InputSpec.missingFileError(input) { fail(error) }
         var options = try media.pipelineOptions(input: .url(input))
         options.realtime = false
-        options.targetDurationUpFront = false
         let stats = PipelineStats()
         let writer: VODWriter
         do {

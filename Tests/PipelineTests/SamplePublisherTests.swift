@@ -2,6 +2,7 @@ import HLS
 import MediaCore
 import MediaPresentation
 import Pipeline
+import Producer
 import Synchronization
 import Testing
 
@@ -168,31 +169,7 @@ import Testing
         #expect(snap.window[3].info.startTime == snap.window[2].info.startTime + snap.window[2].info.duration)
         let text = try #require(PlaylistBuilder.mediaPlaylist(snap, scheme: layout.renditions[0].scheme, playlistType: nil)).render()
         #expect(text.contains("#EXT-X-DISCONTINUITY\n#EXT-X-MAP:URI=\"init1.mp4\"\n"))
-        #expect(throws: PipelineError.self) { try publisher.update(Self.audio, track: 0) }
+        #expect(throws: ProducerError.self) { try publisher.update(Self.audio, track: 0) }
     }
 }
 
-/// Which network inputs are taken up again, and how (`serve`'s reconnect rules).
-@Suite struct InputReconnectTests {
-    @Test func listenersAndCallers() {
-        #expect(InputSpec.reconnect("srt://0.0.0.0:9000?mode=listener") == .listen)
-        #expect(InputSpec.reconnect("srt://10.0.0.5:9000?latency=200000") == .call)
-        #expect(InputSpec.reconnect("rtmp://0.0.0.0:1935/live/cam?listen") == .listen)
-        #expect(InputSpec.reconnect("rtmp://example.com/live/cam") == .call)
-        #expect(InputSpec.reconnect("udp://239.0.0.1:5000") == .listen)
-        #expect(InputSpec.reconnect("rtsp://10.0.0.5/stream") == .call)
-        #expect(InputSpec.reconnect("https://example.com/live/index.m3u8") == .call)
-        #expect(InputSpec.reconnect("movie.mp4") == nil)
-        #expect(InputSpec.reconnect("-") == nil)
-        #expect(InputSpec.reconnect("/dev/video0") == nil)
-    }
-
-    @Test func rtmpListenModeIsAnOptionNotPartOfTheKey() {
-        let a = InputSpec.demuxerInput("rtmp://0.0.0.0:1935/live/cam?listen")
-        #expect(a.url == "rtmp://0.0.0.0:1935/live/cam" && a.options == ["listen": "1"])
-        let b = InputSpec.demuxerInput("rtmp://0.0.0.0:1935/live/cam?listen=1&x=y")
-        #expect(b.url == "rtmp://0.0.0.0:1935/live/cam?x=y" && b.options == ["listen": "1"])
-        let c = InputSpec.demuxerInput("srt://0.0.0.0:9000?mode=listener")
-        #expect(c.url == "srt://0.0.0.0:9000?mode=listener" && c.options.isEmpty)
-    }
-}

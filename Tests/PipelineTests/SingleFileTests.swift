@@ -3,6 +3,7 @@ import HLS
 import MediaCore
 import MediaPresentation
 import Pipeline
+import Producer
 import TestSupport
 import Testing
 

@@ -1,4 +1,3 @@
-import HLS
 import Logging
 import MediaCore
 import MediaPresentation
@@ -15,7 +14,7 @@ import MediaPresentation
 /// Not `Sendable`: feed it from one task or thread.
 public final class SamplePublisher {
     public private(set) var tracks: [TrackFormat]
-    private var sink: SegmentingSink
+    private var chain: ProducerChain
     private var finished = false
 
     /// - Parameters:
@@ -26,30 +25,32 @@ public final class SamplePublisher {
     public init(tracks: [TrackFormat], renditions: [(Rendition, [Int])]? = nil, segmentDuration: MediaTime = .seconds(1),
                 partDuration: MediaTime? = MediaTime(value: 333, timescale: 1000), output: any PresentationConsumer,
                 logger: Logger = Logger(label: "hls-origin")) throws {
-        guard !tracks.isEmpty else { throw PipelineError.invalidOption("a publisher needs at least one track") }
+        guard !tracks.isEmpty else { throw ProducerError.invalidOption("a publisher needs at least one track") }
         let plan = renditions.map { RenditionPlan(renditions: $0.map(\.0), groups: $0.map(\.1)) }
             ?? .muxed(trackCount: tracks.count)
         self.tracks = tracks
-        sink = SegmentingSink(output: output, stats: PipelineStats(), segmentDuration: segmentDuration,
-                              partDuration: partDuration, targetDuration: MediaPlaylist.targetDuration(for: [segmentDuration]),
-                              waitForSecondKeyframe: false, plan: plan, kinds: tracks.map(\.kind), logger: logger)
+        chain = ProducerChain(plan: plan, kinds: tracks.map(\.kind),
+                              settings: .init(segmentDuration: segmentDuration, partDuration: partDuration),
+                              output: output, logger: logger)
+        for (t, f) in tracks.enumerated() { try chain.accept(.format(track: t, f)) }
     }
 
     /// Appends one sample of `track` (an index into `tracks`), in decode order within the track. `wallClock` is when
     /// it was captured (for `EXT-X-PROGRAM-DATE-TIME`).
     public func append(_ sample: Sample, track: Int, wallClock: WallClock = .now) throws {
         guard !finished else { return }
-        guard tracks.indices.contains(track) else { throw PipelineError.invalidOption("no track \(track)") }
-        try sink.accept([sample], track: track, formats: tracks, wallClock: wallClock)
+        guard tracks.indices.contains(track) else { throw ProducerError.invalidOption("no track \(track)") }
+        try chain.accept(.samples(track: track, [sample], wallClock: wallClock))
     }
 
     /// New codec parameters for a track (the app's encoder was reconfigured: a new size, new SPS/PPS). From the
     /// next sample on, which should be a keyframe, the renditions get a new init segment and a discontinuity.
     public func update(_ format: TrackFormat, track: Int) throws {
         guard tracks.indices.contains(track), tracks[track].kind == format.kind else {
-            throw PipelineError.invalidOption("track \(track) cannot become a \(format.kind.rawValue) track")
+            throw ProducerError.invalidOption("track \(track) cannot become a \(format.kind.rawValue) track")
         }
         tracks[track] = format
+        try chain.accept(.format(track: track, format))
     }
 
     /// The app's source started over (a camera or an encoder reconnected): the segment in progress ends now, and the
@@ -57,13 +58,14 @@ public final class SamplePublisher {
     /// video keyframe (earlier samples are dropped). What `serve` does when a network publisher comes back.
     public func restart() throws {
         guard !finished else { return }
-        try sink.reconnect()
+        try chain.reconnect()
+        for (t, f) in tracks.enumerated() { try chain.accept(.format(track: t, f)) }
     }
 
     /// Ends the stream: the last segment is written and the playlists get `EXT-X-ENDLIST`.
     public func finish() throws {
         guard !finished else { return }
         finished = true
-        try sink.finish(formats: tracks)
+        try chain.finish()
     }
 }

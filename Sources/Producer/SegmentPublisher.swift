@@ -1,0 +1,83 @@
+import HLS
+import Logging
+import MediaCore
+import MediaPresentation
+import Segmenter
+
+/// The last stage of the producer chain: what the segmenter made, as the facts the presentation consumers read
+/// (`PresentationEvent`s): each rendition's init segment, its parts (`PartInfo`) and segments (`SegmentInfo`), with
+/// their program date-time.
+///
+/// `EXT-X-PROGRAM-DATE-TIME` = anchor wall clock + (segment start − anchor media time): it advances exactly with the
+/// media, whatever the arrival jitter. Re-anchored only when arrival drifts from the projection by more than
+/// `maxClockDriftMillis` (a stalled input), and after a reconnect. Epoch-locked, a segment's date is its start on the
+/// input clock: the same on every origin fed the same input.
+public struct SegmentPublisher {
+    public let epochLocked: Bool
+    let logger: Logger
+    /// `EXT-X-TARGETDURATION` the stream announced (a longer segment is logged once).
+    public var targetDuration: Int
+    /// When the samples being accepted now arrived: a part they close was closed then (`PartInfo.closedAt`).
+    public var arrival: WallClock?
+    static let maxClockDriftMillis: Int64 = 5_000
+    private var clockAnchor: (wall: Int64, media: MediaTime)?
+    private var warnedLongSegment = false
+    private var warnedEpochSlip = false
+
+    public init(targetDuration: Int, epochLocked: Bool = false, logger: Logger) {
+        self.targetDuration = targetDuration
+        self.epochLocked = epochLocked
+        self.logger = logger
+    }
+
+    /// A new connection's program date-time is anchored afresh.
+    public mutating func reconnected() { clockAnchor = nil }
+
+    /// The events for one supervisor output. `epochSlips`: the running segmenter's count (a warning, once).
+    public mutating func events(_ output: TimelineSupervisor.Output, epochSlips: Int = 0) -> [PresentationEvent] {
+        switch output {
+        case .inits(let inits):
+            return inits.enumerated().map { .initSegment(rendition: $0, bytes: $1.bytes, tracks: $1.tracks) }
+        case .part(let p):
+            return [.part(rendition: p.group, PartInfo(segmentSequence: p.segmentSequence, index: p.index, duration: p.duration,
+                                                       byteCount: p.bytes.count, independent: p.independent,
+                                                       endsSegment: p.endsSegment, closedAt: arrival, offset: p.offset),
+                          bytes: p.bytes)]
+        case .segment(let s):
+            return [.segment(rendition: s.group, info(s, epochSlips: epochSlips), bytes: s.bytes)]
+        }
+    }
+
+    mutating func info(_ s: Segment, epochSlips: Int) -> SegmentInfo {
+        SegmentInfo(sequence: s.sequence, startTime: s.startTime, duration: s.duration, byteCount: s.bytes.count,
+                    programDateTime: programDateTime(s, epochSlips: epochSlips) ?? .now, discontinuity: s.discontinuity,
+                    videoSampleCount: s.videoSampleCount, startsWithSyncSample: s.startsWithSyncSample,
+                    earliestPresentationTime: s.earliestPresentationTime, partRanges: s.partRanges)
+    }
+
+    private mutating func programDateTime(_ s: Segment, epochSlips: Int) -> WallClock? {
+        if s.group == 0 {
+            let rounded = MediaPlaylist.targetDuration(for: [s.duration])
+            if rounded > targetDuration && !warnedLongSegment {
+                warnedLongSegment = true
+                logger.warning("segment \(s.sequence) lasts \(s.duration.seconds) s, longer than EXT-X-TARGETDURATION \(targetDuration) (the input's keyframes are irregular)")
+            }
+        }
+        if epochLocked {
+            if epochSlips > 0, !warnedEpochSlip {
+                warnedEpochSlip = true
+                logger.warning("epoch locking: segment \(s.sequence) is not numbered by its place on the input clock's grid (keyframes further apart than the segment duration, or a timeline that moved): an origin that joined at another moment may number it differently")
+            }
+            // The segment's start on the input clock is its date.
+            return WallClock(millisecondsSince1970: MediaTime.rescale(s.startTime.value, from: s.startTime.timescale, to: 1000))
+        }
+        guard let arrival = s.programDateTime?.millisecondsSince1970 else { return s.programDateTime }
+        let projected = clockAnchor.map { $0.wall + MediaTime.rescale((s.startTime - $0.media).value, from: s.startTime.timescale, to: 1000) }
+        if let projected, abs(arrival - projected) <= Self.maxClockDriftMillis {
+            return WallClock(millisecondsSince1970: projected)
+        }
+        if projected != nil { logger.info("input clock drifted from the wall clock; re-anchoring program date-time") }
+        clockAnchor = (arrival, s.startTime)
+        return s.programDateTime
+    }
+}
