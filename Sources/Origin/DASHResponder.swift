@@ -7,8 +7,6 @@ import NIOCore
 /// MPEG-DASH from the same presentation: `manifest.mpd` beside `index.m3u8`, the `time` endpoint its `UTCTiming`
 /// names, and low-latency DASH's segment in progress sent by chunked transfer as its parts are published.
 extension OriginResponder {
-    static let manifestName = "manifest.mpd"
-    static let timeName = "time"
 
     /// The origin's wall clock for `UTCTiming` (`urn:mpeg:dash:utc:http-iso:2014`): an ISO 8601 date-time.
     func time(_ request: Request) -> Response {
@@ -44,8 +42,8 @@ extension OriginResponder {
             (c >= UInt8(ascii: "a") && c <= UInt8(ascii: "z")) || (c >= UInt8(ascii: "A") && c <= UInt8(ascii: "Z"))
                 || (c >= UInt8(ascii: "0") && c <= UInt8(ascii: "9")) || c == UInt8(ascii: ".") || c == UInt8(ascii: "-")
                 || c == UInt8(ascii: ":") || c == UInt8(ascii: "[") || c == UInt8(ascii: "]")
-        }) else { return timeName }
-        return scheme + "://" + host + directory + timeName
+        }) else { return Route.timeName }
+        return scheme + "://" + host + directory + Route.timeName
     }
 
     /// A segment that is not complete yet. With LL parts, the segment in progress (or the next one, once it starts)

@@ -51,32 +51,31 @@ struct FastPath: Sendable {
     /// counts for 10 s after its last request: once a second per connection is the same count, with less locking).
     func answer(path: Substring, remote: SocketAddress?, sawViewer: (String) -> Bool = { _ in true }) -> Answer? {
         let generation = responder.registry.generation
-        guard enabled, path.utf8.count <= OriginResponder.maxPathLength, path.utf8.first == UInt8(ascii: "/"),
-              !OriginResponder.hasDotDot(path.utf8),
-              let (name, presentation, inner) = responder.registry.resolveNamed(path.dropFirst()) else { return nil }
+        guard enabled, Route.validate(path) == nil,
+              case .stream(let name, let presentation, let route) = Route.resolve(path, in: responder.registry) else { return nil }
+        // Read before the objects: an answer made from them is current while it has not moved.
         let changes = presentation.changeCount
-        guard let layout = presentation.layout, let (r, object) = layout.resolve(inner) else { return nil }
+        guard case .object(let r, let object, let layout) = route else { return nil }
         let window = layout.windows[r]
         let found: (head: ByteBuffer, fields: HTTPFields, body: Body, file: MemoryFile?)
-        let kind: String
         switch object {
         case .playlist:
             guard window.snapshot().isPlayable,
                   let (body, fields, head) = responder.preparedMediaPlaylist(presentation, layout, r) else { return nil }
-            (found, kind) = ((head, fields, Body(body), nil), "playlist")
+            found = (head, fields, Body(body), nil)
         case .initSegment(let i):
             guard let o = window.snapshot().initSegment(i), let head = o.payload.head else { return nil }
-            (found, kind) = ((head, o.payload.headers, o.payload.body, nil), "init")
+            found = (head, o.payload.headers, o.payload.body, nil)
         case .segment(let n):
             guard let o = window.snapshot().segment(n), let head = o.payload.head else { return nil }
-            (found, kind) = ((head, o.payload.headers, o.payload.body, o.payload.file), "segment")
+            found = (head, o.payload.headers, o.payload.body, o.payload.file)
         case .part(let n, let i):
             guard let o = window.snapshot().part(n, i), let head = o.payload.head else { return nil }
-            (found, kind) = ((head, o.payload.headers, o.payload.body, nil), "part")
+            found = (head, o.payload.headers, o.payload.body, nil)
         }
         if sawViewer(name) { responder.stats.sawViewer(remote, stream: name) }
         return Answer(head: found.head, fields: found.fields, body: found.body, file: found.file,
-                      labels: (OriginMetrics.streamLabel(name), layout.renditions[r].name, kind), stream: name,
+                      labels: Route.stream(name: name, presentation, route).labels, stream: name,
                       presentation: presentation, changes: changes, generation: generation)
     }
 
@@ -336,22 +335,42 @@ final class RawFastPathHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     /// ASCII case-insensitive, without making a string.
     static func fieldKind(_ name: UnsafeBufferPointer<UInt8>) -> FieldKind {
-        func named(_ s: StaticString) -> Bool {
-            guard name.count == s.utf8CodeUnitCount else { return false }
-            let p = s.utf8Start
-            for k in 0..<name.count where name[k] | 0x20 != p[k] | 0x20 { return false }
-            return true
-        }
-        func prefixed(_ s: StaticString) -> Bool {
-            guard name.count > s.utf8CodeUnitCount else { return false }
-            let p = s.utf8Start
-            for k in 0..<s.utf8CodeUnitCount where name[k] | 0x20 != p[k] | 0x20 { return false }
-            return true
-        }
-        if named("host") { return .host }
-        if named("content-length") || named("transfer-encoding") { return .body }
-        if named("connection") { return .connection }
-        if named("range") || prefixed("if-") || named("expect") || named("upgrade") { return .excluded }
+        if FullPathFields.named(name, "host") { return .host }
+        if FullPathFields.named(name, "connection") { return .connection }
+        if FullPathFields.bodyFields.contains(where: { FullPathFields.named(name, $0) }) { return .body }
+        if FullPathFields.contains(name) { return .excluded }
         return .other
+    }
+}
+
+/// The one list of request header fields that send a request to the full path, on HTTP/1.1 and HTTP/2 alike: a body
+/// (`Content-Length`, `Transfer-Encoding`), a range, a condition (`If-*`), an expectation or an upgrade need the full
+/// path's rules. Names compare ASCII case-insensitively.
+enum FullPathFields {
+    static let bodyFields: [StaticString] = ["content-length", "transfer-encoding"]
+    static let names: [StaticString] = bodyFields + ["range", "expect", "upgrade"]
+    static let prefixes: [StaticString] = ["if-"]
+
+    static func contains(_ name: UnsafeBufferPointer<UInt8>) -> Bool {
+        names.contains { named(name, $0) } || prefixes.contains { prefixed(name, $0) }
+    }
+
+    static func contains(_ name: String) -> Bool {
+        var n = name
+        return n.withUTF8 { contains($0) }
+    }
+
+    static func named(_ name: UnsafeBufferPointer<UInt8>, _ s: StaticString) -> Bool {
+        guard name.count == s.utf8CodeUnitCount else { return false }
+        let p = s.utf8Start
+        for k in 0..<name.count where name[k] | 0x20 != p[k] | 0x20 { return false }
+        return true
+    }
+
+    static func prefixed(_ name: UnsafeBufferPointer<UInt8>, _ s: StaticString) -> Bool {
+        guard name.count > s.utf8CodeUnitCount else { return false }
+        let p = s.utf8Start
+        for k in 0..<s.utf8CodeUnitCount where name[k] | 0x20 != p[k] | 0x20 { return false }
+        return true
     }
 }

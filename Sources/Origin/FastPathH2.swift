@@ -23,15 +23,12 @@ final class H2FastPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
         self.fastPath = fastPath
     }
 
-    /// Request header fields that need the full path's rules.
-    static let fullPathFields: [HTTPField.Name] = [.range, .ifRange, .ifNoneMatch, .ifMatch, .ifModifiedSince,
-                                                  .ifUnmodifiedSince, .contentLength, .transferEncoding, .expect]
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         if answered { return }
         guard case .head(let request) = unwrapInboundIn(data), request.method == .get || request.method == .head,
               let path = request.path, !path.utf8.contains(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "%") }),
-              !Self.fullPathFields.contains(where: { request.headerFields[$0] != nil }),
+              !request.headerFields.contains(where: { FullPathFields.contains($0.name.canonicalName) }),
               let answer = fastPath.answer(path: Substring(path), remote: context.channel.parent?.remoteAddress ?? context.channel.remoteAddress)
         else {
             context.fireChannelRead(data)

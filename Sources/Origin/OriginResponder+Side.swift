@@ -32,7 +32,6 @@ extension OriginResponder {
 
     /// `thumbnail.jpg`: the stream's newest keyframe as a small JPEG (the stream list shows it), made off the event
     /// loop. 503 with `Retry-After` before the first keyframe; cacheable for 2 s (a new one comes with a new keyframe).
-    static let thumbnailName = "thumbnail.jpg"
 
     func thumbnail(_ name: String, _ request: Request) async -> Response {
         guard let source = registry.thumbnails(for: name) else { return send(Self.notFound, request) }

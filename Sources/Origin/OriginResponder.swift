@@ -34,7 +34,6 @@ struct OriginResponder: HTTPResponder {
     /// Player QoE beacons (`POST qoe`), counted in `metrics`.
     let qoeIntake = QoEIntake()
 
-    static let maxPathLength = 256
 
     /// A page rendered per request (the stream list): `no-cache`.
     static func html(_ text: String) -> PreparedResponse {
@@ -64,8 +63,8 @@ struct OriginResponder: HTTPResponder {
             await self.route(request, path: Substring(request.uri.path), remote: context.channel.remoteAddress)
         }
         context.logger.debug("request", metadata: [
-            "method": "\(request.method.rawValue)", "path": "\(request.uri.path.prefix(Self.maxPathLength))",
-            "query": "\(Self.redacted(request.uri.query?.prefix(Self.maxPathLength) ?? ""))",
+            "method": "\(request.method.rawValue)", "path": "\(request.uri.path.prefix(Route.maxPathLength))",
+            "query": "\(Self.redacted(request.uri.query?.prefix(Route.maxPathLength) ?? ""))",
             "status": "\(response.status.code)", "remote": "\(context.channel.remoteAddress?.description ?? "-")",
         ])
         return response
@@ -129,11 +128,12 @@ struct OriginResponder: HTTPResponder {
     }
 
     /// Answers one request for `path` (the request's path, or what follows the mount point of `OriginMiddleware`),
-    /// and counts it in `metrics`.
+    /// and counts it in `metrics`. The path's route is resolved once, here, and read by everything after.
     func route(_ request: Request, path: Substring, remote: SocketAddress?) async -> Response {
-        let response = await routeUncounted(request, path: path, remote: remote)
+        let route = Route.validate(path) == nil ? Route.resolve(path, in: registry) : nil
+        let response = await routeUncounted(request, path: path, route: route, remote: remote)
         if let metrics {
-            let (stream, rendition, kind) = requestLabels(path)
+            let (stream, rendition, kind) = route?.labels ?? ("", "", "other")
             let sent = request.method == .head || response.status == .notModified
                 ? 0 : (response.headers[.contentLength].flatMap { Int($0) } ?? 0)
             metrics.countRequest(stream: stream, rendition: rendition, kind: kind, status: response.status.code, bytes: sent)
@@ -141,40 +141,21 @@ struct OriginResponder: HTTPResponder {
         return response
     }
 
-    /// The `stream`, `rendition` and `kind` labels of a request for `path` (see `OriginMetrics`): from the registry and
-    /// the layout, never the path's own text.
-    func requestLabels(_ path: Substring) -> (stream: String, rendition: String, kind: String) {
-        if path == "/metrics" { return ("", "", "metrics") }
-        if path.hasSuffix("/qoe"), let (name, _, inner) = registry.resolveNamed(path.dropFirst()), inner == "qoe" {
-            return (OriginMetrics.streamLabel(name), "", "qoe")
-        }
-        guard path.utf8.first == UInt8(ascii: "/"), path.utf8.count <= Self.maxPathLength,
-              let (name, presentation, inner) = registry.resolveNamed(path.dropFirst()) else { return ("", "", "other") }
-        let stream = OriginMetrics.streamLabel(name)
-        if inner == "index.m3u8" || inner == Self.manifestName { return (stream, "", "playlist") }
-        guard let layout = presentation.layout, let (r, object) = layout.resolve(inner) else { return (stream, "", "other") }
-        let kind = switch object {
-        case .playlist: "playlist"
-        case .initSegment: "init"
-        case .segment: "segment"
-        case .part: "part"
-        }
-        return (stream, layout.renditions[r].name, kind)
-    }
-
-    private func routeUncounted(_ request: Request, path: Substring, remote: SocketAddress?) async -> Response {
+    private func routeUncounted(_ request: Request, path: Substring, route: Route?, remote: SocketAddress?) async -> Response {
+        // POST only to a beacon path (a stream's or not: an unknown one is then 404, not 405).
         guard request.method == .get || request.method == .head || (request.method == .post && path.hasSuffix("/qoe")) else {
             return send(Self.methodNotAllowed, request)
         }
-        guard path.utf8.count <= Self.maxPathLength else { return send(Self.uriTooLong, request) }
-        guard path.utf8.first == UInt8(ascii: "/"), !Self.hasDotDot(path.utf8) else { return send(Self.badRequest, request) }
-        guard access.isEnabled else { return await serve(request, path: path, remote: remote, uriQuery: "") }
+        guard let route else {
+            return send(Route.validate(path) == .tooLong ? Self.uriTooLong : Self.badRequest, request)
+        }
+        guard access.isEnabled else { return await serve(request, route, remote: remote, uriQuery: "") }
         // Signatures name the path the client asked for (with the mount point, if any).
         switch access.check(request, path: Substring(request.uri.path)) {
         case .denied(let r):
             return send(r, request)
         case .allowed(let uriQuery):
-            var response = await serve(request, path: path, remote: remote, uriQuery: uriQuery)
+            var response = await serve(request, route, remote: remote, uriQuery: uriQuery)
             if !access.edgeChecks {
                 response.headers[.cacheControl] = AccessControl.privateCacheControl(response.headers[.cacheControl])
             }
@@ -183,55 +164,68 @@ struct OriginResponder: HTTPResponder {
     }
 
     /// `uriQuery`: the signature query the URIs of a playlist or manifest carry (`""`: none).
-    private func serve(_ request: Request, path: Substring, remote: SocketAddress?, uriQuery: String) async -> Response {
-        switch path {
-        case "/", "/index.html":
+    private func serve(_ request: Request, _ route: Route, remote: SocketAddress?, uriQuery: String) async -> Response {
+        switch route {
+        case .page:
             // Several named streams and none at the root: the list of streams.
             if registry.presentation(named: "") == nil && !registry.names.isEmpty { return send(Self.html(StreamDirectory.html(registry, stats)), request) }
             return send(page, request)
-        case "/hls.mjs": return send(hlsJS ?? Self.notFound, request)
-        case "/streams.json": return send(Self.json(StreamDirectory.json(registry, stats)), request)
-        case "/metrics": return send(metrics?.scrape(registry, stats) ?? Self.notFound, request)
-        default: break
+        case .hlsJS: return send(hlsJS ?? Self.notFound, request)
+        case .streamsJSON: return send(Self.json(StreamDirectory.json(registry, stats)), request)
+        case .metrics: return send(metrics?.scrape(registry, stats) ?? Self.notFound, request)
+        case .time: return time(request)
+        case .redirect(let location): return send(.text(.movedPermanently, "Moved\n", extra: [.location: location]), request)
+        case .notFound: return send(Self.notFound, request)
+        case .stream(let name, let presentation, let inner):
+            return await serve(request, name: name, presentation, inner, remote: remote, uriQuery: uriQuery)
         }
-        if path == "/" + Self.timeName { return time(request) }
-        if registry.presentation(named: String(path.dropFirst())) != nil, path.count > 1 {
-            // `/cam1` → `/cam1/`: the player page's relative URLs need the slash.
-            return send(.text(.movedPermanently, "Moved\n", extra: [.location: String(path) + "/"]), request)
-        }
-        guard let (name, presentation, inner) = registry.resolveNamed(path.dropFirst()) else { return send(Self.notFound, request) }
+    }
+
+    private func serve(_ request: Request, name: String, _ presentation: LivePresentation, _ route: Route.StreamRoute,
+                       remote: SocketAddress?, uriQuery: String) async -> Response {
         let stream = OriginMetrics.streamLabel(name)
+        switch route {
         // A named stream's own player page and the hls.js it loads (`./hls.mjs`, relative to `/cam1/`).
-        if inner.isEmpty || inner == "index.html" { return send(page, request) }
-        if inner == "hls.mjs" { return send(hlsJS ?? Self.notFound, request) }
-        if inner == "qoe" { return await qoe(request, stream: stream, remote: remote) }
-        if inner == Self.thumbnailName { return await thumbnail(name, request) }
-        stats.sawViewer(remote, stream: name)
-        if inner == "index.m3u8" { return await multivariant(presentation, request, uriQuery) }
-        if inner == Self.manifestName { return await manifest(presentation, request, uriQuery) }
-        if inner == Self.timeName { return time(request) }
-        guard let layout = presentation.layout else {
+        case .page: return send(page, request)
+        case .hlsJS: return send(hlsJS ?? Self.notFound, request)
+        case .qoe: return await qoe(request, stream: stream, remote: remote)
+        case .thumbnail: return await thumbnail(name, request)
+        case .time:
+            stats.sawViewer(remote, stream: name)
+            return time(request)
+        case .multivariant:
+            stats.sawViewer(remote, stream: name)
+            return await multivariant(presentation, request, uriQuery)
+        case .manifest:
+            stats.sawViewer(remote, stream: name)
+            return await manifest(presentation, request, uriQuery)
+        case .unknown:
+            stats.sawViewer(remote, stream: name)
+            return send(Self.notFound, request)
+        case .beforeLayout(let inner):
+            stats.sawViewer(remote, stream: name)
             // Not announced yet: only a playlist can be waited for.
             guard inner.hasSuffix(".m3u8"), await presentation.waitUntilPlayable(timeout: firstWait(nil)),
                   let layout = presentation.layout, let (r, object) = layout.resolve(inner), object == .playlist else {
                 return send(Self.retryLater(presentation), request)
             }
             return await mediaPlaylist(presentation, layout, r, request, uriQuery, remote, stream: stream)
-        }
-        guard let (r, object) = layout.resolve(inner) else { return send(Self.notFound, request) }
-        let window = layout.windows[r]
-        switch object {
-        case .playlist:
-            return await mediaPlaylist(presentation, layout, r, request, uriQuery, remote, stream: stream)
-        case .initSegment(let i):
-            guard let o = window.snapshot().initSegment(i) else { return send(Self.notFound, request) }
-            return send(.ok, o.payload.headers, o.payload.body, request)
-        case .segment(let n):
-            guard let o = window.snapshot().segment(n) else { return await pendingSegment(window, n, request) }
-            guard let recorded = o.payload.recorded else { return send(.ok, o.payload.headers, o.payload.body, request) }
-            return await sendRecorded(recorded, request)
-        case .part(let n, let i):
-            return await part(window, n, i, request, remote, labels: (stream, layout.renditions[r].name))
+        case .object(let r, let object, let layout):
+            stats.sawViewer(remote, stream: name)
+            let window = layout.windows[r]
+            switch object {
+            case .playlist:
+                return await mediaPlaylist(presentation, layout, r, request, uriQuery, remote, stream: stream)
+            case .initSegment(let i):
+                guard let o = window.snapshot().initSegment(i) else { return send(Self.notFound, request) }
+                return send(.ok, o.payload.headers, o.payload.body, request)
+            case .segment(let n):
+                guard let o = window.snapshot().segment(n) else { return await pendingSegment(window, n, request) }
+                guard let recorded = o.payload.recorded else { return send(.ok, o.payload.headers, o.payload.body, request) }
+                return await sendRecorded(recorded, request)
+            case .part(let n, let i):
+                return await part(window, n, i, request, remote, labels: (stream, layout.renditions[r].name))
+            }
         }
     }
 
@@ -411,13 +405,4 @@ struct OriginResponder: HTTPResponder {
     /// Strict unsigned decimal (1–19 digits, no sign, no leading zero).
     static func decimal(_ s: String) -> UInt64? { URIScheme.strictDecimal(Substring(s)) }
 
-    static func hasDotDot(_ utf8: Substring.UTF8View) -> Bool {
-        var previousDot = false
-        for c in utf8 {
-            let dot = c == UInt8(ascii: ".")
-            if dot && previousDot { return true }
-            previousDot = dot
-        }
-        return false
-    }
 }

@@ -34,7 +34,7 @@ struct StreamSummary: Encodable, Equatable {
     static func make(name: String, presentation: LivePresentation, viewers: Int = 0, now: Date = Date()) -> StreamSummary {
         let base = name.isEmpty ? "/" : "/\(name)/"
         var summary = StreamSummary(name: name, path: base, playlist: base + "index.m3u8",
-                                    thumbnail: base + OriginResponder.thumbnailName, state: "waiting", viewers: viewers,
+                                    thumbnail: base + Route.thumbnailName, state: "waiting", viewers: viewers,
                                     renditions: [])
         guard let layout = presentation.layout else {
             if presentation.isFinished { summary.state = "ended" }
