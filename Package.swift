@@ -1,6 +1,7 @@
 // swift-tools-version: 6.0
 // hls-origin: a fragmented-MP4 segmenter and live HLS origin.
-// Data flows one way: input (FFmpegBridge / TestPattern) -> Pipeline -> Segmenter (ISOBMFF) -> Origin (HLS, HTTP).
+// Data flows one way (docs/architecture.md): input (FFmpegBridge / TestPattern) -> source and run loop (Pipeline) ->
+// stages (Producer) -> Segmenter (ISOBMFF) -> events fanned out to windows (MediaPresentation) -> routes (Origin) -> HTTP.
 import PackageDescription
 
 let package = Package(
