@@ -40,26 +40,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Port to listen on (0 picks a free port).")
     var port = 8080
 
-    @Option(name: .customLong("config"), help: ArgumentHelp("Streams to serve, with options per stream, from a TOML or YAML file ([streams.NAME] input = ..., ladder, loop, segment_duration, part_duration, window, transcode, video_bitrate, audio_bitrate, crf, preset, size, input_format, input_options, realtime, reconnect, epoch_from_input). The flags are every stream's defaults.", valueName: "file"))
+    @Option(name: .customLong("config"), help: ArgumentHelp("Streams to serve, with options per stream, from a TOML or YAML file ([streams.NAME] input = ..., \(StreamOptions.CodingKeys.allNames.filter { $0 != "input" }.joined(separator: ", "))). The flags are every stream's defaults.", valueName: "file"))
     var configPath: String?
 
-    @Option(help: "Segments in the live playlist.")
-    var window = 6
-
-    @Flag(help: "Restart the file at its end, forever, with continuous timestamps.")
-    var loop = false
-
-    @Flag(name: .customLong("no-realtime"), help: "Read a file as fast as possible instead of at real-time speed.")
-    var noRealtime = false
-
-    @Flag(name: .customLong("no-reconnect"), help: "End the stream when a network input's publisher goes away, instead of waiting for (or reconnecting to) the next one.")
-    var noReconnect = false
-
-    @Flag(name: .customLong("epoch-from-input"), help: "Redundant origins: take the timeline, segment numbers and EXT-X-PROGRAM-DATE-TIME from the input's timestamps, read as the encoder's UTC clock (MPEG-TS: modulo 26.5 h), with segments cut on a grid of whole segment durations since 1970. Origins fed the same input then serve byte-identical playlists and segments whenever they started. Needs a keyframe at least every segment duration.")
-    var epochFromInput = false
-
-    @Option(name: .customLong("part-duration"), help: ArgumentHelp("Low-Latency HLS part duration in seconds (0 turns LL-HLS off). Clients that don't know LL-HLS read whole segments as usual.", valueName: "seconds"))
-    var partDuration = "0.333"
+    // Per-stream flags (each also a key of a config stream): --window, --loop, --no-realtime, --no-reconnect,
+    // --epoch-from-input, --part-duration.
+    @OptionGroup var stream: StreamFlags
 
     @Option(name: .customLong("record"), help: ArgumentHelp("Record every init segment, segment and playlist to this directory as they are published (the layout 'package' writes). Its playlists grow (EXT-X-PLAYLIST-TYPE:EVENT) and become VOD with EXT-X-ENDLIST at the end of input or on Ctrl-C; after a crash they play up to the last complete segment. The directory must be empty or absent.", valueName: "dir"))
     var record: String?
@@ -148,90 +134,78 @@ struct ServeCommand: AsyncParsableCommand {
     var logLevel: Logger.Level = .notice
 
     func validate() throws {
-        guard (1...1000).contains(window) else { throw ValidationError("--window must be between 1 and 1000 segments") }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0-65535") }
-        if loop && inputs == ["-"] { throw ValidationError("--loop needs a file: standard input cannot be rewound") }
+        _ = try flags()
+        _ = try testPatternFrame()
         _ = try connectionLimits()
         if pushing.noServe, dvrWindow != nil {
             throw ValidationError("--dvr-window is for the local server; it does nothing with --no-serve")
         }
-        if let dvrWindow {
-            _ = try parseLongDuration(dvrWindow, flag: "--dvr-window")
+        if dvrWindow != nil {
+            _ = try timeShift()
             if record == nil {
                 throw ValidationError("--dvr-window needs --record DIR: history beyond --window is read back from the recording")
             }
         }
     }
 
+    /// The options every stream starts from.
+    func flags() throws -> StreamOptions { try stream.options(with: media) }
+
+    /// `--test-pattern-size`: both sides.
+    func testPatternFrame() throws -> (width: Int, height: Int) {
+        do {
+            return try PictureSize(flag: "--test-pattern-size", testPatternSize).exact()
+        } catch let error as OptionError {
+            throw ValidationError(error.message(option: "--test-pattern-size"))
+        }
+    }
+
+    /// `--dvr-window`: 1 second to 7 days.
+    func timeShift() throws -> MediaTime? {
+        guard let dvrWindow else { return nil }
+        let history = try LongDuration(flag: "--dvr-window", dvrWindow)
+        guard (1_000...7 * 86_400_000).contains(history.milliseconds) else {
+            throw ValidationError("--dvr-window must be between 1 second and 7 days")
+        }
+        return history.time
+    }
+
     func run() async throws {
         let logger = makeLogger(level: logLevel)
-        let (w, h) = try parseSize(testPatternSize, flag: "--test-pattern-size")
-        let testPattern = InputSpec.testPattern(width: (w ?? 1280) & ~1, height: (h ?? 720) & ~1, frameRate: try media.testPatternRate)
-        var options = try media.pipelineOptions(input: testPattern)
-        options.reconnect = !noReconnect
-        options.epochFromInput = epochFromInput
-        options.loop = loop
-        if noRealtime { options.realtime = false }
-        if partDuration != "0" && partDuration != "0.0" {
-            let part = try parseDuration(partDuration, flag: "--part-duration", range: 50...5_000)
-            guard part < options.segmentDuration else {
-                throw ValidationError("--part-duration must be shorter than --segment-duration")
-            }
-            options.partDuration = part
+        let testPattern = try testPatternFrame()
+        let flags = try flags()
+        let plan: ServePlan
+        do {
+            plan = try ServePlan.make(flags: flags, arguments: inputs, configPath: configPath, environment: .init(
+                loadConfig: ServeConfig.load, missingFileError: InputSpec.missingFileError, isLocalPath: InputSpec.isLocalPath))
+        } catch .usage(let message) {
+            throw ValidationError(message)
+        } catch .failure(let message) {
+            fail(message)
         }
-        let planned: [PlannedStream]
-        if let configPath {
-            guard inputs.isEmpty else { throw ValidationError("give the inputs either as arguments or in --config, not both") }
-            do {
-                let file = try ServeConfig.load(path: configPath)
-                planned = try file.streams.map { try $0.entry.apply(to: options, window: window, name: $0.name, testPattern: testPattern) }
-            } catch {
-                fail(describe(error))
-            }
-        } else {
-            planned = try StreamSpec.parse(inputs, testPattern: testPattern).map { spec in
-                var o = options
-                o.input = spec.input
-                return PlannedStream(spec: spec, options: o, window: window)
-            }
-        }
-        for p in planned {
-            let label = p.spec.name.isEmpty ? "" : "\(p.spec.name): "
-            if case .url(let url) = p.spec.input, let error = InputSpec.missingFileError(url) {
-                fail(label + error)
-            }
-            if p.options.epochFromInput {
-                // A file or the test pattern starts its timestamps at zero: there is no clock to share.
-                guard case .url(let url) = p.spec.input, !InputSpec.isLocalPath(url) else {
-                    throw ValidationError(label + "--epoch-from-input takes the timeline from a live input's clock (MPEG-TS over UDP, RTP, SRT or a pipe); a file or the test pattern has none")
-                }
-            }
-        }
-        if planned.filter({ if case .url("-") = $0.spec.input { true } else { false } }).count > 1 {
-            throw ValidationError("only one input can be standard input ('-')")
-        }
-
-        let history = try dvrWindow.map { try parseLongDuration($0, flag: "--dvr-window") }
+        let history = try timeShift()
         var opened: [ServedStream] = []
         let registry = PresentationRegistry()
-        for p in planned {
-            let spec = p.spec
+        for planned in plan.streams {
+            let name = planned.name
             var streamLogger = logger
-            if !spec.name.isEmpty { streamLogger[metadataKey: "stream"] = "\(spec.name)" }
-            let directory = record.map { spec.name.isEmpty ? $0 : URL(fileURLWithPath: $0).appendingPathComponent(spec.name).path }
+            if !name.isEmpty { streamLogger[metadataKey: "stream"] = "\(name)" }
+            let directory = record.map { name.isEmpty ? $0 : URL(fileURLWithPath: $0).appendingPathComponent(name).path }
             let stream: ServedStream
             do {
-                stream = try ServedStream(name: spec.name, options: p.options, window: p.window, history: history,
+                stream = try ServedStream(name: name, options: PipelineOptions(planned.options, testPattern: testPattern),
+                                          window: planned.window, history: history,
                                           recordDirectory: directory, serve: !pushing.noServe,
-                                          pusher: pushing.makePusher(windowSize: p.window, stream: spec.name, logger: streamLogger),
+                                          pusher: pushing.makePusher(windowSize: planned.window, stream: name, logger: streamLogger),
                                           logger: streamLogger)
                 // A file that cannot be opened or probed fails here, before the server says it is serving.
                 try stream.open()
             } catch {
-                fail((spec.name.isEmpty ? "" : "\(spec.name): ") + describe(error))
+                fail(planned.label + describe(error))
             }
-            registry.register(stream.presentation, at: spec.name)
-            registry.setThumbnails(Thumbnailer(keyframes: stream.pipeline.keyframes), for: spec.name)
+            registry.register(stream.presentation, at: name)
+            registry.setThumbnails(Thumbnailer(keyframes: stream.pipeline.keyframes), for: name)
             opened.append(stream)
         }
         let streams = opened
@@ -255,7 +229,7 @@ struct ServeCommand: AsyncParsableCommand {
         config.host = host
         config.port = port
         config.hlsJSPath = resolveHLSJS()
-        config.lowLatencyPage = planned.contains { $0.options.partDuration != nil }
+        config.lowLatencyPage = plan.lowLatency
         config.limits = try connectionLimits()
         config.metrics = metrics
         raiseFileLimit(toFit: config.limits.maxConnections)
