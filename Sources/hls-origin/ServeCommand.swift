@@ -173,140 +173,34 @@ struct ServeCommand: AsyncParsableCommand {
 
     func run() async throws {
         let logger = makeLogger(level: logLevel)
-        let testPattern = try testPatternFrame()
-        let flags = try flags()
-        let plan: ServePlan
-        do {
-            plan = try ServePlan.make(flags: flags, arguments: inputs, configPath: configPath, environment: .init(
-                loadConfig: ServeConfig.load, missingFileError: InputSpec.missingFileError, isLocalPath: InputSpec.isLocalPath))
-        } catch .usage(let message) {
-            throw ValidationError(message)
-        } catch .failure(let message) {
-            fail(message)
-        }
-        let history = try timeShift()
-        var opened: [ServedStream] = []
-        let registry = PresentationRegistry()
-        for planned in plan.streams {
-            let name = planned.name
-            var streamLogger = logger
-            if !name.isEmpty { streamLogger[metadataKey: "stream"] = "\(name)" }
-            let directory = record.map { name.isEmpty ? $0 : URL(fileURLWithPath: $0).appendingPathComponent(name).path }
-            let stream: ServedStream
-            do {
-                stream = try ServedStream(name: name, options: PipelineOptions(planned.options, testPattern: testPattern),
-                                          window: planned.window, history: history,
-                                          recordDirectory: directory, serve: !pushing.noServe,
-                                          pusher: pushing.makePusher(windowSize: planned.window, stream: name, logger: streamLogger),
-                                          logger: streamLogger)
-                // A file that cannot be opened or probed fails here, before the server says it is serving.
-                try stream.open()
-            } catch {
-                fail(planned.label + describe(error))
-            }
-            registry.register(stream.presentation, at: name)
-            registry.setThumbnails(Thumbnailer(keyframes: stream.pipeline.keyframes), for: name)
-            opened.append(stream)
-        }
-        let streams = opened
-        // GET /metrics (Prometheus text format): publications counted as they happen, input figures read per scrape.
-        let metrics = OriginMetrics()
-        for stream in streams { metrics.observe(stream.presentation, named: stream.name) }
-        metrics.addScrapeHook {
-            for stream in streams {
-                let s = stream.pipeline.stats.snapshot()
-                metrics.updateInput(stream: stream.name, videoFrames: s.videoFrames, inputBytes: s.inputBytes,
-                                    mediaSeconds: s.mediaSeconds, wallSeconds: s.wallSeconds, reconnects: s.reconnects)
-            }
-        }
-
+        let plan = try makePlan()
+        let streams = try openStreams(plan, history: try timeShift(), logger: logger)
+        let metrics = observe(streams)
         if pushing.noServe {
             await pushOnly(streams)
             return
         }
-
-        var config = OriginConfiguration()
-        config.host = host
-        config.port = port
-        config.hlsJSPath = resolveHLSJS()
-        config.lowLatencyPage = plan.lowLatency
-        config.limits = try connectionLimits()
-        config.metrics = metrics
+        let config = try originConfiguration(lowLatency: plan.lowLatency, metrics: metrics)
         raiseFileLimit(toFit: config.limits.maxConnections)
-        switch (tlsCert, tlsKey) {
-        case let (cert?, key?):
-            let files = OriginConfiguration.TLSFiles(certificatePath: cert, privateKeyPath: key)
-            do { try files.validate() } catch { fail(describe(error)) }
-            config.tls = files
-        case (nil, nil): break
-        default: throw ValidationError("--tls-cert and --tls-key go together")
-        }
-        // Access control (issue 12 §4).
-        config.access = access.accessControl()
         let signedPage = try access.signedPage()
+        let registry = PresentationRegistry()
+        for stream in streams {
+            registry.register(stream.presentation, at: stream.name)
+            registry.setThumbnails(Thumbnailer(keyframes: stream.pipeline.keyframes), for: stream.name)
+        }
         let server = OriginServer(registry: registry, configuration: config, logger: logger)
 
         let scheme = config.tls == nil ? "http" : "https"
         let started = StartOnce(Thread { streams.forEach { $0.start() } })
         let serverTask = Task {
             try await server.run(onStarted: { boundPort in
-                let url = "\(scheme)://\(host == "0.0.0.0" ? "127.0.0.1" : host):\(boundPort)/"
-                if let exposure = access.exposure(host: host, scheme: scheme, port: boundPort) {
-                    FileHandle.standardError.write(Data((exposure + "\n").utf8))
-                }
-                if let (path, expires) = signedPage {
-                    let until = Date(timeIntervalSince1970: TimeInterval(expires)).formatted(.iso8601)
-                    let query = path.drop { $0 != "?" }
-                    FileHandle.standardError.write(Data("hls-origin: serving \(url.dropLast())\(path)  (signed page URL, valid until \(until); playlist \(url)index.m3u8\(query))\n".utf8))
-                } else if streams.count == 1 && streams[0].name.isEmpty {
-                    FileHandle.standardError.write(Data("hls-origin: serving \(url)  (playlist \(url)index.m3u8)\n".utf8))
-                } else {
-                    let names = streams.map { "\(url)\($0.name)/index.m3u8" }.joined(separator: ", ")
-                    FileHandle.standardError.write(Data("hls-origin: serving \(streams.count) streams at \(url)  (\(names))\n".utf8))
-                }
+                announce(streams, scheme: scheme, port: boundPort, signedPage: signedPage)
                 started.start()
             })
         }
         let signals = SignalWatcher { serverTask.cancel() }
-
-        let single = streams.count == 1
         let status = StatusLine(enabled: !quiet && isatty(STDERR_FILENO) == 1)
-        let statusTask = Task {
-            var reported = Set<String>()
-            while !Task.isCancelled {
-                try? await Task.sleep(for: .milliseconds(500))
-                for stream in streams where !reported.contains(stream.name) {
-                    switch stream.outcome.get() {
-                    case .failed(let message):
-                        reported.insert(stream.name)
-                        status.clear()
-                        if single && stream.publishedNothing {
-                            // Nothing was ever served: this is a startup error. Exit with it.
-                            fail(message)
-                        }
-                        FileHandle.standardError.write(Data("hls-origin: error: \(stream.label)input failed: \(message); the playlist is ended, still serving (Ctrl-C to stop)\n".utf8))
-                    case .finished:
-                        reported.insert(stream.name)
-                        status.clear()
-                        FileHandle.standardError.write(Data("hls-origin: \(stream.label)end of input; the playlist is ended, still serving (Ctrl-C to stop)\n".utf8))
-                    case .running:
-                        break
-                    }
-                }
-                let snaps = streams.map { $0.pipeline.stats.snapshot() }
-                let rate = snaps.reduce(0) { $0 + $1.bitRate }
-                if single, let s = snaps.first {
-                    let fps = s.wallSeconds > 0 ? Double(s.videoFrames) / s.wallSeconds : 0
-                    status.show(String(format: "in %.1f fps | speed %.2fx | out %@ | segments %d | viewers %d",
-                                       fps, s.speed, formatRate(rate), s.segments, server.stats.activeViewers))
-                } else {
-                    let live = streams.filter { if case .running = $0.outcome.get() { true } else { false } }.count
-                    status.show(String(format: "streams %d (%d running) | out %@ | segments %d | viewers %d",
-                                       streams.count, live, formatRate(rate), snaps.reduce(0) { $0 + $1.segments },
-                                       server.stats.activeViewers))
-                }
-            }
-        }
+        let statusTask = Task { await reportStatus(streams, server: server, on: status) }
 
         do {
             try await serverTask.value
@@ -324,6 +218,42 @@ struct ServeCommand: AsyncParsableCommand {
         for stream in streams { if let pusher = stream.pusher { await finishPush(pusher, label: stream.label) } }
         _ = signals
         FileHandle.standardError.write(Data("hls-origin: stopped\n".utf8))
+    }
+
+    /// The streams the arguments, `--config` and the flags ask for; a refusal is one line (exit 64 with the usage for
+    /// a mistake in the command line, 1 for one in the config file or the inputs).
+    func makePlan() throws -> ServePlan {
+        let flags = try flags()
+        do {
+            return try ServePlan.make(flags: flags, arguments: inputs, configPath: configPath, environment: .init(
+                loadConfig: ServeConfig.load, missingFileError: InputSpec.missingFileError, isLocalPath: InputSpec.isLocalPath))
+        } catch .usage(let message) {
+            throw ValidationError(message)
+        } catch .failure(let message) {
+            fail(message)
+        }
+    }
+
+    /// The origin's settings from the flags.
+    func originConfiguration(lowLatency: Bool, metrics: OriginMetrics) throws -> OriginConfiguration {
+        var config = OriginConfiguration()
+        config.host = host
+        config.port = port
+        config.hlsJSPath = resolveHLSJS()
+        config.lowLatencyPage = lowLatency
+        config.limits = try connectionLimits()
+        config.metrics = metrics
+        switch (tlsCert, tlsKey) {
+        case let (cert?, key?):
+            let files = OriginConfiguration.TLSFiles(certificatePath: cert, privateKeyPath: key)
+            do { try files.validate() } catch { fail(describe(error)) }
+            config.tls = files
+        case (nil, nil): break
+        default: throw ValidationError("--tls-cert and --tls-key go together")
+        }
+        // Access control (issue 12 §4).
+        config.access = access.accessControl()
+        return config
     }
 
     private func resolveHLSJS() -> String? {
