@@ -86,8 +86,11 @@ let package = Package(
             "HLSOrigin", .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Logging", package: "swift-log"),
         ], path: "Examples/EmbeddedOrigin"),
-        // `serve --config`: streams and their options from TOML or YAML.
+        // Typed options: one StreamOptions from the flags of `serve` and `package` and from `serve --config` (TOML or
+        // YAML), its rules, and the plan of what `serve` runs. No FFmpeg: the stream names' rule is MediaPresentation's.
         .target(name: "ServeConfig", dependencies: [
+            "MediaCore", "MediaPresentation",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "TOMLKit", package: "TOMLKit"), .product(name: "Yams", package: "Yams"),
         ]),
         .executableTarget(name: "hls-origin", dependencies: [
@@ -99,7 +102,9 @@ let package = Package(
         // Helpers shared by the test targets (seeded generator).
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "MediaCoreTests", dependencies: ["MediaCore", "TestSupport"]),
-        .testTarget(name: "ServeConfigTests", dependencies: ["ServeConfig"]),
+        .testTarget(name: "ServeConfigTests", dependencies: [
+            "ServeConfig", "MediaCore", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
         .testTarget(name: "ISOBMFFTests", dependencies: ["TestSupport", "ISOBMFF", "MediaCore"], resources: [.copy("Fixtures")]),
         .testTarget(name: "HLSTests", dependencies: ["TestSupport", "HLS", "MediaCore"]),
         .testTarget(name: "DASHTests", dependencies: ["DASH", "MediaCore"]),

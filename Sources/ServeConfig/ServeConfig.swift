@@ -25,7 +25,13 @@ import Yams
 public struct ServeConfig: Equatable, Sendable {
     public struct Stream: Equatable, Sendable {
         public var name: String
-        public var entry: StreamEntry
+        /// The entry's options (its `input` is set); the flags' options go under them (`merged(over:)`).
+        public var options: StreamOptions
+
+        public init(name: String, options: StreamOptions) {
+            self.name = name
+            self.options = options
+        }
     }
     /// Sorted by name.
     public var streams: [Stream]
@@ -51,40 +57,49 @@ public struct ServeConfig: Equatable, Sendable {
         }
         do {
             return try parse(text, format: format)
-        } catch let e as ConfigError {
+        } catch let e as ConfigError where !e.isAboutAValue {
             throw ConfigError("\(path): \(e.message)")
         }
     }
 
+    /// The streams of a config file's text. Unknown keys are errors (typos), listed against `StreamOptions.CodingKeys`;
+    /// a value its type refuses is one line naming the stream and the key ("streams.a: segment_duration ...").
     public static func parse(_ text: String, format: Format) throws -> ServeConfig {
-        let file: File
-        let keys: Keys
+        let keys = try decode(Keys.self, text, format)
+        // Unknown keys are typos: say so rather than ignore them.
+        let known = StreamOptions.CodingKeys.allNames
+        for (name, entry) in keys.streams.sorted(by: { $0.key < $1.key }) {
+            if let unknown = entry.keys.sorted().first(where: { !known.contains($0) }) {
+                throw ConfigError("streams.\(name): unknown key '\(unknown)' (known: \(known.joined(separator: ", ")))")
+            }
+        }
+        let file = try decode(File.self, text, format)
+        for (name, entry) in file.streams.sorted(by: { $0.key < $1.key }) where entry.input == nil {
+            throw ConfigError("streams.\(name).input: missing")
+        }
+        guard !file.streams.isEmpty else { throw ConfigError("no streams: give at least one [streams.NAME] with an input") }
+        return ServeConfig(streams: file.streams.map { Stream(name: $0.key, options: $0.value) }.sorted { $0.name < $1.name })
+    }
+
+    private static func decode<T: Decodable>(_ type: T.Type, _ text: String, _ format: Format) throws -> T {
         do {
             switch format {
-            case .toml:
-                file = try TOMLDecoder().decode(File.self, from: text)
-                keys = try TOMLDecoder().decode(Keys.self, from: text)
-            case .yaml:
-                file = try YAMLDecoder().decode(File.self, from: text)
-                keys = try YAMLDecoder().decode(Keys.self, from: text)
+            case .toml: return try TOMLDecoder().decode(T.self, from: text)
+            case .yaml: return try YAMLDecoder().decode(T.self, from: text)
             }
+        } catch let e as InvalidValue {
+            throw e.configError
         } catch let e as DecodingError {
+            // Yams wraps what a type's init(from:) throws.
+            if case .dataCorrupted(let context) = e, let invalid = context.underlyingError as? InvalidValue { throw invalid.configError }
             throw ConfigError(Self.describe(e))
         } catch {
             throw ConfigError("\(error)".split(separator: "\n").first.map(String.init) ?? "cannot parse")
         }
-        // Unknown keys are typos: say so rather than ignore them.
-        for (name, entry) in keys.streams.sorted(by: { $0.key < $1.key }) {
-            if let unknown = entry.keys.sorted().first(where: { !StreamEntry.CodingKeys.allNames.contains($0) }) {
-                throw ConfigError("streams.\(name): unknown key '\(unknown)' (known: \(StreamEntry.CodingKeys.allNames.joined(separator: ", ")))")
-            }
-        }
-        guard !file.streams.isEmpty else { throw ConfigError("no streams: give at least one [streams.NAME] with an input") }
-        return ServeConfig(streams: file.streams.map { Stream(name: $0.key, entry: $0.value) }.sorted { $0.name < $1.name })
     }
 
     private struct File: Decodable {
-        var streams: [String: StreamEntry]
+        var streams: [String: StreamOptions]
     }
 
     private struct Keys: Decodable {
@@ -119,74 +134,33 @@ public struct ServeConfig: Equatable, Sendable {
     }
 }
 
-/// One stream's options; `nil`: the command line's value.
-public struct StreamEntry: Decodable, Equatable, Sendable {
-    /// A file, a URL, `-`, or `testpattern:`.
-    public var input: String
-    public var loop: Bool?
-    public var realtime: Bool?
-    public var reconnect: Bool?
-    /// `--epoch-from-input`: the timeline and numbering from the input's clock (redundant origins).
-    public var epochFromInput: Bool?
-    public var ladder: String?
-    /// Seconds, as `--segment-duration` (a number or a string).
-    public var segmentDuration: String?
-    public var partDuration: String?
-    public var window: Int?
-    public var transcode: String?
-    public var videoBitrate: String?
-    public var audioBitrate: String?
-    public var crf: Int?
-    public var preset: String?
-    public var size: String?
-    public var inputFormat: String?
-    /// libavformat options, as `--input-option KEY=VALUE`.
-    public var inputOptions: [String: String]?
-
-    enum CodingKeys: String, CodingKey, CaseIterable {
-        case input, loop, realtime, reconnect, ladder, window, transcode, crf, preset, size
-        case segmentDuration = "segment_duration", partDuration = "part_duration", videoBitrate = "video_bitrate"
-        case audioBitrate = "audio_bitrate", inputFormat = "input_format", inputOptions = "input_options"
-        case epochFromInput = "epoch_from_input"
-        static var allNames: [String] { allCases.map(\.rawValue) }
-    }
-
-    public init(input: String) { self.input = input }
-
-    public init(from decoder: Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        input = try c.decode(String.self, forKey: .input)
-        loop = try c.decodeIfPresent(Bool.self, forKey: .loop)
-        realtime = try c.decodeIfPresent(Bool.self, forKey: .realtime)
-        reconnect = try c.decodeIfPresent(Bool.self, forKey: .reconnect)
-        epochFromInput = try c.decodeIfPresent(Bool.self, forKey: .epochFromInput)
-        ladder = try Self.text(c, .ladder)
-        segmentDuration = try Self.text(c, .segmentDuration)
-        partDuration = try Self.text(c, .partDuration)
-        window = try c.decodeIfPresent(Int.self, forKey: .window)
-        transcode = try c.decodeIfPresent(String.self, forKey: .transcode)
-        videoBitrate = try Self.text(c, .videoBitrate)
-        audioBitrate = try Self.text(c, .audioBitrate)
-        crf = try c.decodeIfPresent(Int.self, forKey: .crf)
-        preset = try c.decodeIfPresent(String.self, forKey: .preset)
-        size = try c.decodeIfPresent(String.self, forKey: .size)
-        inputFormat = try c.decodeIfPresent(String.self, forKey: .inputFormat)
-        inputOptions = try c.decodeIfPresent([String: String].self, forKey: .inputOptions)
-    }
-
-    /// A value written as a string or a number (`segment_duration = 2` or `"2"`, `ladder = 720`), kept as the text
-    /// the command line's parser takes: no floating-point value is stored.
-    private static func text(_ c: KeyedDecodingContainer<CodingKeys>, _ key: CodingKeys) throws -> String? {
-        guard c.contains(key) else { return nil }
-        if let s = try? c.decode(String.self, forKey: key) { return s }
-        if let i = try? c.decode(Int.self, forKey: key) { return String(i) }
-        if let d = try? c.decode(Double.self, forKey: key), d.isFinite { return String(d) }
-        throw DecodingError.typeMismatch(String.self, .init(codingPath: c.codingPath + [key], debugDescription: "expected a string or a number"))
-    }
-}
-
+/// One line for a person: a bad option (flag or key), a rule between options, or a config file that cannot be used.
 public struct ConfigError: Error, CustomStringConvertible, Equatable {
     public let message: String
-    public init(_ message: String) { self.message = message }
+    /// A value a stream's key was given (`streams.a: segment_duration ...`): named as the rules on the merged options
+    /// are, without the file's path.
+    let isAboutAValue: Bool
+
+    public init(_ message: String) {
+        self.message = message
+        isAboutAValue = false
+    }
+
+    init(value message: String) {
+        self.message = message
+        isAboutAValue = true
+    }
+
     public var description: String { message }
+
+    public static func == (a: ConfigError, b: ConfigError) -> Bool { a.message == b.message }
+}
+
+extension InvalidValue {
+    /// Named like the rules on merged options (`StreamOptions.validate`): "streams.a: segment_duration ...".
+    var configError: ConfigError {
+        let key = codingPath.last?.stringValue ?? ""
+        let stream = codingPath.dropLast().map(\.stringValue).joined(separator: ".")
+        return ConfigError(value: "\(stream): \(error.message(option: key))")
+    }
 }

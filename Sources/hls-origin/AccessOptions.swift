@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Origin
+import ServeConfig
 
 /// Access-control flags of `serve` (issue 12 §4): signed URLs, Bearer and Basic credentials, the CORS allow-list.
 struct AccessOptions: ParsableArguments {
@@ -80,18 +81,10 @@ struct AccessOptions: ParsableArguments {
 
 /// `60s`, `30m`, `24h`, `7d` or plain seconds, as seconds: 1 second to 10 years.
 func parseExpiry(_ s: String, flag: String) throws -> Int64 {
-    let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3_600, "d": 86_400]
-    var digits = Substring(s)
-    var unit: Int64 = 1
-    if let last = s.last, let u = units[last] {
-        unit = u
-        digits = digits.dropLast()
-    }
-    guard !digits.isEmpty, digits.count <= 9, digits.allSatisfy(\.isASCII), let n = Int64(digits), n > 0,
-          n * unit <= 3_650 * 86_400 else {
+    guard let d = LongDuration.parse(s), d.seconds <= 3_650 * 86_400 else {
         throw ValidationError("\(flag) takes a duration from 1s to 3650d, like 60s, 30m, 24h or 7d (got '\(s)')")
     }
-    return n * unit
+    return d.seconds
 }
 
 /// `hls-origin sign`: a signed path for `serve --auth-token`.

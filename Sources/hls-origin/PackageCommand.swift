@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import MediaCore
 import Pipeline
+import ServeConfig
 
 struct PackageCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -33,11 +34,17 @@ struct PackageCommand: AsyncParsableCommand {
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error, critical.")
     var logLevel: Logger.Level = .notice
 
+    func validate() throws {
+        _ = try media.options()
+    }
+
     func run() async throws {
         let logger = makeLogger(level: logLevel)
         if let error = InputSpec.missingFileError(input) { fail(error) }
-        var options = try media.pipelineOptions(input: .url(input))
-        options.realtime = false
+        var stream = try media.options()
+        stream.input = input
+        stream.realtime = false
+        var options = PipelineOptions(stream)
         let stats = PipelineStats()
         let writer: VODWriter
         do {

@@ -40,26 +40,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Port to listen on (0 picks a free port).")
     var port = 8080
 
-    @Option(name: .customLong("config"), help: ArgumentHelp("Streams to serve, with options per stream, from a TOML or YAML file ([streams.NAME] input = ..., ladder, loop, segment_duration, part_duration, window, transcode, video_bitrate, audio_bitrate, crf, preset, size, input_format, input_options, realtime, reconnect, epoch_from_input). The flags are every stream's defaults.", valueName: "file"))
+    @Option(name: .customLong("config"), help: ArgumentHelp("Streams to serve, with options per stream, from a TOML or YAML file ([streams.NAME] input = ..., \(StreamOptions.CodingKeys.allNames.filter { $0 != "input" }.joined(separator: ", "))). The flags are every stream's defaults.", valueName: "file"))
     var configPath: String?
 
-    @Option(help: "Segments in the live playlist.")
-    var window = 6
-
-    @Flag(help: "Restart the file at its end, forever, with continuous timestamps.")
-    var loop = false
-
-    @Flag(name: .customLong("no-realtime"), help: "Read a file as fast as possible instead of at real-time speed.")
-    var noRealtime = false
-
-    @Flag(name: .customLong("no-reconnect"), help: "End the stream when a network input's publisher goes away, instead of waiting for (or reconnecting to) the next one.")
-    var noReconnect = false
-
-    @Flag(name: .customLong("epoch-from-input"), help: "Redundant origins: take the timeline, segment numbers and EXT-X-PROGRAM-DATE-TIME from the input's timestamps, read as the encoder's UTC clock (MPEG-TS: modulo 26.5 h), with segments cut on a grid of whole segment durations since 1970. Origins fed the same input then serve byte-identical playlists and segments whenever they started. Needs a keyframe at least every segment duration.")
-    var epochFromInput = false
-
-    @Option(name: .customLong("part-duration"), help: ArgumentHelp("Low-Latency HLS part duration in seconds (0 turns LL-HLS off). Clients that don't know LL-HLS read whole segments as usual.", valueName: "seconds"))
-    var partDuration = "0.333"
+    // Per-stream flags (each also a key of a config stream): --window, --loop, --no-realtime, --no-reconnect,
+    // --epoch-from-input, --part-duration.
+    @OptionGroup var stream: StreamFlags
 
     @Option(name: .customLong("record"), help: ArgumentHelp("Record every init segment, segment and playlist to this directory as they are published (the layout 'package' writes). Its playlists grow (EXT-X-PLAYLIST-TYPE:EVENT) and become VOD with EXT-X-ENDLIST at the end of input or on Ctrl-C; after a crash they play up to the last complete segment. The directory must be empty or absent.", valueName: "dir"))
     var record: String?
@@ -148,191 +134,73 @@ struct ServeCommand: AsyncParsableCommand {
     var logLevel: Logger.Level = .notice
 
     func validate() throws {
-        guard (1...1000).contains(window) else { throw ValidationError("--window must be between 1 and 1000 segments") }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0-65535") }
-        if loop && inputs == ["-"] { throw ValidationError("--loop needs a file: standard input cannot be rewound") }
+        _ = try flags()
+        _ = try testPatternFrame()
         _ = try connectionLimits()
         if pushing.noServe, dvrWindow != nil {
             throw ValidationError("--dvr-window is for the local server; it does nothing with --no-serve")
         }
-        if let dvrWindow {
-            _ = try parseLongDuration(dvrWindow, flag: "--dvr-window")
+        if dvrWindow != nil {
+            _ = try timeShift()
             if record == nil {
                 throw ValidationError("--dvr-window needs --record DIR: history beyond --window is read back from the recording")
             }
         }
     }
 
+    /// The options every stream starts from.
+    func flags() throws -> StreamOptions { try stream.options(with: media) }
+
+    /// `--test-pattern-size`: both sides.
+    func testPatternFrame() throws -> (width: Int, height: Int) {
+        do {
+            return try PictureSize(flag: "--test-pattern-size", testPatternSize).exact()
+        } catch let error as OptionError {
+            throw ValidationError(error.message(option: "--test-pattern-size"))
+        }
+    }
+
+    /// `--dvr-window`: 1 second to 7 days.
+    func timeShift() throws -> MediaTime? {
+        guard let dvrWindow else { return nil }
+        let history = try LongDuration(flag: "--dvr-window", dvrWindow)
+        guard (1_000...7 * 86_400_000).contains(history.milliseconds) else {
+            throw ValidationError("--dvr-window must be between 1 second and 7 days")
+        }
+        return history.time
+    }
+
     func run() async throws {
         let logger = makeLogger(level: logLevel)
-        let (w, h) = try parseSize(testPatternSize, flag: "--test-pattern-size")
-        let testPattern = InputSpec.testPattern(width: (w ?? 1280) & ~1, height: (h ?? 720) & ~1, frameRate: try media.testPatternRate)
-        var options = try media.pipelineOptions(input: testPattern)
-        options.reconnect = !noReconnect
-        options.epochFromInput = epochFromInput
-        options.loop = loop
-        if noRealtime { options.realtime = false }
-        if partDuration != "0" && partDuration != "0.0" {
-            let part = try parseDuration(partDuration, flag: "--part-duration", range: 50...5_000)
-            guard part < options.segmentDuration else {
-                throw ValidationError("--part-duration must be shorter than --segment-duration")
-            }
-            options.partDuration = part
-        }
-        let planned: [PlannedStream]
-        if let configPath {
-            guard inputs.isEmpty else { throw ValidationError("give the inputs either as arguments or in --config, not both") }
-            do {
-                let file = try ServeConfig.load(path: configPath)
-                planned = try file.streams.map { try $0.entry.apply(to: options, window: window, name: $0.name, testPattern: testPattern) }
-            } catch {
-                fail(describe(error))
-            }
-        } else {
-            planned = try StreamSpec.parse(inputs, testPattern: testPattern).map { spec in
-                var o = options
-                o.input = spec.input
-                return PlannedStream(spec: spec, options: o, window: window)
-            }
-        }
-        for p in planned {
-            let label = p.spec.name.isEmpty ? "" : "\(p.spec.name): "
-            if case .url(let url) = p.spec.input, let error = InputSpec.missingFileError(url) {
-                fail(label + error)
-            }
-            if p.options.epochFromInput {
-                // A file or the test pattern starts its timestamps at zero: there is no clock to share.
-                guard case .url(let url) = p.spec.input, !InputSpec.isLocalPath(url) else {
-                    throw ValidationError(label + "--epoch-from-input takes the timeline from a live input's clock (MPEG-TS over UDP, RTP, SRT or a pipe); a file or the test pattern has none")
-                }
-            }
-        }
-        if planned.filter({ if case .url("-") = $0.spec.input { true } else { false } }).count > 1 {
-            throw ValidationError("only one input can be standard input ('-')")
-        }
-
-        let history = try dvrWindow.map { try parseLongDuration($0, flag: "--dvr-window") }
-        var opened: [ServedStream] = []
-        let registry = PresentationRegistry()
-        for p in planned {
-            let spec = p.spec
-            var streamLogger = logger
-            if !spec.name.isEmpty { streamLogger[metadataKey: "stream"] = "\(spec.name)" }
-            let directory = record.map { spec.name.isEmpty ? $0 : URL(fileURLWithPath: $0).appendingPathComponent(spec.name).path }
-            let stream: ServedStream
-            do {
-                stream = try ServedStream(name: spec.name, options: p.options, window: p.window, history: history,
-                                          recordDirectory: directory, serve: !pushing.noServe,
-                                          pusher: pushing.makePusher(windowSize: p.window, stream: spec.name, logger: streamLogger),
-                                          logger: streamLogger)
-                // A file that cannot be opened or probed fails here, before the server says it is serving.
-                try stream.open()
-            } catch {
-                fail((spec.name.isEmpty ? "" : "\(spec.name): ") + describe(error))
-            }
-            registry.register(stream.presentation, at: spec.name)
-            registry.setThumbnails(Thumbnailer(keyframes: stream.pipeline.keyframes), for: spec.name)
-            opened.append(stream)
-        }
-        let streams = opened
-        // GET /metrics (Prometheus text format): publications counted as they happen, input figures read per scrape.
-        let metrics = OriginMetrics()
-        for stream in streams { metrics.observe(stream.presentation, named: stream.name) }
-        metrics.addScrapeHook {
-            for stream in streams {
-                let s = stream.pipeline.stats.snapshot()
-                metrics.updateInput(stream: stream.name, videoFrames: s.videoFrames, inputBytes: s.inputBytes,
-                                    mediaSeconds: s.mediaSeconds, wallSeconds: s.wallSeconds, reconnects: s.reconnects)
-            }
-        }
-
+        let plan = try makePlan()
+        let streams = try openStreams(plan, history: try timeShift(), logger: logger)
+        let metrics = observe(streams)
         if pushing.noServe {
             await pushOnly(streams)
             return
         }
-
-        var config = OriginConfiguration()
-        config.host = host
-        config.port = port
-        config.hlsJSPath = resolveHLSJS()
-        config.lowLatencyPage = planned.contains { $0.options.partDuration != nil }
-        config.limits = try connectionLimits()
-        config.metrics = metrics
+        let config = try originConfiguration(lowLatency: plan.lowLatency, metrics: metrics)
         raiseFileLimit(toFit: config.limits.maxConnections)
-        switch (tlsCert, tlsKey) {
-        case let (cert?, key?):
-            let files = OriginConfiguration.TLSFiles(certificatePath: cert, privateKeyPath: key)
-            do { try files.validate() } catch { fail(describe(error)) }
-            config.tls = files
-        case (nil, nil): break
-        default: throw ValidationError("--tls-cert and --tls-key go together")
-        }
-        // Access control (issue 12 §4).
-        config.access = access.accessControl()
         let signedPage = try access.signedPage()
+        let registry = PresentationRegistry()
+        for stream in streams {
+            registry.register(stream.presentation, at: stream.name)
+            registry.setThumbnails(Thumbnailer(keyframes: stream.pipeline.keyframes), for: stream.name)
+        }
         let server = OriginServer(registry: registry, configuration: config, logger: logger)
 
         let scheme = config.tls == nil ? "http" : "https"
         let started = StartOnce(Thread { streams.forEach { $0.start() } })
         let serverTask = Task {
             try await server.run(onStarted: { boundPort in
-                let url = "\(scheme)://\(host == "0.0.0.0" ? "127.0.0.1" : host):\(boundPort)/"
-                if let exposure = access.exposure(host: host, scheme: scheme, port: boundPort) {
-                    FileHandle.standardError.write(Data((exposure + "\n").utf8))
-                }
-                if let (path, expires) = signedPage {
-                    let until = Date(timeIntervalSince1970: TimeInterval(expires)).formatted(.iso8601)
-                    let query = path.drop { $0 != "?" }
-                    FileHandle.standardError.write(Data("hls-origin: serving \(url.dropLast())\(path)  (signed page URL, valid until \(until); playlist \(url)index.m3u8\(query))\n".utf8))
-                } else if streams.count == 1 && streams[0].name.isEmpty {
-                    FileHandle.standardError.write(Data("hls-origin: serving \(url)  (playlist \(url)index.m3u8)\n".utf8))
-                } else {
-                    let names = streams.map { "\(url)\($0.name)/index.m3u8" }.joined(separator: ", ")
-                    FileHandle.standardError.write(Data("hls-origin: serving \(streams.count) streams at \(url)  (\(names))\n".utf8))
-                }
+                announce(streams, scheme: scheme, port: boundPort, signedPage: signedPage)
                 started.start()
             })
         }
         let signals = SignalWatcher { serverTask.cancel() }
-
-        let single = streams.count == 1
         let status = StatusLine(enabled: !quiet && isatty(STDERR_FILENO) == 1)
-        let statusTask = Task {
-            var reported = Set<String>()
-            while !Task.isCancelled {
-                try? await Task.sleep(for: .milliseconds(500))
-                for stream in streams where !reported.contains(stream.name) {
-                    switch stream.outcome.get() {
-                    case .failed(let message):
-                        reported.insert(stream.name)
-                        status.clear()
-                        if single && stream.publishedNothing {
-                            // Nothing was ever served: this is a startup error. Exit with it.
-                            fail(message)
-                        }
-                        FileHandle.standardError.write(Data("hls-origin: error: \(stream.label)input failed: \(message); the playlist is ended, still serving (Ctrl-C to stop)\n".utf8))
-                    case .finished:
-                        reported.insert(stream.name)
-                        status.clear()
-                        FileHandle.standardError.write(Data("hls-origin: \(stream.label)end of input; the playlist is ended, still serving (Ctrl-C to stop)\n".utf8))
-                    case .running:
-                        break
-                    }
-                }
-                let snaps = streams.map { $0.pipeline.stats.snapshot() }
-                let rate = snaps.reduce(0) { $0 + $1.bitRate }
-                if single, let s = snaps.first {
-                    let fps = s.wallSeconds > 0 ? Double(s.videoFrames) / s.wallSeconds : 0
-                    status.show(String(format: "in %.1f fps | speed %.2fx | out %@ | segments %d | viewers %d",
-                                       fps, s.speed, formatRate(rate), s.segments, server.stats.activeViewers))
-                } else {
-                    let live = streams.filter { if case .running = $0.outcome.get() { true } else { false } }.count
-                    status.show(String(format: "streams %d (%d running) | out %@ | segments %d | viewers %d",
-                                       streams.count, live, formatRate(rate), snaps.reduce(0) { $0 + $1.segments },
-                                       server.stats.activeViewers))
-                }
-            }
-        }
+        let statusTask = Task { await reportStatus(streams, server: server, on: status) }
 
         do {
             try await serverTask.value
@@ -350,6 +218,42 @@ struct ServeCommand: AsyncParsableCommand {
         for stream in streams { if let pusher = stream.pusher { await finishPush(pusher, label: stream.label) } }
         _ = signals
         FileHandle.standardError.write(Data("hls-origin: stopped\n".utf8))
+    }
+
+    /// The streams the arguments, `--config` and the flags ask for; a refusal is one line (exit 64 with the usage for
+    /// a mistake in the command line, 1 for one in the config file or the inputs).
+    func makePlan() throws -> ServePlan {
+        let flags = try flags()
+        do {
+            return try ServePlan.make(flags: flags, arguments: inputs, configPath: configPath, environment: .init(
+                loadConfig: ServeConfig.load, missingFileError: InputSpec.missingFileError, isLocalPath: InputSpec.isLocalPath))
+        } catch .usage(let message) {
+            throw ValidationError(message)
+        } catch .failure(let message) {
+            fail(message)
+        }
+    }
+
+    /// The origin's settings from the flags.
+    func originConfiguration(lowLatency: Bool, metrics: OriginMetrics) throws -> OriginConfiguration {
+        var config = OriginConfiguration()
+        config.host = host
+        config.port = port
+        config.hlsJSPath = resolveHLSJS()
+        config.lowLatencyPage = lowLatency
+        config.limits = try connectionLimits()
+        config.metrics = metrics
+        switch (tlsCert, tlsKey) {
+        case let (cert?, key?):
+            let files = OriginConfiguration.TLSFiles(certificatePath: cert, privateKeyPath: key)
+            do { try files.validate() } catch { fail(describe(error)) }
+            config.tls = files
+        case (nil, nil): break
+        default: throw ValidationError("--tls-cert and --tls-key go together")
+        }
+        // Access control (issue 12 §4).
+        config.access = access.accessControl()
+        return config
     }
 
     private func resolveHLSJS() -> String? {

@@ -4,7 +4,7 @@ import Foundation
 import MediaCore
 
 // The process plumbing `serve` runs on: file limits, the pipeline threads' start and outcome, signals, the status
-// line, and the parsing of long durations.
+// line.
 
 /// Raises the soft limit on open files towards `connections` plus room for the pipeline and recorder (the hard limit
 /// caps it), so that --max-connections, not EMFILE, decides when connections are refused.
@@ -88,21 +88,4 @@ struct StatusLine: Sendable {
         guard enabled else { return }
         FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
     }
-}
-
-/// `90s`, `10m`, `2h`, `1d` (or plain seconds) as milliseconds: a time-shift depth, 1 second to 7 days.
-func parseLongDuration(_ s: String, flag: String) throws -> MediaTime {
-    let units: [Character: Int64] = ["s": 1_000, "m": 60_000, "h": 3_600_000, "d": 86_400_000]
-    var digits = Substring(s)
-    var unit: Int64 = 1_000
-    if let last = s.last, let u = units[last] {
-        unit = u
-        digits = digits.dropLast()
-    }
-    guard !digits.isEmpty, digits.count <= 9, digits.allSatisfy(\.isASCII), let n = Int64(digits), n > 0 else {
-        throw ValidationError("\(flag) takes a duration like 90s, 10m or 2h (got '\(s)')")
-    }
-    let ms = n * unit
-    guard ms >= 1_000, ms <= 7 * 86_400_000 else { throw ValidationError("\(flag) must be between 1 second and 7 days") }
-    return MediaTime(value: ms, timescale: 1000)
 }

@@ -7,46 +7,6 @@ import Origin
 import Pipeline
 import Push
 
-/// One named input of `serve`: `cam1=srt://...`, or a bare input served at the root.
-struct StreamSpec: Equatable {
-    /// `""`: the root (a single unnamed input).
-    var name: String
-    var input: InputSpec
-
-    /// The input that stands for the built-in test pattern among several named inputs (`clock=testpattern:`).
-    static let testPatternInput = "testpattern:"
-
-    /// `serve`'s inputs: none (the test pattern at the root), one bare input (at the root), or any number of
-    /// `NAME=INPUT` (each under `/NAME/`). A name is 1-32 of `[A-Za-z0-9_-]`; anything before the first `=` that is
-    /// not one (`srt://host?mode=listener`) makes the argument a bare input.
-    static func parse(_ arguments: [String], testPattern: InputSpec) throws -> [StreamSpec] {
-        if arguments.isEmpty { return [StreamSpec(name: "", input: testPattern)] }
-        let specs = arguments.map { arg -> StreamSpec in
-            if let eq = arg.firstIndex(of: "="), Rendition.isValidName(String(arg[..<eq])) {
-                return StreamSpec(name: String(arg[..<eq]), input: input(String(arg[arg.index(after: eq)...]), testPattern))
-            }
-            return StreamSpec(name: "", input: input(arg, testPattern))
-        }
-        if specs.count == 1 { return specs }
-        if let i = specs.firstIndex(where: \.name.isEmpty) {
-            throw ValidationError("with several inputs, name each one: NAME=INPUT (e.g. cam1=srt://0.0.0.0:9000?mode=listener); '\(arguments[i])' has no name")
-        }
-        var seen = Set<String>()
-        for s in specs where !seen.insert(s.name).inserted {
-            throw ValidationError("the stream name '\(s.name)' is given twice")
-        }
-        // `/time` is the origin's clock endpoint (names cannot contain the dot of `/hls.mjs` or `/streams.json`).
-        if seen.contains("time") { throw ValidationError("'time' cannot name a stream") }
-        // `/metrics` is the Prometheus scrape path.
-        if seen.contains("metrics") { throw ValidationError("'metrics' cannot name a stream") }
-        return specs
-    }
-
-    private static func input(_ text: String, _ testPattern: InputSpec) -> InputSpec {
-        text == testPatternInput || text.isEmpty ? testPattern : .url(text)
-    }
-}
-
 /// A stream's `thumbnail.jpg`: its newest keyframe, decoded and encoded by FFmpeg's libraries.
 extension Thumbnailer: ThumbnailSource {}
 

@@ -1,0 +1,157 @@
+import ArgumentParser
+
+/// Input and encoding flags shared by `serve` and `package`: each stream's defaults (`serve`), or the one stream
+/// (`package`). They read into a `StreamOptions`, as a config file's stream does.
+public struct MediaOptions: ParsableArguments, Sendable {
+    public init() {}
+
+    @Option(name: .customLong("input-format"), help: ArgumentHelp("Force the input format (mpegts, nut, matroska, flv, yuv4mpegpipe, mjpeg, h264, rawvideo, s16le...).", valueName: "name"))
+    public var inputFormat: String?
+
+    @Option(name: .customLong("input-option"), help: ArgumentHelp("An option for libavformat's demuxer or protocol, as ffmpeg's input options (repeatable): rtsp_transport=tcp, timeout=5000000, passphrase=..., listen_timeout=...", valueName: "key=value"))
+    public var inputOptions: [String] = []
+
+    @Option(name: .customLong("video-size"), help: ArgumentHelp("Raw video frame size.", valueName: "WxH"))
+    public var videoSize: String?
+
+    @Option(name: .customLong("pixel-format"), help: ArgumentHelp("Raw video pixel format (default yuv420p).", valueName: "fmt"))
+    public var pixelFormat: String?
+
+    @Option(help: ArgumentHelp("Frame rate of raw input or of the test pattern (e.g. 30, 30000/1001).", valueName: "rate"))
+    public var framerate: String?
+
+    @Option(name: .customLong("audio-format"), help: ArgumentHelp("Raw audio input format (s16le, f32le, ...), with --sample-rate and --channels.", valueName: "fmt"))
+    public var audioFormat: String?
+
+    @Option(name: .customLong("sample-rate"), help: ArgumentHelp("Raw audio sample rate.", valueName: "Hz"))
+    public var sampleRate: Int?
+
+    @Option(help: ArgumentHelp("Raw audio channel count.", valueName: "n"))
+    public var channels: Int?
+
+    @Option(name: .customLong("segment-duration"), help: ArgumentHelp("Target segment duration in seconds (segments start on keyframes).", valueName: "seconds"))
+    public var segmentDuration: String = "1"
+
+    @Option(help: ArgumentHelp("auto: copy H.264/AAC, encode anything else; always; never.", valueName: "mode"))
+    public var transcode: Transcode = .auto
+
+    @Option(help: ArgumentHelp("x264 preset when encoding.", valueName: "name"))
+    public var preset: String = "veryfast"
+
+    @Option(help: ArgumentHelp("x264 tune when encoding ('none' for no tune).", valueName: "name"))
+    public var tune: String = "zerolatency"
+
+    @Option(name: .customLong("video-bitrate"), help: ArgumentHelp("Video bit rate when encoding (e.g. 3M, 2500k). Default: --crf 23.", valueName: "rate"))
+    public var videoBitrate: String?
+
+    @Option(help: ArgumentHelp("Constant rate factor when encoding (0-51).", valueName: "n"))
+    public var crf: Int?
+
+    @Option(help: ArgumentHelp("Scale encoded video to this size (WxH, or Wx-1 to keep the aspect ratio).", valueName: "WxH"))
+    public var size: String?
+
+    @Option(name: .customLong("audio-bitrate"), help: ArgumentHelp("AAC bit rate when encoding.", valueName: "rate"))
+    public var audioBitrate: String = "128k"
+
+    @Option(help: ArgumentHelp("Adaptive bit rate: one video rendition per rung, plus the audio as its own rendition. Rungs are heights, optionally with a bit rate (720:3000k), or 'source' to copy the input's H.264. Default rates: 1080p 5000k, 720p 2800k, 480p 1400k, 360p 800k, 240p 400k.", valueName: "rungs"))
+    public var ladder: String?
+
+    @Flag(name: .customLong("wallclock-timestamps"), help: "Ignore input timestamps and stamp frames with their arrival time.")
+    public var wallclockTimestamps = false
+
+    /// These flags as stream options, checked: a bad value or a broken rule is one line naming its flag.
+    public func options() throws(ValidationError) -> StreamOptions {
+        try parsed().checkedAsFlags()
+    }
+
+    /// Each flag's value read by its type (the rules between them are `StreamOptions.validate`'s).
+    func parsed() throws(ValidationError) -> StreamOptions {
+        var o = StreamOptions()
+        o.inputFormat = inputFormat
+        o.audioFormat = audioFormat
+        o.inputOptions = try Self.keyValues(inputOptions)
+        o.videoSize = try read(videoSize, .videoSize)
+        o.pixelFormat = pixelFormat
+        o.framerate = try read(framerate, .framerate)
+        o.sampleRate = sampleRate
+        o.channels = channels
+        o.segmentDuration = try read(segmentDuration, .segmentDuration)
+        o.transcode = transcode
+        o.preset = preset
+        o.tune = tune
+        o.videoBitrate = try read(videoBitrate, .videoBitrate)
+        o.crf = crf
+        o.size = try read(size, .size)
+        o.audioBitrate = try read(audioBitrate, .audioBitrate)
+        o.ladder = try read(ladder, .ladder)
+        o.wallclockTimestamps = wallclockTimestamps
+        return o
+    }
+
+    /// `--input-option KEY=VALUE`, repeated (the last value of a key wins); `nil` for none.
+    static func keyValues(_ items: [String]) throws(ValidationError) -> [String: String]? {
+        var options: [String: String] = [:]
+        for item in items {
+            let kv = item.split(separator: "=", maxSplits: 1).map(String.init)
+            guard kv.count == 2, !kv[0].isEmpty else {
+                throw ValidationError("\(StreamOptions.CodingKeys.inputOptions.flag) takes KEY=VALUE (got '\(item)')")
+            }
+            options[kv[0]] = kv[1]
+        }
+        return options.isEmpty ? nil : options
+    }
+}
+
+/// The per-stream flags only `serve` has (a config file's stream may set each of them too).
+public struct StreamFlags: ParsableArguments, Sendable {
+    public init() {}
+
+    @Option(help: "Segments in the live playlist.")
+    public var window = StreamOptions.defaultWindow
+
+    @Flag(help: "Restart the file at its end, forever, with continuous timestamps.")
+    public var loop = false
+
+    @Flag(name: .customLong("no-realtime"), help: "Read a file as fast as possible instead of at real-time speed.")
+    public var noRealtime = false
+
+    @Flag(name: .customLong("no-reconnect"), help: "End the stream when a network input's publisher goes away, instead of waiting for (or reconnecting to) the next one.")
+    public var noReconnect = false
+
+    @Flag(name: .customLong("epoch-from-input"), help: "Redundant origins: take the timeline, segment numbers and EXT-X-PROGRAM-DATE-TIME from the input's timestamps, read as the encoder's UTC clock (MPEG-TS: modulo 26.5 h), with segments cut on a grid of whole segment durations since 1970. Origins fed the same input then serve byte-identical playlists and segments whenever they started. Needs a keyframe at least every segment duration.")
+    public var epochFromInput = false
+
+    @Option(name: .customLong("part-duration"), help: ArgumentHelp("Low-Latency HLS part duration in seconds (0 turns LL-HLS off). Clients that don't know LL-HLS read whole segments as usual.", valueName: "seconds"))
+    public var partDuration = "0.333"
+
+    /// `serve`'s flags as the options every stream starts from, checked: a bad value or a broken rule is one line
+    /// naming its flag.
+    public func options(with media: MediaOptions) throws(ValidationError) -> StreamOptions {
+        var o = try media.parsed()
+        o.window = window
+        o.loop = loop
+        o.realtime = noRealtime ? false : nil
+        o.reconnect = !noReconnect
+        o.epochFromInput = epochFromInput
+        o.partDuration = try read(partDuration, .partDuration)
+        return try o.checkedAsFlags()
+    }
+}
+
+/// A flag's text read by the option's type; its error names the flag.
+private func read<V: OptionValue>(_ text: String?, _ key: StreamOptions.CodingKeys) throws(ValidationError) -> V? {
+    guard let text else { return nil }
+    return try V(flag: key.flag, text)
+}
+
+extension StreamOptions {
+    /// These options, as flags give them, after `validate(naming: .flags)`.
+    func checkedAsFlags() throws(ValidationError) -> StreamOptions {
+        do {
+            try validate(naming: .flags)
+        } catch {
+            throw ValidationError(error.message)
+        }
+        return self
+    }
+}

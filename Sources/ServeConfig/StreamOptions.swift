@@ -1,0 +1,188 @@
+/// One stream's options, as the flags of `serve` and `package` give them and as a config file's `[streams.NAME]`
+/// entry gives them: the same value either way. `nil`: not set here (an entry's unset option is the flag's; a flag's
+/// unset option is the pipeline's default). `merged(over:)` gives the effective options, `validate(naming:)` holds
+/// every rule between them.
+///
+/// A new per-stream option is a property and its `CodingKeys` case (the file's key; the flag is `--` plus the key
+/// with dashes, `CodingKeys.flag`), then its flag and its use.
+public struct StreamOptions: Codable, Equatable, Sendable {
+    /// A file, a URL, `-`, or `testpattern:` (also `nil` or empty: the built-in test pattern).
+    public var input: String?
+    public var loop: Bool?
+    /// Pace reading at real time; `nil`: files yes, pipes and live URLs no.
+    public var realtime: Bool?
+    /// Take a network input up again when its publisher goes away.
+    public var reconnect: Bool?
+    /// `--epoch-from-input`: the timeline and numbering from the input's clock (redundant origins).
+    public var epochFromInput: Bool?
+    public var ladder: LadderSpec?
+    public var segmentDuration: Seconds?
+    /// Low-Latency HLS parts; zero: none.
+    public var partDuration: Seconds?
+    /// Segments in the live playlist.
+    public var window: Int?
+    public var transcode: Transcode?
+    public var videoBitrate: BitRate?
+    public var audioBitrate: BitRate?
+    public var crf: Int?
+    public var preset: String?
+    /// x264 tune; "none": no tune.
+    public var tune: String?
+    /// Scale encoded video to this size.
+    public var size: PictureSize?
+    public var inputFormat: String?
+    /// libavformat options, as `--input-option KEY=VALUE`.
+    public var inputOptions: [String: String]?
+    /// Raw video input: frame size, pixel format, frame rate (also the test pattern's rate).
+    public var videoSize: PictureSize?
+    public var pixelFormat: String?
+    public var framerate: FrameRate?
+    /// Raw audio input: sample format (the input format), sample rate, channels.
+    public var audioFormat: String?
+    public var sampleRate: Int?
+    public var channels: Int?
+    /// Ignore input timestamps; stamp frames with their arrival time.
+    public var wallclockTimestamps: Bool?
+
+    /// The config file's keys, in the order `--config`'s help and the unknown-key message list them.
+    public enum CodingKeys: String, CodingKey, CaseIterable, Sendable {
+        case input, loop, realtime, reconnect
+        case epochFromInput = "epoch_from_input"
+        case ladder
+        case segmentDuration = "segment_duration", partDuration = "part_duration"
+        case window, transcode
+        case videoBitrate = "video_bitrate", audioBitrate = "audio_bitrate"
+        case crf, preset, tune, size
+        case inputFormat = "input_format", inputOptions = "input_options"
+        case videoSize = "video_size", pixelFormat = "pixel_format", framerate
+        case audioFormat = "audio_format", sampleRate = "sample_rate", channels
+        case wallclockTimestamps = "wallclock_timestamps"
+
+        public static var allNames: [String] { allCases.map(\.rawValue) }
+
+        /// The flag that sets it: `--segment-duration`; `realtime` and `reconnect` are turned off by `--no-...`.
+        public var flag: String {
+            switch self {
+            case .input: return "INPUT"
+            case .realtime, .reconnect: return "--no-" + rawValue
+            case .inputOptions: return "--input-option"
+            default: return "--" + rawValue.replacingOccurrences(of: "_", with: "-")
+            }
+        }
+    }
+
+    public init() {}
+
+    /// Segment durations, milliseconds.
+    public static let segmentDurations: ClosedRange<Int64> = 100...60_000
+    /// Part durations, milliseconds (or zero: no parts).
+    public static let partDurations: ClosedRange<Int64> = 50...5_000
+    public static let windows = 1...1000
+    /// `--window`'s default.
+    public static let defaultWindow = 6
+    /// The pipeline's segment duration when none is set.
+    public static let defaultSegmentDuration = Seconds(milliseconds: 1000)
+    public static let crfs = 0...51
+    /// The input that stands for the built-in test pattern among several named inputs (`clock=testpattern:`).
+    public static let testPatternInput = "testpattern:"
+
+    /// These options over `defaults`: each option set here, else the default's; `input_options` merge key by key.
+    public func merged(over defaults: StreamOptions) -> StreamOptions {
+        var o = self
+        o.input = input ?? defaults.input
+        o.loop = loop ?? defaults.loop
+        o.realtime = realtime ?? defaults.realtime
+        o.reconnect = reconnect ?? defaults.reconnect
+        o.epochFromInput = epochFromInput ?? defaults.epochFromInput
+        o.ladder = ladder ?? defaults.ladder
+        o.segmentDuration = segmentDuration ?? defaults.segmentDuration
+        o.partDuration = partDuration ?? defaults.partDuration
+        o.window = window ?? defaults.window
+        o.transcode = transcode ?? defaults.transcode
+        o.videoBitrate = videoBitrate ?? defaults.videoBitrate
+        o.audioBitrate = audioBitrate ?? defaults.audioBitrate
+        o.crf = crf ?? defaults.crf
+        o.preset = preset ?? defaults.preset
+        o.tune = tune ?? defaults.tune
+        o.size = size ?? defaults.size
+        o.inputFormat = inputFormat ?? defaults.inputFormat
+        o.inputOptions = defaults.inputOptions.map { $0.merging(inputOptions ?? [:]) { $1 } } ?? inputOptions
+        o.videoSize = videoSize ?? defaults.videoSize
+        o.pixelFormat = pixelFormat ?? defaults.pixelFormat
+        o.framerate = framerate ?? defaults.framerate
+        o.audioFormat = audioFormat ?? defaults.audioFormat
+        o.sampleRate = sampleRate ?? defaults.sampleRate
+        o.channels = channels ?? defaults.channels
+        o.wallclockTimestamps = wallclockTimestamps ?? defaults.wallclockTimestamps
+        return o
+    }
+
+    /// The test pattern, or a file or URL.
+    public var source: StreamInput { StreamInput(input) }
+
+    /// Whether the stream has Low-Latency HLS parts.
+    public var hasParts: Bool { partDuration.map { !$0.isZero } ?? false }
+
+    /// Every rule on these options, once: the ranges of the values that have one, and the rules between options.
+    /// The first broken rule is one line, naming the options as `naming` does.
+    public func validate(naming: OptionNaming) throws(ConfigError) {
+        func fail(_ error: OptionError, _ key: CodingKeys) -> ConfigError { naming.error(error.message(option: naming.name(key))) }
+        func name(_ key: CodingKeys) -> String { naming.name(key) }
+        if let inputFormat, let audioFormat, inputFormat != audioFormat {
+            throw naming.error("give either \(name(.inputFormat)) or \(name(.audioFormat)), not both")
+        }
+        do throws(OptionError) { _ = try videoSize?.exact() } catch { throw fail(error, .videoSize) }
+        if inputFormat == "rawvideo" && videoSize == nil {
+            throw naming.error("raw video input needs \(name(.videoSize)) WxH (and \(name(.framerate)), \(name(.pixelFormat)) if not 25 fps yuv420p)")
+        }
+        do throws(OptionError) { try segmentDuration?.check(within: Self.segmentDurations) } catch { throw fail(error, .segmentDuration) }
+        if let partDuration, !partDuration.isZero {
+            do throws(OptionError) { try partDuration.check(within: Self.partDurations) } catch { throw fail(error, .partDuration) }
+            if partDuration >= segmentDuration ?? Self.defaultSegmentDuration {
+                throw naming.error("\(name(.partDuration)) must be shorter than \(name(.segmentDuration))")
+            }
+        }
+        if let window, !Self.windows.contains(window) {
+            throw naming.error("\(name(.window)) must be between 1 and 1000 segments")
+        }
+        if let crf, !Self.crfs.contains(crf) { throw naming.error("\(name(.crf)) must be 0-51") }
+        if loop == true && input == "-" {
+            throw naming.error("\(name(.loop)) needs a file: standard input cannot be rewound")
+        }
+    }
+}
+
+/// How messages name the options: by their flags (`--segment-duration`), or by their keys in a config file's stream
+/// (`streams.cam1: segment_duration`).
+public enum OptionNaming: Sendable, Equatable {
+    case flags
+    case stream(String)
+
+    public func name(_ key: StreamOptions.CodingKeys) -> String {
+        if case .flags = self { return key.flag }
+        return key.rawValue
+    }
+
+    public func error(_ message: String) -> ConfigError {
+        switch self {
+        case .flags: return ConfigError(message)
+        case .stream(let name): return ConfigError("streams.\(name): \(message)")
+        }
+    }
+}
+
+/// Where a stream's media comes from.
+public enum StreamInput: Equatable, Sendable {
+    /// The built-in test pattern (`testpattern:`, or no input).
+    case testPattern
+    /// A path, a URL, or `-` for standard input.
+    case url(String)
+
+    public init(_ text: String?) {
+        guard let text, !text.isEmpty, text != StreamOptions.testPatternInput else {
+            self = .testPattern
+            return
+        }
+        self = .url(text)
+    }
+}
