@@ -159,6 +159,11 @@ public final class LiveWindow<Payload: Sendable>: Sendable {
             s.nextSequence += 1
             assigned = sequence
             let now = clock()
+            if playlistType != nil {
+                // EVENT and VOD keep every segment: the older ones move to the shared chunks as they are, so a snapshot
+                // per publish copies O(windowSize + chunk) of them, not the whole list (a 10-minute VOD: 600).
+                while s.window.hot.count > windowSize { s.window.appendCold(s.window.removeOldestHot()) }
+            }
             if playlistType == nil {
                 if historyMillis != nil {
                     // The hot part keeps `windowSize` segments; older listed ones are spilled.

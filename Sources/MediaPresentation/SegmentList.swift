@@ -8,9 +8,10 @@
 /// ```
 ///
 /// - `hot`: the newest segments (a plain array; its payloads are the consumer's in-memory objects).
-/// - cold: older segments whose payload was spilled (replaced by a small reference, parts dropped). They are
-///   appended to `open`, and every `chunkSize` of them are sealed into an immutable chunk that every later snapshot
-///   shares. Eviction moves `head` forward in the first chunk and drops the chunk when it is used up.
+/// - cold: older segments, their payload spilled (replaced by a small reference, parts dropped) or, in an EVENT or VOD
+///   window that keeps everything, as they were. They are appended to `open`, and every `chunkSize` of them are
+///   sealed into an immutable chunk that every later snapshot shares. Eviction moves `head` forward in the first chunk
+///   and drops the chunk when it is used up.
 ///
 /// A snapshot copies `hot` and `open` (each bounded) and shares the chunk array, which changes only once per
 /// `chunkSize` publishes: publishing costs O(windowSize + chunkSize), not O(window).
@@ -18,7 +19,9 @@ public struct SegmentList<Payload: Sendable>: RandomAccessCollection, Sendable {
     public typealias Element = StoredSegment<Payload>
     public typealias Index = Int
 
-    static var chunkSize: Int { 256 }
+    /// Each publish copies `open` (half a chunk on average) and, once a chunk, the chunk list: 64 balances the two
+    /// for a day of one-second segments (1,350 chunks).
+    static var chunkSize: Int { 64 }
 
     final class Chunk: Sendable {
         let items: [Element]

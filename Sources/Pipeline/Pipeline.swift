@@ -121,11 +121,13 @@ public final class Pipeline: @unchecked Sendable {
         var outputFailed = false
 
         func feed(_ events: [SourceEvent]) throws {
+            var bytes = 0
+            defer { stats.update { $0.bytesIn += Int64(bytes) } }
             for e in events {
                 switch e {
                 case .format(let t, let f): formats[t] = f
                 case .samples(let t, let samples, _):
-                    stats.update { $0.bytesIn += Int64(samples.reduce(0) { $0 + $1.data.count }) }
+                    for s in samples { bytes += s.data.count }
                     if let key = samples.last(where: \.isSync) { keyframes.record(key, track: t, format: formats[t]) }
                 }
                 do {
@@ -162,13 +164,15 @@ public final class Pipeline: @unchecked Sendable {
                     if try takeUp(after: "\(error)") { continue readLoop }
                     throw error
                 }
-                if let position = batch.position {
+                if let position = batch.position, chain.started {
                     // Paced once the stream has started: what is held before it (the first GOP being measured) is read
                     // at once, and the stream starts as soon as it can.
-                    if chain.started { pace.wait(untilMediaMicros: position, stop: { self.stopped }) }
-                    stats.update { $0.mediaMicros = max($0.mediaMicros, position) }
+                    pace.wait(untilMediaMicros: position, stop: { self.stopped })
                 }
-                if batch.videoFrames > 0 { stats.update { $0.videoFrames += Int64(batch.videoFrames) } }
+                stats.update {
+                    if let position = batch.position { $0.mediaMicros = max($0.mediaMicros, position) }
+                    $0.videoFrames += Int64(batch.videoFrames)
+                }
                 try feed(batch.events)
             } catch {
                 failure = error

@@ -15,7 +15,8 @@ import MediaPresentation
 /// without a known duration), the file is rewritten once: init, `sidx`, then the segments moved with
 /// `copy_file_range(2)` (in the kernel, no copy through user space).
 final class SingleFileWriter: @unchecked Sendable {
-    // @unchecked: used under VODWriter's lock only.
+    // @unchecked: `reserve` and `finish` run under VODWriter's lock; `write` runs on its file writer's thread, at
+    // offsets `reserve` handed out (pwritev: no shared position), before `finish` (VODWriter drains the writes first).
     let path: String
     let uri: String
     let initBytes: [UInt8]
@@ -40,9 +41,15 @@ final class SingleFileWriter: @unchecked Sendable {
 
     deinit { if fd >= 0 { close(fd) } }
 
-    func append(_ bytes: MediaBytes) throws {
-        try MediaFiles.writeAll(fd, bytes, at: end, path: path)
-        end += bytes.count
+    /// Where the next `count` bytes of segments go (each segment is written once, at its final offset).
+    func reserve(_ count: Int) -> Int {
+        defer { end += count }
+        return end
+    }
+
+    /// Writes a segment's bytes where `reserve` placed them (`pwritev`: any thread, in any order).
+    func write(_ bytes: MediaBytes, at offset: Int) throws {
+        try MediaFiles.writeAll(fd, bytes, at: offset, path: path)
     }
 
     /// Writes the `sidx` for `segments` (every segment written, in order) and closes the file.

@@ -20,6 +20,8 @@ public final class VODWriter: PresentationConsumer, Sendable {
     /// One per rendition in single-file mode (created with its init segment).
     private let files = Mutex<[SingleFileWriter?]>([])
     private let indexes = Mutex<[SingleFileIndex]>([])
+    /// Segments are written on a thread of their own (`FileWriterQueue`): the kernel's file work overlaps the demuxing.
+    private let writes = FileWriterQueue()
 
     public init(directory: URL, singleFile: SingleFileOptions? = nil) throws {
         self.directory = directory
@@ -63,12 +65,14 @@ public final class VODWriter: PresentationConsumer, Sendable {
                 throw PresentationError.unknownRendition(r)
             }
             if singleFile != nil {
-                try files.withLock { files in
+                let (file, offset) = try files.withLock { files in
                     guard let f = files[r] else { throw PresentationError.unknownRendition(r) }
-                    try f.append(bytes)
+                    return (f, f.reserve(bytes.count))
                 }
+                try writes.write { try file.write(bytes, at: offset) }
             } else {
-                try write(bytes, to: layout.renditions[r].scheme.segmentURI(info.sequence))
+                let path = directory.appendingPathComponent(layout.renditions[r].scheme.segmentURI(info.sequence)).path
+                try writes.write { try MediaFiles.write(bytes, to: path) }
             }
             try presentation.consume(event)
         case .part:
@@ -98,6 +102,7 @@ public final class VODWriter: PresentationConsumer, Sendable {
     /// Returns the number of segments of the first rendition.
     @discardableResult
     public func finish() throws -> Int {
+        try writes.drain()
         presentation.finish()
         guard let layout = presentation.layout else { return 0 }
         let snapshots = layout.snapshots()

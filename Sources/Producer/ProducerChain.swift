@@ -50,7 +50,14 @@ public struct ProducerChain {
     }
 
     public mutating func accept(_ event: SourceEvent) throws {
-        if case .samples(_, _, let wallClock) = event { publisher.arrival = wallClock }
+        if case .samples(let track, let samples, let wallClock) = event {
+            publisher.arrival = wallClock
+            // The open gate passes samples through: straight to the supervisor, without an array of its outputs.
+            if gate.isOpen {
+                for s in samples { try emit(try supervisor.accept(s, track: track, wallClock: wallClock)) }
+                return
+            }
+        }
         for g in try gate.accept(event) { try pass(g) }
     }
 

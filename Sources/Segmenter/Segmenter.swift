@@ -396,7 +396,7 @@ public struct Segmenter {
                 return MediaTime(value: f, timescale: states[t].timescale) >= cutTime
             }
             // A track that stalls (its input stopped) must not hold output back for more than a few cuts.
-            guard reached || boundaries.count > Self.maxHeldCuts || boundaries.filter(\.endsSegment).count > 3 else { break }
+            guard reached || boundaries.count > Self.maxHeldCuts || boundaries.lazy.filter(\.endsSegment).count > 3 else { break }
             boundaries.removeFirst()
             out += try cut(b)
         }
