@@ -111,24 +111,83 @@ public final class Pipeline: @unchecked Sendable {
     /// nothing already read is lost, unless the chain or an output is what failed (an output that refused is not fed
     /// again).
     func run(_ source: any MediaSource) throws {
-        var chain = ProducerChain(plan: source.plan, kinds: source.kinds,
-                                  settings: .init(segmentDuration: options.segmentDuration, partDuration: options.partDuration,
-                                                  keyframes: source.keyframes, epochLocked: options.epochFromInput),
-                                  output: output, logger: logger)
-        var pace = Pacer(enabled: options.realtime ?? source.pacedByDefault)
-        var formats: [TrackFormat?] = Array(repeating: nil, count: source.kinds.count)
+        var run = RunState(pipeline: self, source: source)
         var failure: Error?
+        readLoop: while !stopped {
+            do {
+                guard let batch = try run.read() else { break readLoop }
+                if let position = batch.position, run.chain.started {
+                    // Paced once the stream has started: what is held before it (the first GOP being measured) is read
+                    // at once, and the stream starts as soon as it can.
+                    run.pace.wait(untilMediaMicros: position, stop: { self.stopped })
+                }
+                stats.update {
+                    if let position = batch.position { $0.mediaMicros = max($0.mediaMicros, position) }
+                    $0.videoFrames += Int64(batch.videoFrames)
+                }
+                try run.feed(batch.events)
+            } catch {
+                failure = error
+                break readLoop
+            }
+        }
+        if !run.outputFailed {
+            do {
+                try run.feed(try source.flush())
+                try run.chain.finish()
+            } catch {
+                if failure == nil { failure = error }
+            }
+        }
+        if let failure, !stopped { throw failure }
+        if !run.chain.started && !stopped {
+            throw PipelineError.missingCodecConfiguration("the input ended before any playable media was found")
+        }
+    }
+
+    /// What one run keeps: its source, the producer chain, the pacer, the tracks' formats (for thumbnails), and whether
+    /// the chain or an output failed.
+    private struct RunState {
+        let pipeline: Pipeline
+        let source: any MediaSource
+        var chain: ProducerChain
+        var pace: Pacer
+        var formats: [TrackFormat?]
         var outputFailed = false
 
-        func feed(_ events: [SourceEvent]) throws {
+        init(pipeline p: Pipeline, source: any MediaSource) {
+            pipeline = p
+            self.source = source
+            chain = ProducerChain(plan: source.plan, kinds: source.kinds,
+                                  settings: .init(segmentDuration: p.options.segmentDuration, partDuration: p.options.partDuration,
+                                                  keyframes: source.keyframes, epochLocked: p.options.epochFromInput),
+                                  output: p.output, logger: p.logger)
+            pace = Pacer(enabled: p.options.realtime ?? source.pacedByDefault)
+            formats = Array(repeating: nil, count: source.kinds.count)
+        }
+
+        /// The source's next read; at its end or failure, the input taken up again when its policy says so (`nil`: the
+        /// end of the stream).
+        mutating func read() throws -> SourceBatch? {
+            while true {
+                do {
+                    if let batch = try source.next() { return batch }
+                    guard source.endIsDisconnect, try takeUp(after: "end of stream") else { return nil }
+                } catch where !outputFailed && !(error is PipelineError) && !(error is MP4Error) {
+                    guard try takeUp(after: "\(error)") else { throw error }
+                }
+            }
+        }
+
+        mutating func feed(_ events: [SourceEvent]) throws {
             var bytes = 0
-            defer { stats.update { $0.bytesIn += Int64(bytes) } }
+            defer { pipeline.stats.update { $0.bytesIn += Int64(bytes) } }
             for e in events {
                 switch e {
                 case .format(let t, let f): formats[t] = f
                 case .samples(let t, let samples, _):
                     for s in samples { bytes += s.data.count }
-                    if let key = samples.last(where: \.isSync) { keyframes.record(key, track: t, format: formats[t]) }
+                    if let key = samples.last(where: \.isSync) { pipeline.keyframes.record(key, track: t, format: formats[t]) }
                 }
                 do {
                     try chain.accept(e)
@@ -138,62 +197,22 @@ public final class Pipeline: @unchecked Sendable {
                 }
             }
         }
+
         /// The publisher went away (`why`): flush what it sent, end the segment in progress, and wait for the next one.
         /// `false` when the stream ends instead.
-        func takeUp(after why: String) throws -> Bool {
-            guard let policy = source.reconnect, !stopped else { return false }
-            logger.notice("publisher disconnected from \(DemuxedSource.redacted(sourceName)) (\(why)); \(policy == .listen ? "waiting for the next one" : "the stream goes on when it is back"); viewers keep the current window")
+        mutating func takeUp(after why: String) throws -> Bool {
+            guard let policy = source.reconnect, !pipeline.stopped else { return false }
+            pipeline.logger.notice("publisher disconnected from \(DemuxedSource.redacted(pipeline.sourceName)) (\(why)); \(policy == .listen ? "waiting for the next one" : "the stream goes on when it is back"); viewers keep the current window")
             try feed(try source.flush())
             try chain.reconnect()
             guard source.reopen() else { return false }
             formats = Array(repeating: nil, count: source.kinds.count)
-            stats.update { $0.reconnects += 1 }
+            pipeline.stats.update { $0.reconnects += 1 }
             return true
-        }
-
-        readLoop: while !stopped {
-            do {
-                let batch: SourceBatch
-                do {
-                    guard let b = try source.next() else {
-                        if source.endIsDisconnect, try takeUp(after: "end of stream") { continue readLoop }
-                        break readLoop
-                    }
-                    batch = b
-                } catch where !outputFailed && !(error is PipelineError) && !(error is MP4Error) {
-                    if try takeUp(after: "\(error)") { continue readLoop }
-                    throw error
-                }
-                if let position = batch.position, chain.started {
-                    // Paced once the stream has started: what is held before it (the first GOP being measured) is read
-                    // at once, and the stream starts as soon as it can.
-                    pace.wait(untilMediaMicros: position, stop: { self.stopped })
-                }
-                stats.update {
-                    if let position = batch.position { $0.mediaMicros = max($0.mediaMicros, position) }
-                    $0.videoFrames += Int64(batch.videoFrames)
-                }
-                try feed(batch.events)
-            } catch {
-                failure = error
-                break readLoop
-            }
-        }
-        if !outputFailed {
-            do {
-                try feed(try source.flush())
-                try chain.finish()
-            } catch {
-                if failure == nil { failure = error }
-            }
-        }
-        if let failure, !stopped { throw failure }
-        if !chain.started && !stopped {
-            throw PipelineError.missingCodecConfiguration("the input ended before any playable media was found")
         }
     }
 
-    private var sourceName: String {
+    fileprivate var sourceName: String {
         if case .url(let url) = options.input { return url }
         return "the test pattern"
     }

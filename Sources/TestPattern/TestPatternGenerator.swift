@@ -1,35 +1,5 @@
 import MediaCore
 
-/// Where the test pattern draws things, in luma pixels. Exposed so tests and tools can sample regions.
-public struct TestPatternLayout: Sendable, Hashable {
-    /// Rows `0 ..< barsBottom`: 75 % colour bars scrolling left every frame.
-    public var barsBottom: Int
-    /// Rows `barsBottom ..< panelTop`: the reverse-bars strip, scrolling with the bars.
-    public var panelTop: Int
-    /// The title line ("hls-origin test pattern" and the UTC date).
-    public var title: PixelRect
-    /// The frame counter ("frame 001234"), sized for six digits.
-    public var frameCounter: PixelRect
-    /// The wall clock ("HH:MM:SS.mmm UTC").
-    public var clock: PixelRect
-    /// The row of one-per-frame cells; the cell of the current frame within its second is lit.
-    public var syncCells: PixelRect
-    /// Inside of the sync box: white while the beep sounds, black otherwise.
-    public var flashBox: PixelRect
-
-    var titleScale: Int
-    var counterScale: Int
-    var clockScale: Int
-    var infoScale: Int
-    var infoY: Int
-    var dateX: Int
-    /// The media-time text (right of the clock, bottom-aligned with it).
-    var mediaTime: PixelRect
-    var flashOuter: PixelRect
-    var flashBorder: Int
-    var cellCount: Int
-}
-
 /// The built-in test pattern that `hls-origin serve` streams without an input: raw yuv420p pictures and
 /// interleaved 16-bit audio, generated in pure Swift.
 ///
@@ -77,7 +47,7 @@ public final class TestPatternGenerator {
     private let font = BitmapFont.shared
 
     /// One second of mono audio; sample `n` of any second is `secondOfAudio[n]`.
-    private let secondOfAudio: [Int16]
+    let secondOfAudio: [Int16]
 
     // Colours (limited-range luma).
     private static let panelLuma: UInt8 = 28
@@ -272,46 +242,6 @@ public final class TestPatternGenerator {
         return Array("media ".utf8) + hours + [UInt8(ascii: ":"), digit(v / 600_000 % 6), digit(v / 60_000),
             UInt8(ascii: ":"), digit(v / 10_000 % 6), digit(v / 1000), UInt8(ascii: "."),
             digit(v / 100), digit(v / 10), digit(v)]
-    }
-
-    // MARK: - Audio
-
-    /// `count` sample frames starting at absolute sample index `start` (`pts = start`, in `sampleRate` ticks).
-    public func audioFrame(start: Int64, count: Int) -> RawAudioFrame {
-        precondition(count >= 0, "audio frame sample count must not be negative")
-        let channels = configuration.channelCount
-        let rate = Int64(configuration.sampleRate)
-        let samples = [Int16](unsafeUninitializedCapacity: count * channels) { buffer, written in
-            secondOfAudio.withUnsafeBufferPointer { second in
-                var position = Int(((start % rate) + rate) % rate)
-                var out = 0
-                for _ in 0..<count {
-                    let v = second[position]
-                    for c in 0..<channels { buffer[out + c] = v }
-                    out += channels
-                    position += 1
-                    if position == second.count { position = 0 }
-                }
-            }
-            written = count * channels
-        }
-        return RawAudioFrame(sampleRate: configuration.sampleRate, channelCount: channels, samples: samples, pts: start)
-    }
-
-    /// One second of the mono signal: the tone (periodic within a second, since its frequency is a whole
-    /// number of Hz) plus the beep over the first `beepSampleCount` samples. The beep is sampled at the
-    /// sample midpoints, `sin(2π f (n + ½) / rate)`, so its first sample (the onset) is already non-zero.
-    private static func makeSecondOfAudio(_ c: TestPatternConfiguration) -> [Int16] {
-        let rate = c.sampleRate
-        let tone = TestPatternConfiguration.toneFrequency, beep = TestPatternConfiguration.beepFrequency
-        let beepCount = c.beepSampleCount
-        return (0..<rate).map { n in
-            var v = c.toneAmplitude * sinOfTurns(tone * n % rate, rate)
-            if n < beepCount {
-                v += c.beepAmplitude * sinOfTurns(beep * (2 * n + 1) % (2 * rate), 2 * rate)
-            }
-            return Int16(clamping: Int((v * 32767).rounded()))
-        }
     }
 
     // MARK: - Static picture parts
