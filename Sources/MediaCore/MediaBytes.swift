@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Bytes held as chunks, read in order, without being joined: a fragment is its header (`moof` and the `mdat`
 /// header) followed by its samples' own arrays; a segment is its parts' chunks in turn. A producer builds them without
 /// copying a sample's bytes (the arrays are shared, copy-on-write); each consumer copies once, into what it sends or
@@ -55,4 +61,52 @@ public struct MediaBytes: Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String { "\(count) bytes in \(chunks.count) chunks" }
+}
+
+extension MediaBytes {
+    /// Writes every chunk to `fd` with gathering writes (`pwritev` at `offset`, or `writev` at the file's position),
+    /// at most 1024 chunks a call, retrying short writes and `EINTR`: the chunks reach the kernel without being joined
+    /// (a segment's header and samples in one call). Returns the `errno` of a failure, `nil` once all is written.
+    public func write(to fd: Int32, at offset: Int? = nil) -> Int32? {
+        var vectors: [iovec] = []
+        vectors.reserveCapacity(chunks.count)
+        // Each chunk's storage is pinned while the nested closures run.
+        func gather(_ i: Int) -> Int32? {
+            guard i < chunks.count else { return vectors.withUnsafeMutableBufferPointer { Self.writeVectors(fd, $0, total: count, at: offset) } }
+            return chunks[i].withUnsafeBytes { raw in
+                vectors.append(iovec(iov_base: UnsafeMutableRawPointer(mutating: raw.baseAddress), iov_len: raw.count))
+                return gather(i + 1)
+            }
+        }
+        return gather(0)
+    }
+
+    private static func writeVectors(_ fd: Int32, _ vectors: UnsafeMutableBufferPointer<iovec>, total: Int, at offset: Int?) -> Int32? {
+        var done = 0
+        var first = 0
+        while done < total {
+            let count = Int32(min(vectors.count - first, 1024))
+            let base = vectors.baseAddress! + first
+            let n = offset.map { pwritev(fd, base, count, off_t($0 + done)) } ?? writev(fd, base, count)
+            if n < 0 {
+                if errno == EINTR { continue }
+                return errno
+            }
+            if n == 0 { return EIO }
+            done += n
+            // Skip what was written: whole vectors, then the written head of a partly written one.
+            var left = n
+            while left > 0 && first < vectors.count {
+                if left >= vectors[first].iov_len {
+                    left -= vectors[first].iov_len
+                    first += 1
+                } else {
+                    vectors[first].iov_base = vectors[first].iov_base.map { $0 + left }
+                    vectors[first].iov_len -= left
+                    left = 0
+                }
+            }
+        }
+        return nil
+    }
 }

@@ -21,67 +21,14 @@ enum MediaFiles {
         try writeAll(fd, bytes, path: path)
     }
 
-    /// Writes every chunk of `bytes` at `offset` (`pwritev`), or at the file's position when `offset` is `nil`,
-    /// retrying short writes and `EINTR`: one system call for a segment's header and samples.
+    /// Writes every chunk of `bytes` at `offset` (`pwritev`), or at the file's position when `offset` is `nil`
+    /// (`MediaBytes.write(to:at:)`: one gathering system call for a segment's header and samples).
     static func writeAll(_ fd: Int32, _ bytes: MediaBytes, at offset: Int? = nil, path: String) throws {
-        let chunks = bytes.chunks
-        var vectors: [iovec] = []
-        vectors.reserveCapacity(chunks.count)
-        // The chunks' storage is pinned for as long as the nested closures run.
-        func gather(_ i: Int) throws {
-            guard i < chunks.count else { return try writeVectors(fd, &vectors, total: bytes.count, at: offset, path: path) }
-            try chunks[i].withUnsafeBytes { raw in
-                vectors.append(iovec(iov_base: UnsafeMutableRawPointer(mutating: raw.baseAddress), iov_len: raw.count))
-                try gather(i + 1)
-            }
-        }
-        try gather(0)
+        if let failure = bytes.write(to: fd, at: offset) { throw MediaFileError(path: path, errno: failure) }
     }
 
-    /// `writev`/`pwritev` of `vectors` (at most `IOV_MAX` at a time) until `total` bytes are written.
-    private static func writeVectors(_ fd: Int32, _ vectors: inout [iovec], total: Int, at offset: Int?, path: String) throws {
-        var done = 0
-        var first = 0
-        while done < total {
-            let count = Int32(min(vectors.count - first, 1024))
-            let n = vectors.withUnsafeBufferPointer { v in
-                offset.map { pwritev(fd, v.baseAddress! + first, count, off_t($0 + done)) } ?? writev(fd, v.baseAddress! + first, count)
-            }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw MediaFileError(path: path, errno: errno)
-            }
-            done += n
-            // Skip what was written: whole vectors, then the written head of a partly written one.
-            var left = n
-            while left > 0 && first < vectors.count {
-                if left >= vectors[first].iov_len {
-                    left -= vectors[first].iov_len
-                    first += 1
-                } else {
-                    vectors[first].iov_base = vectors[first].iov_base.map { $0 + left }
-                    vectors[first].iov_len -= left
-                    left = 0
-                }
-            }
-        }
-    }
-
-    /// Writes `bytes` at `offset` (`pwrite`), or at the file's position (the end, for `O_APPEND`) when `offset` is
-    /// `nil`, retrying short writes and `EINTR`. A few hundred bytes to a regular file go in one `write(2)`.
     static func writeAll(_ fd: Int32, _ bytes: [UInt8], at offset: Int? = nil, path: String) throws {
-        try bytes.withUnsafeBytes { buffer in
-            var done = 0
-            while done < buffer.count {
-                let n = offset.map { pwrite(fd, buffer.baseAddress! + done, buffer.count - done, off_t($0 + done)) }
-                    ?? Glibc.write(fd, buffer.baseAddress! + done, buffer.count - done)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    throw MediaFileError(path: path, errno: errno)
-                }
-                done += n
-            }
-        }
+        try writeAll(fd, MediaBytes(bytes), at: offset, path: path)
     }
 
     /// `copy_file_range(2)`: glibc declares it only under `_GNU_SOURCE`, which Swift's Glibc module does not set,
