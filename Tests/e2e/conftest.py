@@ -18,6 +18,30 @@ from hlsharness import procs  # noqa: E402
 from hlsharness.testenv import IN_CI, missing, need, need_hlsjs  # noqa: E402,F401
 
 
+# With pytest-xdist (`-n 2 --dist loadgroup`, what scripts/test runs): the modules whose tests play in Chromium or keep
+# live encoders running (a browser's dropped frames and a live encode's pace need the machine's CPU), and single tests
+# marked `heavy`, run one after another on one worker; every other module runs whole on another worker meanwhile (its
+# module-scoped servers started once).
+HEAVY_MODULES = {
+    "test_auth", "test_dash", "test_edge", "test_embedded_example", "test_format_change", "test_harness_selftest",
+    "test_ingest", "test_ladder", "test_ladder_selftest", "test_live_file", "test_live_pattern", "test_live_stdin",
+    "test_metrics", "test_multistream", "test_push", "test_redundant", "test_reference_selftest",
+    "test_single_file", "test_tls",
+}
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "heavy: runs on the worker of the CPU-bound tests (see HEAVY_MODULES)")
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's worker reads the groups into the node ids
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        module = item.module.__name__.rsplit(".", 1)[-1]
+        heavy = module in HEAVY_MODULES or item.get_closest_marker("heavy") is not None
+        item.add_marker(pytest.mark.xdist_group("heavy" if heavy else module))
+
+
 @pytest.fixture(scope="session")
 def origin_bin():
     b = os.environ.get("HLS_ORIGIN_BIN")

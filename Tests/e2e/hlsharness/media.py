@@ -1,4 +1,5 @@
 """Small test inputs made with ffmpeg (once; cached under .cache/e2e-media/<recipe hash>/)."""
+import fcntl
 import hashlib
 import json
 import os
@@ -67,12 +68,17 @@ def make(name, directory=None):
     """Path of test input `name`, generating it on first use."""
     directory = directory or cache_dir()
     path = os.path.join(directory, name)
-    with _lock:
+    if os.path.exists(path) and os.path.getsize(path) > 0:
+        return path
+    os.makedirs(directory, exist_ok=True)
+    # Threads of this process take _lock; the test workers of a parallel run (pytest-xdist) also take a file lock,
+    # so each input is made once and the loser of the race finds it made.
+    with _lock, open(os.path.join(directory, ".lock"), "w") as lock_file:
+        fcntl.flock(lock_file, fcntl.LOCK_EX)
         if os.path.exists(path) and os.path.getsize(path) > 0:
             return path
-        os.makedirs(directory, exist_ok=True)
         stem, ext = os.path.splitext(path)
-        tmp = stem + ".part" + ext
+        tmp = f"{stem}.part{os.getpid()}{ext}"
         cmd = ["ffmpeg", "-hide_banner", "-nostdin", "-v", "error", "-y", *RECIPES[name], tmp]
         p = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True)
         if p.returncode != 0:
