@@ -69,10 +69,10 @@ public final class VODWriter: PresentationConsumer, Sendable {
                     guard let f = files[r] else { throw PresentationError.unknownRendition(r) }
                     return (f, f.reserve(bytes.count))
                 }
-                try writes.write { try file.write(bytes, at: offset) }
+                try writes.write(bytes) { try file.write($0, at: offset) }
             } else {
                 let path = directory.appendingPathComponent(layout.renditions[r].scheme.segmentURI(info.sequence)).path
-                try writes.write { try MediaFiles.write(bytes, to: path) }
+                try writes.write(bytes) { try MediaFiles.write($0, to: path) }
             }
             try presentation.consume(event)
         case .part:
