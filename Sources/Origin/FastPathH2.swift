@@ -15,7 +15,7 @@ final class H2FastPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias OutboundOut = HTTPResponsePart
 
     private let fastPath: FastPath
-    /// This stream's request was answered here: the rest of it (its end) is not passed on.
+    /// The current request was answered here: the rest of it (up to its end) is not passed on.
     private var answered = false
     private var counters: (labels: (String, String, String), counters: OriginMetrics.RequestCounters)?
 
@@ -25,7 +25,12 @@ final class H2FastPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if answered { return }
+        if answered {
+            // HTTP/1.1 over TLS (ALPN http/1.1) runs this handler per connection, not per stream: the request after
+            // the answered one is a new request (a keep-alive connection hung on its second request before).
+            if case .end = unwrapInboundIn(data) { answered = false }
+            return
+        }
         guard case .head(let request) = unwrapInboundIn(data), request.method == .get || request.method == .head,
               let path = request.path, !path.utf8.contains(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "%") }),
               !request.headerFields.contains(where: { FullPathFields.contains($0.name.canonicalName) }),

@@ -1,0 +1,64 @@
+@testable import Origin
+import Testing
+
+/// Where the TLS port's first request head ends (TLSFirstRequestDeadline): RFC 9112 §2.1 for HTTP/1.1, RFC 9113 §3.4
+/// (preface) and §6.2/§6.10 (HEADERS, CONTINUATION, END_HEADERS) for HTTP/2.
+@Suite struct FirstHeadScannerTests {
+    typealias Progress = TLSFirstRequestDeadline.Progress
+    static let head = Array("GET /index.m3u8 HTTP/1.1\r\nHost: a\r\n\r\n".utf8)
+
+    static func frame(type: UInt8, flags: UInt8, stream: UInt32, payload: Int) -> [UInt8] {
+        [UInt8(payload >> 16 & 0xFF), UInt8(payload >> 8 & 0xFF), UInt8(payload & 0xFF), type, flags,
+         UInt8(stream >> 24), UInt8(stream >> 16 & 0xFF), UInt8(stream >> 8 & 0xFF), UInt8(stream & 0xFF)]
+            + [UInt8](repeating: 0x41, count: payload)
+    }
+
+    /// Feeds `bytes` in pieces of `piece` bytes; the progress after each piece.
+    static func feed(_ bytes: [UInt8], piece: Int, max: Int = 16_384) -> [Progress] {
+        var scanner = FirstHeadScanner(maxHeadBytes: max)
+        return stride(from: 0, to: bytes.count, by: piece).map { scanner.feed(bytes[$0..<min($0 + piece, bytes.count)]) }
+    }
+
+    @Test(arguments: [1, 2, 7, 1000])
+    func anHTTP1HeadEndsAtItsBlankLine(piece: Int) {
+        let progress = Self.feed(Self.head, piece: piece)
+        #expect(progress.last == .complete)
+        #expect(progress.dropLast().allSatisfy { $0 == .reading })
+        #expect(Self.feed(Array(Self.head.dropLast()), piece: piece).last == .reading)
+    }
+
+    @Test(arguments: [1, 5, 1000])
+    func anHTTP2HeadEndsWithTheFrameThatEndsItsHeaderBlock(piece: Int) {
+        let settings = Self.frame(type: 0x4, flags: 0, stream: 0, payload: 18)
+        let window = Self.frame(type: 0x8, flags: 0, stream: 0, payload: 4)
+        let headers = Self.frame(type: 0x1, flags: 0x4 | 0x1, stream: 1, payload: 40)
+        let bytes = FirstHeadScanner.preface + settings + window + headers
+        #expect(Self.feed(bytes, piece: piece).last == .complete)
+        // The preface's own blank line is not a head; nor are the frames before HEADERS, nor a HEADERS cut short.
+        #expect(Self.feed(FirstHeadScanner.preface + settings + window, piece: piece).last == .reading)
+        #expect(Self.feed(Array(bytes.dropLast()), piece: piece).last == .reading)
+    }
+
+    @Test func aHeaderBlockGoesOnInContinuationFrames() {
+        let preface = FirstHeadScanner.preface + Self.frame(type: 0x4, flags: 0, stream: 0, payload: 0)
+        let open = Self.frame(type: 0x1, flags: 0x1, stream: 1, payload: 10)
+        let more = Self.frame(type: 0x9, flags: 0, stream: 1, payload: 10)
+        let last = Self.frame(type: 0x9, flags: 0x4, stream: 1, payload: 3)
+        #expect(Self.feed(preface + open + more, piece: 3).last == .reading)
+        #expect(Self.feed(preface + open + more + last, piece: 3).last == .complete)
+    }
+
+    @Test func aHeadLongerThanTheLimitIsRefused() {
+        let trickle = Array("GET / HTTP/1.1\r\nX: ".utf8) + [UInt8](repeating: 0x61, count: 200)
+        #expect(Self.feed(trickle, piece: 1, max: 100).last == .refused)
+        // An HTTP/2 client that never ends a header block (a CONTINUATION flood's first half) is refused too.
+        let flood = FirstHeadScanner.preface + Self.frame(type: 0x1, flags: 0, stream: 1, payload: 50)
+            + (0..<10).flatMap { _ in Self.frame(type: 0x9, flags: 0, stream: 1, payload: 50) }
+        #expect(Self.feed(flood, piece: 64, max: 300).last == .refused)
+    }
+
+    @Test func anHTTP1RequestThatBeginsLikeThePrefaceIsHTTP1() {
+        let bytes = Array("PRI * HTTP/2.0\r\n\r\nXY".utf8)
+        #expect(Self.feed(bytes, piece: 1).last == .complete)
+    }
+}
