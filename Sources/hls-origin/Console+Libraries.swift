@@ -11,7 +11,8 @@ extension Console {
     static func routeLibraryLogs() {
         typealias SetHandler = @convention(c) (UnsafeMutableRawPointer?, SRTLogHandler?) -> Void
         typealias SetFlags = @convention(c) (Int32) -> Void
-        guard let setHandler = dlsym(nil, "srt_setloghandler"), let setFlags = dlsym(nil, "srt_setlogflags") else { return }
+        guard let setHandler = dlsym(nil, "srt_setloghandler"),
+              let setFlags = dlsym(nil, "srt_setlogflags") else { return }
         // SRT_LOGF_DISABLE_TIME | _THREADNAME | _SEVERITY | _EOL: the message alone; time and level are the event's.
         unsafeBitCast(setFlags, to: SetFlags.self)(1 | 2 | 4 | 8)
         unsafeBitCast(setHandler, to: SetHandler.self)(nil, srtLogLine)
@@ -24,10 +25,12 @@ typealias SRTLogHandler = @convention(c) (UnsafeMutableRawPointer?, Int32, Unsaf
 /// libsrt's `SRT_LOG_HANDLER_FN(opaque, level, file, line, area, message)`; `level` is a syslog level. libsrt calls
 /// routine events errors (a listener closing), and the origin says itself when an input fails, so its errors are
 /// warnings here.
+private let separators = CharacterSet.whitespacesAndNewlines.union(CharacterSet(charactersIn: ":"))
+
 private let srtLogLine: SRTLogHandler = { _, level, _, _, area, message in
     guard let message else { return }
     // Without its time, thread and severity prefixes libsrt still starts with the ":" that separated them.
-    let text = String(cString: message).trimmingCharacters(in: CharacterSet.whitespacesAndNewlines.union(.init(charactersIn: ":")))
+    let text = String(cString: message).trimmingCharacters(in: separators)
     let mapped: Logger.Level = switch level {
     case ...2: .error
     case 3, 4: .warning
