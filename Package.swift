@@ -93,8 +93,10 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "TOMLKit", package: "TOMLKit"), .product(name: "Yams", package: "Yams"),
         ]),
+        // `--log-format json`: a swift-log handler writing one JSON object per line.
+        .target(name: "LogFormats", dependencies: [.product(name: "Logging", package: "swift-log")]),
         .executableTarget(name: "hls-origin", dependencies: [
-            "Pipeline", "Producer", "Origin", "HLS", "MediaCore", "MediaPresentation", "ServeConfig", "Push",
+            "Pipeline", "Producer", "Origin", "HLS", "MediaCore", "MediaPresentation", "ServeConfig", "Push", "LogFormats",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -118,6 +120,7 @@ let package = Package(
         ]),
         .testTarget(name: "PushTests", dependencies: ["Push", "MediaPresentation", "MediaCore", "HLS",
                                                       .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "LogFormatsTests", dependencies: ["LogFormats", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "OriginTests", dependencies: [
             "Origin", "HLS", "MediaCore", "MediaPresentation", "TestSupport",
             .product(name: "Hummingbird", package: "hummingbird"),

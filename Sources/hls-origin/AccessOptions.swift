@@ -58,6 +58,7 @@ struct AccessOptions: ParsableArguments {
     }
 
     /// One line saying what a listener on a non-loopback `host` exposes; `nil` on loopback.
+    /// The line (without `hls-origin: `) that says what a non-loopback listener exposes to whom; nil on loopback.
     func exposure(host: String, scheme: String, port: Int) -> String? {
         let loopback = host == "localhost" || host == "::1" || host.hasPrefix("127.")
         guard !loopback else { return nil }
@@ -70,7 +71,7 @@ struct AccessOptions: ParsableArguments {
         case (false, false): guardText = "to anyone who can reach it, WITHOUT authentication (see --auth-token)"
         }
         let cors = access(corsOrigins)
-        return "hls-origin: listening on \(host) port \(port) (\(scheme)): \(what) are open \(guardText); \(cors)"
+        return "listening on \(host) port \(port) (\(scheme)): \(what) are open \(guardText); \(cors)"
     }
 
     private func access(_ origins: [String]) -> String {

@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
 import Logging
-import Pipeline
 
 @main
 struct HLSOriginCommand: AsyncParsableCommand {
@@ -23,19 +22,14 @@ struct HLSOriginCommand: AsyncParsableCommand {
         defaultSubcommand: nil)
 }
 
-/// One line on standard error, then exit: for errors a user can act on.
+/// One line on standard error (a JSON line with `--log-format json`), then exit: for errors a user can act on.
 func fail(_ message: String, code: Int32 = 1) -> Never {
-    FileHandle.standardError.write(Data("hls-origin: error: \(message)\n".utf8))
+    Console.say(message, level: .error)
     exit(code)
 }
 
-func makeLogger(level: Logger.Level) -> Logger {
-    Pipeline.configureLibraryLogging(level)
-    LoggingSystem.bootstrap { label in
-        var h = StreamLogHandler.standardError(label: label)
-        h.logLevel = level
-        return h
-    }
+func makeLogger(level: Logger.Level, format: LogFormat) -> Logger {
+    Console.bootstrap(format, level: level)
     return Logger(label: "hls-origin")
 }
 

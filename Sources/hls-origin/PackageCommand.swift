@@ -34,12 +34,15 @@ struct PackageCommand: AsyncParsableCommand {
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error, critical.")
     var logLevel: Logger.Level = .notice
 
+    @Option(name: .customLong("log-format"), help: ArgumentHelp("text: lines for people (and a progress line on a terminal); json: one JSON object per line on standard error (time, level, stream, message, fields), no progress line.", valueName: "text|json"))
+    var logFormat: LogFormat = .text
+
     func validate() throws {
         _ = try media.options()
     }
 
     func run() async throws {
-        let logger = makeLogger(level: logLevel)
+        let logger = makeLogger(level: logLevel, format: logFormat)
         if let error = InputSpec.missingFileError(input) { fail(error) }
         var stream = try media.options()
         stream.input = input
@@ -55,7 +58,7 @@ struct PackageCommand: AsyncParsableCommand {
             fail("cannot create '\(output)': \(error.localizedDescription)")
         }
         let pipeline = Pipeline(options: options, output: writer, logger: logger, stats: stats)
-        let status = StatusLine(enabled: !quiet && isatty(STDERR_FILENO) == 1)
+        let status = StatusLine.onTerminal(quiet: quiet)
         let done = PipelineOutcome()
         let statusThread = Thread {
             while case .running = done.get() {
@@ -83,8 +86,8 @@ struct PackageCommand: AsyncParsableCommand {
         if count == 0 { fail("'\(input)' produced no segments") }
         if !quiet {
             let s = pipeline.stats.snapshot()
-            FileHandle.standardError.write(Data(String(format: "hls-origin: wrote %d segments (%.1f s of media) to %@ in %.2f s\n",
-                                                       count, s.mediaSeconds, output, s.wallSeconds).utf8))
+            Console.say(String(format: "wrote %d segments (%.1f s of media) to %@ in %.2f s",
+                               count, s.mediaSeconds, output, s.wallSeconds))
         }
     }
 }

@@ -53,7 +53,7 @@ extension ServeCommand {
         for stream in streams {
             guard let pusher = stream.pusher else { continue }
             let method = pusher.configuration.method
-            FileHandle.standardError.write(Data("hls-origin: \(stream.label)pushing to \(pusher.configuration.url) (\(method.rawValue)\(pusher.configuration.deleteExpired ? ", DELETE of expired segments" : ""); playlist \(pusher.configuration.url)index.m3u8), no local server\n".utf8))
+            Console.say("pushing to \(pusher.configuration.url) (\(method.rawValue)\(pusher.configuration.deleteExpired ? ", DELETE of expired segments" : ""); playlist \(pusher.configuration.url)index.m3u8), no local server", stream: stream.name)
         }
         let interrupted = PipelineOutcome()
         let signals = SignalWatcher { interrupted.set(.finished) }
@@ -63,7 +63,7 @@ extension ServeCommand {
         }
         streams.forEach { $0.pipeline.stop() }
         streams.forEach { $0.stop() }
-        for stream in streams { if let pusher = stream.pusher { await finishPush(pusher, label: stream.label) } }
+        for stream in streams { if let pusher = stream.pusher { await finishPush(pusher, stream: stream.name) } }
         _ = signals
         var failure: String?
         for stream in streams {
@@ -71,19 +71,19 @@ extension ServeCommand {
         }
         if let failure { fail(failure) }
         if interrupted.isRunning {
-            FileHandle.standardError.write(Data("hls-origin: end of input; pushed the ended playlists\n".utf8))
+            Console.say("end of input; pushed the ended playlists")
         } else {
-            FileHandle.standardError.write(Data("hls-origin: stopped\n".utf8))
+            Console.say("stopped")
         }
     }
 
     /// Waits (at most 10 s) for the pusher's queue to drain, then closes its connections.
-    func finishPush(_ pusher: Pusher, label: String = "") async {
+    func finishPush(_ pusher: Pusher, stream: String = "") async {
         let drained = await pusher.drain(timeout: .seconds(10))
         await pusher.shutdown()
         let s = pusher.stats
         let note = drained ? "" : "; gave up on what was left after 10 s"
-        FileHandle.standardError.write(Data("hls-origin: \(label)push: \(s.pushed) objects pushed, \(s.deleted) deleted, \(s.refused) refused, \(s.dropped + s.abandoned) dropped\(note)\n".utf8))
+        Console.say("push: \(s.pushed) objects pushed, \(s.deleted) deleted, \(s.refused) refused, \(s.dropped + s.abandoned) dropped\(note)", stream: stream)
     }
 
 }

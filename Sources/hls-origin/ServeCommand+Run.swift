@@ -51,17 +51,23 @@ extension ServeCommand {
     func announce(_ streams: [ServedStream], scheme: String, port boundPort: Int, signedPage: (path: String, expires: Int64)?) {
         let url = "\(scheme)://\(host == "0.0.0.0" ? "127.0.0.1" : host):\(boundPort)/"
         if let exposure = access.exposure(host: host, scheme: scheme, port: boundPort) {
-            FileHandle.standardError.write(Data((exposure + "\n").utf8))
+            Console.say(exposure)
         }
         if let (path, expires) = signedPage {
             let until = Date(timeIntervalSince1970: TimeInterval(expires)).formatted(.iso8601)
             let query = path.drop { $0 != "?" }
-            FileHandle.standardError.write(Data("hls-origin: serving \(url.dropLast())\(path)  (signed page URL, valid until \(until); playlist \(url)index.m3u8\(query))\n".utf8))
+            if Console.format == .json {
+                // A signed URL is a credential until it expires: not in a log a collector keeps.
+                Console.say("serving \(url)  (signed URLs only; the signed page URL is not logged in JSON: make one with 'hls-origin sign')",
+                            fields: ["signed_until": .string(until)])
+            } else {
+                Console.say("serving \(url.dropLast())\(path)  (signed page URL, valid until \(until); playlist \(url)index.m3u8\(query))")
+            }
         } else if streams.count == 1 && streams[0].name.isEmpty {
-            FileHandle.standardError.write(Data("hls-origin: serving \(url)  (playlist \(url)index.m3u8)\n".utf8))
+            Console.say("serving \(url)  (playlist \(url)index.m3u8)")
         } else {
             let names = streams.map { "\(url)\($0.name)/index.m3u8" }.joined(separator: ", ")
-            FileHandle.standardError.write(Data("hls-origin: serving \(streams.count) streams at \(url)  (\(names))\n".utf8))
+            Console.say("serving \(streams.count) streams at \(url)  (\(names))")
         }
     }
 
@@ -81,11 +87,11 @@ extension ServeCommand {
                         // Nothing was ever served: this is a startup error. Exit with it.
                         fail(message)
                     }
-                    FileHandle.standardError.write(Data("hls-origin: error: \(stream.label)input failed: \(message); the playlist is ended, still serving (Ctrl-C to stop)\n".utf8))
+                    Console.say("input failed: \(message); the playlist is ended, still serving (Ctrl-C to stop)", level: .error, stream: stream.name)
                 case .finished:
                     reported.insert(stream.name)
                     status.clear()
-                    FileHandle.standardError.write(Data("hls-origin: \(stream.label)end of input; the playlist is ended, still serving (Ctrl-C to stop)\n".utf8))
+                    Console.say("end of input; the playlist is ended, still serving (Ctrl-C to stop)", stream: stream.name)
                 case .running:
                     break
                 }

@@ -133,6 +133,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error, critical.")
     var logLevel: Logger.Level = .notice
 
+    @Option(name: .customLong("log-format"), help: ArgumentHelp("text: lines for people (and a status line on a terminal); json: one JSON object per line on standard error (time, level, stream, message, fields), no status line.", valueName: "text|json"))
+    var logFormat: LogFormat = .text
+
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0-65535") }
         _ = try flags()
@@ -172,7 +175,7 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let logger = makeLogger(level: logLevel)
+        let logger = makeLogger(level: logLevel, format: logFormat)
         let plan = try makePlan()
         let streams = try openStreams(plan, history: try timeShift(), logger: logger)
         let metrics = observe(streams)
@@ -199,7 +202,7 @@ struct ServeCommand: AsyncParsableCommand {
             })
         }
         let signals = SignalWatcher { serverTask.cancel() }
-        let status = StatusLine(enabled: !quiet && isatty(STDERR_FILENO) == 1)
+        let status = StatusLine.onTerminal(quiet: quiet)
         let statusTask = Task { await reportStatus(streams, server: server, on: status) }
 
         do {
@@ -215,9 +218,9 @@ struct ServeCommand: AsyncParsableCommand {
         // the input is stuck).
         streams.forEach { $0.pipeline.stop() }
         streams.forEach { $0.stop() }
-        for stream in streams { if let pusher = stream.pusher { await finishPush(pusher, label: stream.label) } }
+        for stream in streams { if let pusher = stream.pusher { await finishPush(pusher, stream: stream.name) } }
         _ = signals
-        FileHandle.standardError.write(Data("hls-origin: stopped\n".utf8))
+        Console.say("stopped")
     }
 
     /// The streams the arguments, `--config` and the flags ask for; a refusal is one line (exit 64 with the usage for

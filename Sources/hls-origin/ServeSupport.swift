@@ -21,7 +21,7 @@ func raiseFileLimit(toFit connections: Int) {
     rl.rlim_cur = min(wanted, rl.rlim_max)
     _ = setrlimit(resource, &rl)
     if rl.rlim_cur < wanted {
-        FileHandle.standardError.write(Data("hls-origin: warning: open-file limit \(rl.rlim_cur) is below --max-connections \(connections); raise 'ulimit -n'\n".utf8))
+        Console.say("open-file limit \(rl.rlim_cur) is below --max-connections \(connections); raise 'ulimit -n'", level: .warning)
     }
 }
 
@@ -80,6 +80,12 @@ final class SignalWatcher: @unchecked Sendable {
 /// A status line redrawn in place on a terminal.
 struct StatusLine: Sendable {
     let enabled: Bool
+
+    /// Shown only when standard error is a terminal and its lines are text: redirected to a file, a pipe or the
+    /// journal, or with `--log-format json`, the `\r` and escape codes would corrupt the lines.
+    static func onTerminal(quiet: Bool) -> StatusLine {
+        StatusLine(enabled: !quiet && Console.format == .text && isatty(STDERR_FILENO) == 1)
+    }
     func show(_ text: String) {
         guard enabled else { return }
         FileHandle.standardError.write(Data("\r\u{1B}[K\(text)".utf8))
