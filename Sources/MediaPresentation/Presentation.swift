@@ -50,7 +50,14 @@ public struct PayloadMaker<Payload: Sendable>: Sendable {
 
 /// The presentation is itself a `PresentationConsumer`: each object's bytes become a `Payload` once, through its
 /// `PayloadMaker`, and go to the rendition's window.
+/// Serial numbers of presentations (a generic class has no static stored property).
+private let presentationSerials = Atomic<UInt64>(0)
+
 public final class Presentation<Payload: Sendable>: PresentationConsumer, Sendable {
+    /// This presentation's number in the process, never reused (unlike its address, once a stream was replaced):
+    /// what a cache of things derived from it keys on.
+    public let serial = presentationSerials.wrappingAdd(1, ordering: .relaxed).newValue
+
     public typealias MakePayload = @Sendable (_ bytes: [UInt8], _ kind: ObjectKind) -> Payload
 
     /// The renditions and their windows, fixed once announced.
