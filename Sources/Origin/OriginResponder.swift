@@ -153,6 +153,9 @@ struct OriginResponder: HTTPResponder {
         case .healthz?: return health(request)
         case .readyz?: return readiness(request)
         case .api(let api)?: return await self.api(api, request)
+        case nil where path.hasPrefix("/api/"):
+            // Whatever the method: the path is what is wrong.
+            return send(Route.validate(path) == .tooLong ? Self.uriTooLong : Self.badRequest, request)
         default: break
         }
         // POST only to a beacon path (a stream's or not: an unknown one is then 404, not 405).

@@ -149,6 +149,8 @@ final class FakeControl: StreamControl {
             #expect(try await client.execute(uri: "/api/v1/other", method: .get, headers: Self.auth).status == .notFound)
             let weird = try await client.execute(uri: "/api/v1/streams/%3Cscript%3E", method: .delete, headers: Self.auth)
             #expect(weird.status == .notFound)
+            let long = try await client.execute(uri: "/api/v1/streams/" + String(repeating: "x", count: 300), method: .delete, headers: Self.auth)
+            #expect(long.status == .uriTooLong)
         }
     }
 
