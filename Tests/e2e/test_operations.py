@@ -148,6 +148,7 @@ def test_add_and_delete_while_a_plays(ops):
         status, body, headers = api(ops, "POST", "/api/v1/streams", {"name": "d", "input": ops.clip, "loop": True})
         assert status == 201 and body["name"] == "d" and headers["location"] == "/api/v1/streams/d", (status, body)
         wait_for_segments(Named(ops, "d"), 2)
+        assert 'stream="d"' in h.get(ops.url("/metrics")).text, "the metrics follow a stream added at run time"
         play_d = chromium.chromium_play(ops.url("/d/"), 5, screenshots=False)
         status, body, _ = api(ops, "DELETE", "/api/v1/streams/b")
         assert status == 200 and body["state"] == "ended", (status, body)
