@@ -32,6 +32,12 @@ public enum StreamRequest {
     /// The options a `PATCH` body would change on the running stream `current` (config keys, sorted): each key's
     /// value is read and the result checked as in `add`; keys whose value is the current one are not listed.
     public static func changedKeys(_ body: [UInt8], current: ServePlan.Stream) throws(ConfigError) -> [String] {
+        try patch(body, current: current).changed
+    }
+
+    /// `changedKeys`, with the options the stream would have: the body's over `current`'s, checked.
+    public static func patch(_ body: [UInt8],
+                             current: ServePlan.Stream) throws(ConfigError) -> (changed: [String], options: StreamOptions) {
         let keys = try objectKeys(body)
         if keys.contains("name") { throw ConfigError("name: a stream is renamed by adding it under the new name", field: "name") }
         try checkKeys(keys, stream: current.name)
@@ -39,7 +45,7 @@ public enum StreamRequest {
         let merged = patch.merged(over: current.options)
         try merged.validate(naming: .stream(current.name))
         let before = encoded(current.options), after = encoded(merged)
-        return StreamOptions.CodingKeys.allNames.filter { before[$0] != after[$0] }
+        return (StreamOptions.CodingKeys.allNames.filter { before[$0] != after[$0] }, merged)
     }
 
     /// What the inputs themselves allow at run time: a file that exists, a clock for `epoch_from_input`, and no

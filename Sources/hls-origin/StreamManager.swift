@@ -77,20 +77,28 @@ final class StreamManager: StreamControl {
     }
 
     func patch(name: String, json: [UInt8]) async throws(StreamControlError) -> [String] {
-        guard let entry = entries.withLock({ $0[name] }), !entry.removed else { throw Self.noStream(name) }
-        let changed: [String]
+        guard let entry = entries.withLock({ $0[name] }), !entry.removed, let stream = entry.stream else {
+            throw Self.noStream(name)
+        }
+        let (changed, options): ([String], StreamOptions)
         do {
-            changed = try StreamRequest.changedKeys(json, current: entry.planned)
+            (changed, options) = try StreamRequest.patch(json, current: entry.planned)
         } catch {
             throw StreamControlError(.invalid, error.message, field: error.field)
         }
-        // Nothing changes while a stream runs: its window, timing, encoding and input are fixed in its pipeline,
-        // recording and push. Say which keys need the stream added again.
-        guard changed.isEmpty else {
-            throw StreamControlError(.unprocessable, "\(changed.joined(separator: ", ")) cannot change while the stream runs: DELETE it and POST it again with the new options (or edit --config and send SIGHUP)",
-                                     field: changed.first, fields: changed)
+        // Only the window changes live (the live presentation's windows list more or fewer segments from the next
+        // one on); the push has its own playlists' window. Timing, encoding and input are fixed in the pipeline.
+        let live: Set<String> = stream.pusher == nil ? ["window"] : []
+        let fixed = changed.filter { !live.contains($0) }
+        guard fixed.isEmpty else {
+            throw StreamControlError(.unprocessable, "\(fixed.joined(separator: ", ")) cannot change while the stream runs: DELETE it and POST it again with the new options (or edit --config and send SIGHUP); nothing was changed",
+                                     field: fixed.first, fields: fixed)
         }
-        return []
+        guard !changed.isEmpty else { return [] }
+        stream.presentation.setWindowSize(options.window ?? StreamOptions.defaultWindow)
+        entries.withLock { e in if e[name]?.stream === stream { e[name]?.planned.options = options } }
+        note("\(name): \(changed.joined(separator: ", ")) changed")
+        return changed
     }
 
     func remove(name: String) async throws(StreamControlError) -> StreamRemoval {

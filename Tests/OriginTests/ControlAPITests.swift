@@ -55,7 +55,8 @@ final class FakeControl: StreamControl {
     static func makeServer(token: String? = Self.token, access: AccessControl = AccessControl()) -> (PresentationRegistry, OriginServer) {
         let root = TestStream(windowSize: 3, targetDuration: 1)
         root.setInitSegment(Fixture.initBytes, tracks: Fixture.tracks)
-        for i in 0..<2 { root.publish(Fixture.liveSegment(payload: 1000 + i, at: WallClock.now.millisecondsSince1970 - 2000 + Int64(i) * 1000)) }
+        for i in 0..<2 { root.publish(Fixture.liveSegment(payload: 1000 + i, at: WallClock.now.millisecondsSince1970 + 60_000 + Int64(i) * 1000)) }
+        // (Dated a minute ahead: the root stream stays `live`, not `idle`, however slowly the test runs.)
         let registry = PresentationRegistry(root: root.presentation)
         var logger = Logger(label: "origin-test")
         logger.logLevel = .warning

@@ -84,6 +84,7 @@ import Testing
         #expect(try changed(#"{"window": 5, "loop": false, "input": "movie.mp4"}"#) == ["window"])
         #expect(try changed(#"{"segment_duration": "2", "window": 5}"#) == ["segment_duration", "window"])
         #expect(throws: ConfigError("streams.cam4: window must be between 1 and 1000 segments")) { try changed(#"{"window": 0}"#) }
+        #expect(try StreamRequest.patch(Array(#"{"window": 9}"#.utf8), current: current).options.window == 9)
         #expect((try? changed(#"{"name": "other"}"#)) == nil)
         #expect((try? changed(#"{"ladr": 1}"#)) == nil)
     }

@@ -125,15 +125,27 @@ def test_the_api_refuses_clearly(ops):
     assert status == 409 and body["field"] == "name", body
     assert api(ops, "DELETE", "/api/v1/streams/nope")[0] == 404
     assert api(ops, "PATCH", "/api/v1/streams/nope", {"window": 3})[0] == 404
-    status, body, _ = api(ops, "PATCH", "/api/v1/streams/a", {"window": 3})
-    assert status == 422 and body["fields"] == ["window"], body
-    assert api(ops, "PATCH", "/api/v1/streams/a", {"window": 20})[1]["changed"] == []
+    status, body, _ = api(ops, "PATCH", "/api/v1/streams/a", {"window": 3, "loop": False, "segment_duration": 2})
+    assert status == 422 and body["fields"] == ["loop", "segment_duration"], body
+    assert api(ops, "PATCH", "/api/v1/streams/a", {"window": 20})[1]["changed"] == [], "nothing changed above"
     assert api(ops, "POST", "/api/v1/streams", raw=b"{", headers={"Content-Type": "text/plain"})[0] == 415
     assert api(ops, "POST", "/api/v1/streams", raw=b"[" * 70_000)[0] == 413
     assert api(ops, "POST", "/api/v1/streams", raw=b"{not json")[0] == 400
     assert TOKEN not in ops.stderr()
     names = sorted(x["name"] for x in json.loads(h.get(ops.url("/streams.json")).text)["streams"])
     assert names == ["a", "b", "c"], "nothing refused was added"
+
+
+def test_patch_changes_the_window_live(ops):
+    a = Named(ops, "a")
+    before = wait_for_segments(a, 9)
+    status, body, _ = api(ops, "PATCH", "/api/v1/streams/a", {"window": 8})
+    assert status == 200 and body["changed"] == ["window"], body
+    pl = wait_for_segments(a, before.segments[-1].seq + 1)
+    assert len(pl.segments) == 8 and pl.segments[-1].seq - pl.media_sequence == 7, len(pl.segments)
+    assert pl.discontinuity_sequence == before.discontinuity_sequence and not pl.endlist
+    # Back to the file's value: the reload below finds `a` unchanged.
+    assert api(ops, "PATCH", "/api/v1/streams/a", {"window": 20})[1]["changed"] == ["window"]
 
 
 def test_add_and_delete_while_a_plays(ops):
