@@ -35,7 +35,9 @@ public enum WaitCondition: Sendable, Equatable {
 /// - LL-HLS (`policy.partTarget` non-nil): parts of the segment in progress are published before the segment.
 /// - Blocking readers wait on continuations stored in the locked state, resumed after unlock.
 public final class LiveWindow<Payload: Sendable>: Sendable {
-    public let windowSize: Int
+    /// Segments listed; `setWindowSize` changes it while the window is fed.
+    public var windowSize: Int { size.load(ordering: .relaxed) }
+    private let size: Atomic<Int>
     public let playlistType: MediaPlaylist.PlaylistType?
     public let policy: TimingPolicy
     public let maxRetained: Int
@@ -84,7 +86,7 @@ public final class LiveWindow<Payload: Sendable>: Sendable {
                 history: MediaTime? = nil, spill: Spill? = nil) {
         precondition(windowSize >= 1, "windowSize must be at least 1")
         precondition(history.map { $0.value >= 0 && $0.timescale > 0 } ?? true, "history must not be negative")
-        self.windowSize = windowSize
+        self.size = Atomic(windowSize)
         self.playlistType = playlistType
         self.policy = policy
         self.maxRetained = maxRetained ?? windowSize * 16
@@ -95,6 +97,13 @@ public final class LiveWindow<Payload: Sendable>: Sendable {
     }
 
     public func snapshot() -> WindowSnapshot<Payload> { state.withLock { $0.snapshot } }
+
+    /// Lists `n` segments from the next publication on: a smaller window lets its oldest go then (into retention,
+    /// as any evicted segment), a larger one keeps more as they come. `maxRetained` stays as it was made.
+    public func setWindowSize(_ n: Int) {
+        precondition(n >= 1, "windowSize must be at least 1")
+        size.store(n, ordering: .relaxed)
+    }
 
     // MARK: - Publishing (one producer)
 
@@ -142,6 +151,7 @@ public final class LiveWindow<Payload: Sendable>: Sendable {
     @discardableResult
     public func publishSegment(_ info: SegmentInfo, _ payload: Payload) -> UInt64? {
         var assigned: UInt64?
+        let windowSize = self.windowSize
         update { s in
             guard !s.finished, let currentInit = s.inits.last else { return false }
             Self.adoptFirstSequence(info.sequence, &s)

@@ -50,7 +50,14 @@ public struct PayloadMaker<Payload: Sendable>: Sendable {
 
 /// The presentation is itself a `PresentationConsumer`: each object's bytes become a `Payload` once, through its
 /// `PayloadMaker`, and go to the rendition's window.
+/// Serial numbers of presentations (a generic class has no static stored property).
+private let presentationSerials = Atomic<UInt64>(0)
+
 public final class Presentation<Payload: Sendable>: PresentationConsumer, Sendable {
+    /// This presentation's number in the process, never reused (unlike its address, once a stream was replaced):
+    /// what a cache of things derived from it keys on.
+    public let serial = presentationSerials.wrappingAdd(1, ordering: .relaxed).newValue
+
     public typealias MakePayload = @Sendable (_ bytes: [UInt8], _ kind: ObjectKind) -> Payload
 
     /// The renditions and their windows, fixed once announced.
@@ -78,7 +85,9 @@ public final class Presentation<Payload: Sendable>: PresentationConsumer, Sendab
         public func snapshots() -> [WindowSnapshot<Payload>] { windows.map { $0.snapshot() } }
     }
 
-    public let windowSize: Int
+    /// Segments each window lists; `setWindowSize` changes it while the presentation is fed.
+    public var windowSize: Int { size.load(ordering: .relaxed) }
+    private let size: Atomic<Int>
     public let playlistType: MediaPlaylist.PlaylistType?
     private let payloads: PayloadMaker<Payload>
     /// Time-shift depth of every window (`LiveWindow` `history`), `nil`: none.
@@ -106,6 +115,14 @@ public final class Presentation<Payload: Sendable>: PresentationConsumer, Sendab
     /// origin's prepared answer) knows it is still current while this has not moved. Read it before deriving.
     public var changeCount: UInt64 { changes.load(ordering: .acquiring) }
 
+    /// Each window lists `n` segments from its next publication on (`LiveWindow.setWindowSize`); windows made later
+    /// too.
+    public func setWindowSize(_ n: Int) {
+        precondition(n >= 1, "windowSize must be at least 1")
+        size.store(n, ordering: .relaxed)
+        layout?.windows.forEach { $0.setWindowSize(n) }
+    }
+
     /// Sets (or with `nil` removes) the one observer of publications.
     public func observePublications(_ o: (any PublicationObserver)?) { observer.withLock { $0 = o } }
 
@@ -114,7 +131,7 @@ public final class Presentation<Payload: Sendable>: PresentationConsumer, Sendab
                 history: MediaTime? = nil, spill: Spill? = nil, payloads: PayloadMaker<Payload>) {
         self.history = history
         self.spill = spill
-        self.windowSize = windowSize
+        self.size = Atomic(windowSize)
         self.playlistType = playlistType
         self.clock = clock
         self.payloads = payloads
@@ -216,6 +233,9 @@ public final class Presentation<Payload: Sendable>: PresentationConsumer, Sendab
             s.layout = layout
             return Self.takeWaiters(&s)
         }
+        // A `setWindowSize` that ran while the windows were made and found no layout yet.
+        let current = windowSize
+        windows.forEach { $0.setWindowSize(current) }
         waiters.forEach { $0.resume() }
     }
 

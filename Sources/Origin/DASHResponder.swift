@@ -25,7 +25,7 @@ extension OriginResponder {
         guard let layout = p.layout else { return send(Self.retryLater(p), request) }
         let snaps = layout.snapshots()
         let timeURL = Self.timeURL(request, scheme: urlScheme) + (uriQuery.isEmpty ? "" : "?" + uriQuery)
-        let key = PlaylistCache.Key(presentation: ObjectIdentifier(p), rendition: -2, skip: false, uriQuery: uriQuery)
+        let key = PlaylistCache.Key(presentation: p.serial, rendition: -2, skip: false, uriQuery: uriQuery)
         guard let (body, headers) = playlists.get(key, versions: snaps.map(\.version), tag: timeURL,
                                                   headers: ResponseHeaders.manifest, render: {
             ManifestBuilder.live(layout.renditions, snaps,

@@ -207,13 +207,13 @@ extension Presentation where Payload == ServedObject {
 }
 
 /// The presentations an origin serves, by path prefix: `""` serves at the root (`/index.m3u8`), `"cam1"` under
-/// `/cam1/`. Presentations can be added while serving.
+/// `/cam1/`. Presentations can be added, replaced and removed while serving.
 public final class PresentationRegistry: Sendable {
     private let entries = Mutex<[String: LivePresentation]>([:])
     private let thumbnailSources = Mutex<[String: any ThumbnailSource]>([:])
     private let registrations = Atomic<UInt64>(0)
 
-    /// Moves whenever a presentation is registered or replaced.
+    /// Moves whenever a presentation is registered, replaced or unregistered.
     var generation: UInt64 { registrations.load(ordering: .acquiring) }
 
     public init() {}
@@ -232,6 +232,13 @@ public final class PresentationRegistry: Sendable {
     }
 
     public func presentation(named name: String) -> LivePresentation? { entries.withLock { $0[name] } }
+
+    /// Stops serving the presentation under `name` (its paths answer 404 from now on) and its thumbnails.
+    public func unregister(_ name: String) {
+        entries.withLock { $0[name] = nil }
+        thumbnailSources.withLock { $0[name] = nil }
+        registrations.add(1, ordering: .releasing)
+    }
 
     /// Where the stream `name`'s `thumbnail.jpg` comes from (none: 404).
     public func setThumbnails(_ source: any ThumbnailSource, for name: String) {
@@ -270,7 +277,8 @@ public protocol ThumbnailSource: Sendable {
 /// change, not once per request.
 final class PlaylistCache: Sendable {
     struct Key: Hashable {
-        let presentation: ObjectIdentifier
+        /// `Presentation.serial`.
+        let presentation: UInt64
         /// -1: the multivariant playlist; -2: the DASH manifest.
         let rendition: Int
         let skip: Bool

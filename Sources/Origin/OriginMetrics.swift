@@ -203,6 +203,11 @@ public final class OriginMetrics: Sendable {
         r.makeGauge(descriptor: Self.speed, labels: labels).set(max(0, speed))
     }
 
+    /// Forgets stream `name`'s input totals: a stream added again under the name counts from its own start.
+    public func forgetInput(stream name: String) {
+        _ = inputs.withLock { $0.removeValue(forKey: name) }
+    }
+
     // MARK: Exposition
 
     static let contentType = "text/plain; version=0.0.4; charset=utf-8"

@@ -16,7 +16,7 @@ extension OriginResponder {
         }
         guard let layout = p.layout else { return send(Self.retryLater(p), request) }
         let snaps = layout.snapshots()
-        let key = PlaylistCache.Key(presentation: ObjectIdentifier(p), rendition: -1, skip: false, uriQuery: uriQuery)
+        let key = PlaylistCache.Key(presentation: p.serial, rendition: -1, skip: false, uriQuery: uriQuery)
         guard let (body, headers) = playlists.get(key, versions: snaps.map(\.version), render: {
             PlaylistBuilder.multivariant(layout.renditions, snaps, uriQuery: uriQuery)?.render()
         }) else { return send(Self.retryLater(p), request) }
@@ -111,7 +111,7 @@ extension OriginResponder {
     func mediaPlaylistEntry(_ p: LivePresentation, _ layout: LivePresentation.Layout, _ r: Int, skip: Bool,
                                     uriQuery: String) -> PlaylistCache.Entry? {
         let snaps = layout.snapshots()
-        let key = PlaylistCache.Key(presentation: ObjectIdentifier(p), rendition: r, skip: skip, uriQuery: uriQuery)
+        let key = PlaylistCache.Key(presentation: p.serial, rendition: r, skip: skip, uriQuery: uriQuery)
         return playlists.entry(key, versions: snaps.map(\.version), render: {
             let reports = layout.policy.partTarget == nil ? [] : layout.renditions.indices.compactMap { o in
                 o == r ? nil : PlaylistBuilder.renditionReport(snaps[o], scheme: layout.renditions[o].scheme,

@@ -33,6 +33,10 @@ struct OriginResponder: HTTPResponder {
     var metrics: OriginMetrics?
     /// Player QoE beacons (`POST qoe`), counted in `metrics`.
     let qoeIntake = QoEIntake()
+    /// The streams configured now and their control (`/readyz`; the API); `nil`: every registered stream.
+    var control: (any StreamControl)?
+    /// The control API's credential (`Authorization: Bearer`); `nil`: no API (its paths answer 404).
+    var apiToken: String?
 
 
     /// A page rendered per request (the stream list): `no-cache`.
@@ -62,6 +66,8 @@ struct OriginResponder: HTTPResponder {
         let response = try await cors.handle(request, context: context) { request, context in
             await self.route(request, path: Substring(request.uri.path), remote: context.channel.remoteAddress)
         }
+        // Health probes come every few seconds from every load balancer: not logged one by one.
+        if request.uri.path == "/healthz" || request.uri.path == "/readyz" { return response }
         context.logger.debug("request", metadata: [
             "method": "\(request.method.rawValue)", "path": "\(request.uri.path.prefix(Route.maxPathLength))",
             "query": "\(Self.redacted(request.uri.query?.prefix(Route.maxPathLength) ?? ""))",
@@ -142,6 +148,16 @@ struct OriginResponder: HTTPResponder {
     }
 
     private func routeUncounted(_ request: Request, path: Substring, route: Route?, remote: SocketAddress?) async -> Response {
+        // Open to load balancers whatever the access control; the API has its own credential and methods.
+        switch route {
+        case .healthz?: return health(request)
+        case .readyz?: return readiness(request)
+        case .api(let api)?: return await self.api(api, request)
+        case nil where path.hasPrefix("/api/"):
+            // Whatever the method: the path is what is wrong.
+            return send(Route.validate(path) == .tooLong ? Self.uriTooLong : Self.badRequest, request)
+        default: break
+        }
         // POST only to a beacon path (a stream's or not: an unknown one is then 404, not 405).
         guard request.method == .get || request.method == .head || (request.method == .post && path.hasSuffix("/qoe")) else {
             return send(Self.methodNotAllowed, request)
@@ -175,7 +191,7 @@ struct OriginResponder: HTTPResponder {
         case .metrics: return send(metrics?.scrape(registry, stats) ?? Self.notFound, request)
         case .time: return time(request)
         case .redirect(let location): return send(.text(.movedPermanently, "Moved\n", extra: [.location: location]), request)
-        case .notFound: return send(Self.notFound, request)
+        case .notFound, .healthz, .readyz, .api: return send(Self.notFound, request)
         case .stream(let name, let presentation, let inner):
             return await serve(request, name: name, presentation, inner, remote: remote, uriQuery: uriQuery)
         }

@@ -43,6 +43,13 @@ public struct OriginConfiguration: Sendable {
     /// Access control applies to it as to every path (a scraper sends Bearer or Basic credentials).
     public var metrics: OriginMetrics?
 
+    // MARK: Streams at run time
+    /// The streams configured now, and adding, changing and ending them (`/readyz` reads it; the control API calls
+    /// it). `nil`: every registered presentation is configured, and there is no API.
+    public var streams: (any StreamControl)?
+    /// The control API's credential (`Authorization: Bearer SECRET`, `--api-token`); `nil`: no API (404).
+    public var apiToken: String?
+
     /// A PEM certificate chain and its private key.
     public struct TLSFiles: Sendable {
         public var certificatePath: String
@@ -152,7 +159,9 @@ public struct OriginServer: Sendable {
                                          cors: CORSHeadersMiddleware(allowedOrigins: configuration.access.corsOrigins),
                                          budget: BlockingBudget(perClient: configuration.limits.maxBlockedPerClient,
                                                                 total: configuration.limits.maxBlocked),
-                                         metrics: configuration.metrics)
+                                         metrics: configuration.metrics,
+                                         control: configuration.streams,
+                                         apiToken: configuration.apiToken.flatMap { $0.isEmpty ? nil : $0 })
         self.connections = ConnectionCounter(limit: configuration.limits.maxConnections)
     }
 

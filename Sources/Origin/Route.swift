@@ -12,6 +12,12 @@ enum Route: Sendable {
     case metrics
     /// The origin's clock, DASH `UTCTiming` (`/time`, `/NAME/time`).
     case time
+    /// `/healthz`: the process is up. Open to all (load balancers probe it), not a viewer, not logged per request.
+    case healthz
+    /// `/readyz`: every configured stream (or those of `?stream=a,b`) is live. As open as `healthz`.
+    case readyz
+    /// The control API (`/api/...`), behind its own credential; 404 without one.
+    case api(APIRoute)
     /// `/cam1` → `/cam1/` (the page's relative URLs need the slash).
     case redirect(String)
     /// Something of a registered presentation.
@@ -34,6 +40,29 @@ enum Route: Sendable {
         case unknown
     }
 
+    /// Under `/api/v1/`.
+    enum APIRoute: Sendable, Equatable {
+        /// `/api/v1/streams`: list (GET) or add (POST).
+        case streams
+        /// `/api/v1/streams/NAME`: one stream (GET, PATCH, DELETE).
+        case stream(String)
+        case unknown
+
+        static let prefix = "/api/v1/streams"
+
+        init(_ path: Substring) {
+            guard path.hasPrefix(Self.prefix) else { self = .unknown; return }
+            let rest = path.dropFirst(Self.prefix.count)
+            if rest.isEmpty || rest == "/" {
+                self = .streams
+            } else if rest.first == "/", !rest.dropFirst().contains("/") {
+                self = .stream(String(rest.dropFirst()))
+            } else {
+                self = .unknown
+            }
+        }
+    }
+
     static let maxPathLength = 256
     static let manifestName = "manifest.mpd"
     static let timeName = "time"
@@ -48,8 +77,11 @@ enum Route: Sendable {
         case "/streams.json": return .streamsJSON
         case "/metrics": return .metrics
         case "/" + timeName: return .time
+        case "/healthz": return .healthz
+        case "/readyz": return .readyz
         default: break
         }
+        if path == "/api" || path.hasPrefix("/api/") { return .api(APIRoute(path)) }
         let name = path.dropFirst()
         if !name.isEmpty, !name.contains("/"), registry.presentation(named: String(name)) != nil { return .redirect(String(path) + "/") }
         guard let (name, presentation, inner) = registry.resolveNamed(name) else { return .notFound }

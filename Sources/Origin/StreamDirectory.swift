@@ -36,10 +36,8 @@ struct StreamSummary: Encodable, Equatable {
         var summary = StreamSummary(name: name, path: base, playlist: base + "index.m3u8",
                                     thumbnail: base + Route.thumbnailName, state: "waiting", viewers: viewers,
                                     renditions: [])
-        guard let layout = presentation.layout else {
-            if presentation.isFinished { summary.state = "ended" }
-            return summary
-        }
+        summary.state = state(of: presentation, now: now)
+        guard let layout = presentation.layout else { return summary }
         for (rendition, window) in zip(layout.renditions, layout.windows) {
             let snap = window.snapshot()
             let tracks = snap.inits.last?.tracks ?? []
@@ -55,17 +53,21 @@ struct StreamSummary: Encodable, Equatable {
                 width: video?.width, height: video?.height,
                 bandwidth: micros > 0 ? Int(Int64(bytes) * 8_000_000 / micros) : nil, segments: snap.nextSequence))
         }
-        let first = layout.windows.first?.snapshot()
-        if first?.finished == true {
-            summary.state = "ended"
-        } else if let last = first?.window.last, let pdt = last.info.programDateTime {
-            let endMillis = pdt.millisecondsSince1970 + MediaTime.rescale(last.info.duration.value, from: last.info.duration.timescale, to: 1000)
-            let idleMillis = Int64(now.timeIntervalSince1970 * 1000) - endMillis
-            summary.state = idleMillis > Int64(3 * (first?.targetDuration ?? 1)) * 1000 ? "idle" : "live"
-        } else {
-            summary.state = first?.isPlayable == true ? "live" : "waiting"
-        }
         return summary
+    }
+
+    /// `waiting`, `live`, `idle` or `ended` (`state`): one snapshot of the first window, nothing walked.
+    static func state(of presentation: LivePresentation, now: Date = Date()) -> String {
+        guard let first = presentation.layout?.windows.first?.snapshot() else {
+            return presentation.isFinished ? "ended" : "waiting"
+        }
+        if first.finished { return "ended" }
+        guard let last = first.window.last, let pdt = last.info.programDateTime else {
+            return first.isPlayable ? "live" : "waiting"
+        }
+        let endMillis = pdt.millisecondsSince1970 + MediaTime.rescale(last.info.duration.value, from: last.info.duration.timescale, to: 1000)
+        let idleMillis = Int64(now.timeIntervalSince1970 * 1000) - endMillis
+        return idleMillis > Int64(3 * first.targetDuration) * 1000 ? "idle" : "live"
     }
 }
 

@@ -106,11 +106,11 @@ public struct ServeConfig: Equatable, Sendable {
         var streams: [String: [String: Ignored]]
     }
 
-    private struct Ignored: Decodable {
+    struct Ignored: Decodable {
         init(from decoder: Decoder) throws {}
     }
 
-    private static func describe(_ e: DecodingError) -> String {
+    static func describe(_ e: DecodingError) -> String {
         func path(_ c: [CodingKey]) -> String { c.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".") }
         switch e {
         case .keyNotFound(let key, let ctx):
@@ -137,17 +137,21 @@ public struct ServeConfig: Equatable, Sendable {
 /// One line for a person: a bad option (flag or key), a rule between options, or a config file that cannot be used.
 public struct ConfigError: Error, CustomStringConvertible, Equatable {
     public let message: String
+    /// The option (config key) the message is about, when there is one: the control API's `field`.
+    public var field: String?
     /// A value a stream's key was given (`streams.a: segment_duration ...`): named as the rules on the merged options
     /// are, without the file's path.
     let isAboutAValue: Bool
 
-    public init(_ message: String) {
+    public init(_ message: String, field: String? = nil) {
         self.message = message
+        self.field = field
         isAboutAValue = false
     }
 
-    init(value message: String) {
+    init(value message: String, field: String? = nil) {
         self.message = message
+        self.field = field
         isAboutAValue = true
     }
 
@@ -161,6 +165,6 @@ extension InvalidValue {
     var configError: ConfigError {
         let key = codingPath.last?.stringValue ?? ""
         let stream = codingPath.dropLast().map(\.stringValue).joined(separator: ".")
-        return ConfigError(value: "\(stream): \(error.message(option: key))")
+        return ConfigError(value: "\(stream): \(error.message(option: key))", field: key)
     }
 }

@@ -98,10 +98,7 @@ public struct ServePlan: Equatable, Sendable {
         for s in streams where !seen.insert(s.name).inserted {
             throw .usage("the stream name '\(s.name)' is given twice")
         }
-        // `/time` is the origin's clock endpoint (names cannot contain the dot of `/hls.mjs` or `/streams.json`).
-        if seen.contains("time") { throw .usage("'time' cannot name a stream") }
-        // `/metrics` is the Prometheus scrape path.
-        if seen.contains("metrics") { throw .usage("'metrics' cannot name a stream") }
+        if let taken = reservedNames.first(where: { seen.contains($0) }) { throw .usage("'\(taken)' cannot name a stream") }
         return streams
     }
 
@@ -114,18 +111,34 @@ public struct ServePlan: Equatable, Sendable {
         }
         var streams: [Stream] = []
         for entry in file.streams {
-            guard Rendition.isValidName(entry.name), entry.name != "time", entry.name != "metrics" else {
-                throw .failure("streams.\(entry.name): a stream name is 1-32 of A-Z a-z 0-9 _ - (and not 'time' or 'metrics')")
-            }
-            let options = entry.options.merged(over: flags)
             do {
-                try options.validate(naming: .stream(entry.name))
+                streams.append(try stream(entry.name, entry: entry.options, flags: flags))
             } catch {
                 throw .failure(error.message)
             }
-            streams.append(Stream(name: entry.name, options: options))
         }
         return streams
+    }
+
+    /// Paths of the origin's own that a stream's `/NAME/` would hide: the clock endpoint (`/time`), the Prometheus
+    /// scrape path, the control API and the health checks. (A name cannot contain the dot of `/hls.mjs` or
+    /// `/streams.json`.)
+    public static let reservedNames = ["time", "metrics", "api", "healthz", "readyz"]
+
+    /// Whether `name` can name a stream served under `/NAME/`.
+    public static func isValidStreamName(_ name: String) -> Bool {
+        Rendition.isValidName(name) && !reservedNames.contains(name)
+    }
+
+    /// One named stream of a config file (or of the control API): its entry's options over the flags', checked by
+    /// every rule; the error names its key (`field`).
+    public static func stream(_ name: String, entry: StreamOptions, flags: StreamOptions) throws(ConfigError) -> Stream {
+        guard isValidStreamName(name) else {
+            throw ConfigError("streams.\(name): a stream name is 1-32 of A-Z a-z 0-9 _ - (and not \(reservedNames.map { "'\($0)'" }.joined(separator: ", ")))", field: "name")
+        }
+        let options = entry.merged(over: flags)
+        try options.validate(naming: .stream(name))
+        return Stream(name: name, options: options)
     }
 
     /// What the inputs themselves allow: files that exist, a clock for `--epoch-from-input`, one standard input.

@@ -126,28 +126,30 @@ public struct StreamOptions: Codable, Equatable, Sendable {
     /// Every rule on these options, once: the ranges of the values that have one, and the rules between options.
     /// The first broken rule is one line, naming the options as `naming` does.
     public func validate(naming: OptionNaming) throws(ConfigError) {
-        func fail(_ error: OptionError, _ key: CodingKeys) -> ConfigError { naming.error(error.message(option: naming.name(key))) }
+        func fail(_ error: OptionError, _ key: CodingKeys) -> ConfigError {
+            naming.error(error.message(option: naming.name(key)), key: key)
+        }
         func name(_ key: CodingKeys) -> String { naming.name(key) }
         if let inputFormat, let audioFormat, inputFormat != audioFormat {
-            throw naming.error("give either \(name(.inputFormat)) or \(name(.audioFormat)), not both")
+            throw naming.error("give either \(name(.inputFormat)) or \(name(.audioFormat)), not both", key: .audioFormat)
         }
         do throws(OptionError) { _ = try videoSize?.exact() } catch { throw fail(error, .videoSize) }
         if inputFormat == "rawvideo" && videoSize == nil {
-            throw naming.error("raw video input needs \(name(.videoSize)) WxH (and \(name(.framerate)), \(name(.pixelFormat)) if not 25 fps yuv420p)")
+            throw naming.error("raw video input needs \(name(.videoSize)) WxH (and \(name(.framerate)), \(name(.pixelFormat)) if not 25 fps yuv420p)", key: .videoSize)
         }
         do throws(OptionError) { try segmentDuration?.check(within: Self.segmentDurations) } catch { throw fail(error, .segmentDuration) }
         if let partDuration, !partDuration.isZero {
             do throws(OptionError) { try partDuration.check(within: Self.partDurations) } catch { throw fail(error, .partDuration) }
             if partDuration >= segmentDuration ?? Self.defaultSegmentDuration {
-                throw naming.error("\(name(.partDuration)) must be shorter than \(name(.segmentDuration))")
+                throw naming.error("\(name(.partDuration)) must be shorter than \(name(.segmentDuration))", key: .partDuration)
             }
         }
         if let window, !Self.windows.contains(window) {
-            throw naming.error("\(name(.window)) must be between 1 and 1000 segments")
+            throw naming.error("\(name(.window)) must be between 1 and 1000 segments", key: .window)
         }
-        if let crf, !Self.crfs.contains(crf) { throw naming.error("\(name(.crf)) must be 0-51") }
+        if let crf, !Self.crfs.contains(crf) { throw naming.error("\(name(.crf)) must be 0-51", key: .crf) }
         if loop == true && input == "-" {
-            throw naming.error("\(name(.loop)) needs a file: standard input cannot be rewound")
+            throw naming.error("\(name(.loop)) needs a file: standard input cannot be rewound", key: .loop)
         }
     }
 }
@@ -163,10 +165,11 @@ public enum OptionNaming: Sendable, Equatable {
         return key.rawValue
     }
 
-    public func error(_ message: String) -> ConfigError {
+    /// `key`: the option the message is about (the control API names it as the error's `field`).
+    public func error(_ message: String, key: StreamOptions.CodingKeys? = nil) -> ConfigError {
         switch self {
-        case .flags: return ConfigError(message)
-        case .stream(let name): return ConfigError("streams.\(name): \(message)")
+        case .flags: return ConfigError(message, field: key?.rawValue)
+        case .stream(let name): return ConfigError("streams.\(name): \(message)", field: key?.rawValue)
         }
     }
 }

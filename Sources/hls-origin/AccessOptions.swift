@@ -7,6 +7,7 @@ import ServeConfig
 struct AccessOptions: ParsableArguments {
     static let tokenVariable = "HLS_ORIGIN_AUTH_TOKEN"
     static let basicVariable = "HLS_ORIGIN_AUTH_BASIC"
+    static let apiTokenVariable = "HLS_ORIGIN_API_TOKEN"
 
     @Option(name: .customLong("auth-token"), help: ArgumentHelp("Protect the page, playlists and media with signed URLs (HMAC-SHA256 of this secret; 'hls-origin sign' makes them) or 'Authorization: Bearer SECRET'. Unsigned, expired or tampered requests get 403. Also from $\(tokenVariable), which keeps it out of 'ps'.", valueName: "secret"))
     var authToken: String?
@@ -23,7 +24,12 @@ struct AccessOptions: ParsableArguments {
     @Option(name: .customLong("cors-origin"), help: ArgumentHelp("Allow this origin (e.g. https://example.com) to read responses from a page; repeatable. Default: any origin ('*').", valueName: "origin"))
     var corsOrigins: [String] = []
 
+    @Option(name: .customLong("api-token"), help: ArgumentHelp("Turn on the control API (/api/v1/streams: list, add, change, end streams while serving) for requests with 'Authorization: Bearer SECRET'. Without it the API does not exist (404). Its own secret, not --auth-token's. Also from $\(apiTokenVariable), which keeps it out of 'ps'.", valueName: "secret"))
+    var apiToken: String?
+
     func validate() throws {
+        if apiSecret == "" { throw ValidationError("--api-token must not be empty") }
+        if let apiSecret, apiSecret == secret { throw ValidationError("--api-token must differ from --auth-token (viewers hold that one)") }
         _ = try parseExpiry(authExpires, flag: "--auth-expires")
         if let basic = basicCredential, !basic.contains(":") || basic.hasPrefix(":") {
             throw ValidationError("--auth-basic takes user:password")
@@ -36,6 +42,8 @@ struct AccessOptions: ParsableArguments {
 
     /// The `--auth-token` secret (or its environment variable).
     var secret: String? { authToken ?? ProcessInfo.processInfo.environment[Self.tokenVariable] }
+    /// The `--api-token` secret (or its environment variable); `nil`: no control API.
+    var apiSecret: String? { apiToken ?? ProcessInfo.processInfo.environment[Self.apiTokenVariable] }
     var basicCredential: String? { authBasic ?? ProcessInfo.processInfo.environment[Self.basicVariable] }
 
     func accessControl() -> AccessControl {

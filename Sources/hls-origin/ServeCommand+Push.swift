@@ -34,13 +34,22 @@ struct PushOptions: ParsableArguments {
 
     var method: PushMethod? { PushMethod(rawValue: pushMethod.uppercased()) }
 
-    /// The pusher the flags ask for, `nil` without `--push`. A named stream (`cam1=...`) goes under URL/cam1/.
-    func makePusher(windowSize: Int, stream: String = "", logger: Logger) -> Pusher? {
-        guard let push else { return nil }
-        let url = stream.isEmpty ? push : (push.hasSuffix("/") ? push : push + "/") + stream + "/"
-        var c = Pusher.Configuration(url: url)
-        c.method = method ?? .put
-        c.deleteExpired = pushDelete
+    /// Where `--push` sends, `nil` without it.
+    var target: PushTarget? { push.map { PushTarget(url: $0, method: method ?? .put, deleteExpired: pushDelete) } }
+}
+
+/// `--push URL` with its method and deletions: makes each stream's pusher.
+struct PushTarget: Sendable {
+    var url: String
+    var method: PushMethod
+    var deleteExpired: Bool
+
+    /// A named stream (`cam1=...`) goes under URL/cam1/.
+    func makePusher(windowSize: Int, stream: String = "", logger: Logger) -> Pusher {
+        let streamURL = stream.isEmpty ? url : (url.hasSuffix("/") ? url : url + "/") + stream + "/"
+        var c = Pusher.Configuration(url: streamURL)
+        c.method = method
+        c.deleteExpired = deleteExpired
         c.windowSize = windowSize
         return Pusher(configuration: c, transport: HTTPPushTransport(), logger: logger)
     }
@@ -77,13 +86,14 @@ extension ServeCommand {
         }
     }
 
-    /// Waits (at most 10 s) for the pusher's queue to drain, then closes its connections.
-    func finishPush(_ pusher: Pusher, stream: String = "") async {
-        let drained = await pusher.drain(timeout: .seconds(10))
-        await pusher.shutdown()
-        let s = pusher.stats
-        let note = drained ? "" : "; gave up on what was left after 10 s"
-        Console.say("push: \(s.pushed) objects pushed, \(s.deleted) deleted, \(s.refused) refused, \(s.dropped + s.abandoned) dropped\(note)", stream: stream)
-    }
+    func finishPush(_ pusher: Pusher, stream: String = "") async { await finishPushing(pusher, stream: stream) }
+}
 
+/// Waits (at most 10 s) for the pusher's queue to drain, then closes its connections.
+func finishPushing(_ pusher: Pusher, stream: String = "") async {
+    let drained = await pusher.drain(timeout: .seconds(10))
+    await pusher.shutdown()
+    let s = pusher.stats
+    let note = drained ? "" : "; gave up on what was left after 10 s"
+    Console.say("push: \(s.pushed) objects pushed, \(s.deleted) deleted, \(s.refused) refused, \(s.dropped + s.abandoned) dropped\(note)", stream: stream)
 }

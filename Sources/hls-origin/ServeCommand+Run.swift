@@ -8,43 +8,35 @@ import ServeConfig
 // What `serve` runs once the plan is made: a pipeline per planned stream, the metrics that watch them, the line that
 // says where they are served, and the status line.
 extension ServeCommand {
+    /// What every stream gets from the flags that are not per stream.
+    func streamFactory(logger: Logger) throws -> StreamFactory {
+        StreamFactory(testPattern: try testPatternFrame(), history: try timeShift(), record: record,
+                      serve: !pushing.noServe, push: pushing.target, logger: logger)
+    }
+
     /// Each planned stream's pipeline, presentation (and recording, push). A file that cannot be opened or probed
     /// fails here, before the server says it is serving.
-    func openStreams(_ plan: ServePlan, history: MediaTime?, logger: Logger) throws -> [ServedStream] {
-        let testPattern = try testPatternFrame()
-        var opened: [ServedStream] = []
-        for planned in plan.streams {
-            let name = planned.name
-            var streamLogger = logger
-            if !name.isEmpty { streamLogger[metadataKey: "stream"] = "\(name)" }
-            let directory = record.map { name.isEmpty ? $0 : URL(fileURLWithPath: $0).appendingPathComponent(name).path }
+    func openStreams(_ plan: ServePlan, factory: StreamFactory) -> [ServedStream] {
+        plan.streams.map { planned in
             do {
-                let stream = try ServedStream(name: name, options: PipelineOptions(planned.options, testPattern: testPattern),
-                                              window: planned.window, history: history,
-                                              recordDirectory: directory, serve: !pushing.noServe,
-                                              pusher: pushing.makePusher(windowSize: planned.window, stream: name, logger: streamLogger),
-                                              logger: streamLogger)
-                try stream.open()
-                opened.append(stream)
+                return try factory.open(planned)
             } catch {
                 fail(planned.label + describe(error))
             }
         }
-        return opened
     }
 
-    /// GET /metrics (Prometheus text format): publications counted as they happen, input figures read per scrape.
-    func observe(_ streams: [ServedStream]) -> OriginMetrics {
-        let metrics = OriginMetrics()
-        for stream in streams { metrics.observe(stream.presentation, named: stream.name) }
-        metrics.addScrapeHook {
-            for stream in streams {
+    /// GET /metrics (Prometheus text format): publications counted as they happen (`StreamManager` observes each
+    /// stream it registers), input figures read per scrape from the streams running then.
+    func observeInputs(of manager: StreamManager) {
+        let metrics = manager.metrics
+        metrics.addScrapeHook { [manager] in
+            for stream in manager.running() {
                 let s = stream.pipeline.stats.snapshot()
                 metrics.updateInput(stream: stream.name, videoFrames: s.videoFrames, inputBytes: s.inputBytes,
                                     mediaSeconds: s.mediaSeconds, wallSeconds: s.wallSeconds, reconnects: s.reconnects)
             }
         }
-        return metrics
     }
 
     /// The lines that say what is served where, once the listener is bound.
@@ -52,6 +44,9 @@ extension ServeCommand {
         let url = "\(scheme)://\(host == "0.0.0.0" ? "127.0.0.1" : host):\(boundPort)/"
         if let exposure = access.exposure(host: host, scheme: scheme, port: boundPort) {
             Console.say(exposure)
+        }
+        if access.apiSecret != nil {
+            Console.say("control API at \(url)api/v1/streams (Authorization: Bearer and the --api-token secret)")
         }
         if let (path, expires) = signedPage {
             let until = Date(timeIntervalSince1970: TimeInterval(expires)).formatted(.iso8601)
@@ -71,25 +66,27 @@ extension ServeCommand {
         }
     }
 
-    /// Until cancelled: each input's end or failure once (a single stream that failed before publishing anything
-    /// exits with its error), and the status line twice a second.
-    func reportStatus(_ streams: [ServedStream], server: OriginServer, on status: StatusLine) async {
-        let single = streams.count == 1
-        var reported = Set<String>()
+    /// Until cancelled: each input's end or failure once (a single stream of the command line that failed before
+    /// publishing anything exits with its error), and the status line twice a second, over the streams running then.
+    func reportStatus(_ manager: StreamManager, initial: [ServedStream], server: OriginServer, on status: StatusLine) async {
+        let first = initial.count == 1 ? initial.first.map { ObjectIdentifier($0) } : nil
+        var reported = Set<ObjectIdentifier>()
         while !Task.isCancelled {
             try? await Task.sleep(for: .milliseconds(500))
-            for stream in streams where !reported.contains(stream.name) {
+            let streams = manager.running()
+            let single = streams.count == 1
+            for stream in streams where !reported.contains(ObjectIdentifier(stream)) && !stream.wasRemoved {
                 switch stream.outcome.get() {
                 case .failed(let message):
-                    reported.insert(stream.name)
+                    reported.insert(ObjectIdentifier(stream))
                     status.clear()
-                    if single && stream.publishedNothing {
+                    if single && ObjectIdentifier(stream) == first && stream.publishedNothing {
                         // Nothing was ever served: this is a startup error. Exit with it.
                         fail(message)
                     }
                     Console.say("input failed: \(message); the playlist is ended, still serving (Ctrl-C to stop)", level: .error, stream: stream.name)
                 case .finished:
-                    reported.insert(stream.name)
+                    reported.insert(ObjectIdentifier(stream))
                     status.clear()
                     Console.say("end of input; the playlist is ended, still serving (Ctrl-C to stop)", stream: stream.name)
                 case .running:

@@ -175,22 +175,28 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        // SIGHUP reloads --config (or says it has none): it never ends the process.
+        let reloads = ReloadSignal()
         let logger = makeLogger(level: logLevel, format: logFormat)
         let plan = try makePlan()
-        let streams = try openStreams(plan, history: try timeShift(), logger: logger)
-        let metrics = observe(streams)
+        let factory = try streamFactory(logger: logger)
+        let streams = openStreams(plan, factory: factory)
         if pushing.noServe {
+            let hups = Task { for await _ in reloads.signals { Self.reloadRefused() } }
             await pushOnly(streams)
+            hups.cancel()
             return
         }
-        let config = try originConfiguration(lowLatency: plan.lowLatency, metrics: metrics)
+        let registry = PresentationRegistry()
+        let manager = StreamManager(registry: registry, metrics: OriginMetrics(), factory: factory, flags: try flags(),
+                                    environment: Self.planEnvironment)
+        manager.adopt(streams, plan: plan)
+        observeInputs(of: manager)
+        var config = try originConfiguration(lowLatency: plan.lowLatency, metrics: manager.metrics)
+        config.streams = manager
+        config.apiToken = access.apiSecret
         raiseFileLimit(toFit: config.limits.maxConnections)
         let signedPage = try access.signedPage()
-        let registry = PresentationRegistry()
-        for stream in streams {
-            registry.register(stream.presentation, at: stream.name)
-            registry.setThumbnails(Thumbnailer(keyframes: stream.pipeline.keyframes), for: stream.name)
-        }
         let server = OriginServer(registry: registry, configuration: config, logger: logger)
 
         let scheme = config.tls == nil ? "http" : "https"
@@ -202,8 +208,10 @@ struct ServeCommand: AsyncParsableCommand {
             })
         }
         let signals = SignalWatcher { serverTask.cancel() }
+        let configPath = self.configPath
+        let reloading = Task { for await _ in reloads.signals { await manager.reload(configPath: configPath) } }
         let status = StatusLine.onTerminal(quiet: quiet)
-        let statusTask = Task { await reportStatus(streams, server: server, on: status) }
+        let statusTask = Task { await reportStatus(manager, initial: streams, server: server, on: status) }
 
         do {
             try await serverTask.value
@@ -213,14 +221,25 @@ struct ServeCommand: AsyncParsableCommand {
             fail("cannot serve on \(host):\(port): \(describe(error))")
         }
         statusTask.cancel()
+        reloading.cancel()
         status.clear()
         // The pipelines flush their last segments on stop; each recording and push ends after it (or without it, if
         // the input is stuck).
-        streams.forEach { $0.pipeline.stop() }
-        streams.forEach { $0.stop() }
-        for stream in streams { if let pusher = stream.pusher { await finishPush(pusher, stream: stream.name) } }
+        let running = manager.running()
+        running.forEach { $0.pipeline.stop() }
+        running.forEach { $0.stop() }
+        for stream in running { if let pusher = stream.pusher { await finishPush(pusher, stream: stream.name) } }
         _ = signals
         Console.say("stopped")
+    }
+
+    /// What `ServePlan.make` asks of the disk, at the start and on a reload.
+    static let planEnvironment = ServePlan.Environment(loadConfig: ServeConfig.load, missingFileError: InputSpec.missingFileError,
+                                                       isLocalPath: InputSpec.isLocalPath)
+
+    /// SIGHUP with --no-serve.
+    private static func reloadRefused() {
+        Console.say("reload: streams change at run time only while serving (not with --no-serve); nothing changed")
     }
 
     /// The streams the arguments, `--config` and the flags ask for; a refusal is one line (exit 64 with the usage for
@@ -228,8 +247,7 @@ struct ServeCommand: AsyncParsableCommand {
     func makePlan() throws -> ServePlan {
         let flags = try flags()
         do {
-            return try ServePlan.make(flags: flags, arguments: inputs, configPath: configPath, environment: .init(
-                loadConfig: ServeConfig.load, missingFileError: InputSpec.missingFileError, isLocalPath: InputSpec.isLocalPath))
+            return try ServePlan.make(flags: flags, arguments: inputs, configPath: configPath, environment: Self.planEnvironment)
         } catch .usage(let message) {
             throw ValidationError(message)
         } catch .failure(let message) {

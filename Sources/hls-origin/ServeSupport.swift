@@ -77,6 +77,25 @@ final class SignalWatcher: @unchecked Sendable {
     }
 }
 
+/// SIGHUP as an async sequence (one element per signal, at most one waiting): its default action, which ends the
+/// process, is turned off first.
+final class ReloadSignal: @unchecked Sendable {
+    // @unchecked: the source is set in init only.
+    let signals: AsyncStream<Void>
+    private let source: DispatchSourceSignal
+
+    init() {
+        signal(SIGHUP, SIG_IGN)
+        let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        signals = stream
+        source = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .global())
+        source.setEventHandler { continuation.yield() }
+        source.resume()
+    }
+
+    deinit { source.cancel() }
+}
+
 /// A status line redrawn in place on a terminal.
 struct StatusLine: Sendable {
     let enabled: Bool

@@ -6,6 +6,7 @@ import MediaPresentation
 import Origin
 import Pipeline
 import Push
+import Synchronization
 
 /// A stream's `thumbnail.jpg`: its newest keyframe, decoded and encoded by FFmpeg's libraries.
 extension Thumbnailer: ThumbnailSource {}
@@ -74,10 +75,33 @@ final class ServedStream: @unchecked Sendable {
     func stop() {
         pipeline.stop()
         if recorder != nil || pusher != nil {
-            if thread.started { _ = done.wait(timeout: .now() + 5) }
+            waitForExit()
             recorder?.finish()
             pusher?.finish()
         }
+    }
+
+    /// Ends the stream while the process goes on (the control API's DELETE, a reload): the input stops, the pipeline
+    /// flushes its last segment (waited for up to 5 s), and the playlists end with `EXT-X-ENDLIST`, the recording
+    /// becomes VOD, the push ends (still to drain). Blocks: call it off the event loops.
+    func end() {
+        removed.withLock { $0 = true }
+        pipeline.stop()
+        waitForExit()
+        presentation.finish()
+        recorder?.finish()
+        pusher?.finish()
+    }
+
+    /// Whether `end()` ended it (its input's end is then no news).
+    var wasRemoved: Bool { removed.withLock { $0 } }
+    private let removed = Mutex(false)
+
+    /// Waits (up to 5 s) for the pipeline thread to be done, if it ever started; at once when it was done already.
+    private func waitForExit() {
+        guard thread.started else { return }
+        // Signalled again at once, so that every later wait passes too.
+        if done.wait(timeout: .now() + 5) == .success { done.signal() }
     }
 
     var isRunning: Bool { outcome.isRunning }

@@ -207,6 +207,32 @@ import TestSupport
         #expect(seen.count == 1)
     }
 
+    /// `setWindowSize` (the control API's PATCH of `window`): from the next segment on, fewer or more are listed;
+    /// numbering goes on (the media sequence counts what was evicted), nothing else moves.
+    @Test func theWindowSizeChangesWhileFed() {
+        let w = LiveWindow<[UInt8]>(windowSize: 6)
+        w.setInit(Fixture.initBytes, digest: Fixture.initBytes, tracks: Fixture.tracks)
+        for n in 0..<8 { w.publishSegment(Fixture.info(UInt64(n)), []) }
+        #expect(w.snapshot().window.count == 6 && w.snapshot().mediaSequence == 2)
+        w.setWindowSize(3)
+        #expect(w.snapshot().window.count == 6, "until the next segment")
+        w.publishSegment(Fixture.info(8), [])
+        #expect(w.snapshot().window.map(\.sequence) == [6, 7, 8] && w.snapshot().mediaSequence == 6)
+        #expect(w.snapshot().segment(5) != nil, "an evicted segment stays downloadable for a while")
+        w.setWindowSize(5)
+        for n in 9..<12 { w.publishSegment(Fixture.info(UInt64(n)), []) }
+        #expect(w.snapshot().window.map(\.sequence) == [7, 8, 9, 10, 11] && w.windowSize == 5)
+    }
+
+    @Test func aPresentationsWindowSizeReachesWindowsMadeLater() throws {
+        let p = Presentation<[UInt8]>(windowSize: 6) { bytes, _ in bytes }
+        p.setWindowSize(2)
+        try p.consume(.layout([.muxed()], TimingPolicy(targetDuration: 1)))
+        #expect(p.layout?.windows.map(\.windowSize) == [2] && p.windowSize == 2)
+        p.setWindowSize(4)
+        #expect(p.layout?.windows.map(\.windowSize) == [4])
+    }
+
     @Test func waitForPlayable() async throws {
         let w = LiveWindow<[UInt8]>(windowSize: 3)
         #expect(await w.wait(for: .playable, timeout: .milliseconds(30)) == false)

@@ -28,6 +28,9 @@ import Testing
         case .time: "time"
         case .redirect(let to): "redirect \(to)"
         case .notFound: "404"
+        case .healthz: "healthz"
+        case .readyz: "readyz"
+        case .api(let a): "api \(a)"
         case .stream(let name, _, let s):
             "\(name.isEmpty ? "root" : name): " + {
                 switch s {
@@ -58,6 +61,11 @@ import Testing
             ("/1080p.m3u8", "root: unknown"), ("/thumbnail.jpg", "root: thumbnail"), ("/qoe", "root: qoe"),
             ("/cam1/", "cam1: page"), ("/cam1/hls.mjs", "cam1: hls.js"), ("/cam1/index.m3u8", "cam1: multivariant"),
             ("/cam1/time", "cam1: time"), ("/cam1/stream.m3u8", "cam1: before layout stream.m3u8"),
+            // The origin's own paths come before the root stream's.
+            ("/healthz", "healthz"), ("/readyz", "readyz"), ("/api/v1/streams", "api streams"),
+            ("/api/v1/streams/", "api streams"), ("/api/v1/streams/cam1", "api stream(\"cam1\")"),
+            ("/api/v1/streams/cam1/x", "api unknown"), ("/api", "api unknown"), ("/api/v2/streams", "api unknown"),
+            ("/apix", "root: unknown"),
         ]
         for (path, expected) in table {
             #expect(Self.describe(Route.resolve(Substring(path), in: registry)) == expected, "\(path)")

@@ -105,8 +105,8 @@ private func plan(_ arguments: [String], flags: [String] = [], config: String? =
             ("[streams.a]\ninput = \"testpattern:\"\nladder = \"abc\"\n", "streams.a: --ladder: 'abc' is not a height (use e.g. 720,480,360 or 720:3000k)"),
             ("[streams.a]\ninput = \"nothere.mp4\"\n", "a: cannot open 'nothere.mp4': No such file or directory"),
             ("[streams.a]\nloop = true\n", "streams.a.input: missing"),
-            ("[\"streams\".\"a b\"]\ninput = \"testpattern:\"\n", "streams.a b: a stream name is 1-32 of A-Z a-z 0-9 _ - (and not 'time' or 'metrics')"),
-            ("[streams.time]\ninput = \"testpattern:\"\n", "streams.time: a stream name is 1-32 of A-Z a-z 0-9 _ - (and not 'time' or 'metrics')"),
+            ("[\"streams\".\"a b\"]\ninput = \"testpattern:\"\n", "streams.a b: a stream name is 1-32 of A-Z a-z 0-9 _ - (and not 'time', 'metrics', 'api', 'healthz', 'readyz')"),
+            ("[streams.time]\ninput = \"testpattern:\"\n", "streams.time: a stream name is 1-32 of A-Z a-z 0-9 _ - (and not 'time', 'metrics', 'api', 'healthz', 'readyz')"),
         ]
         for (text, message) in cases {
             #expect(throws: ServePlan.Failure.failure(message), "\(text)") {
