@@ -3,6 +3,8 @@
 The binary under test is $HLS_ORIGIN_BIN. A test that needs a missing tool (or binary) is skipped when run by
 hand, and FAILS when CI=true, so CI can never go green by skipping.
 """
+import contextlib
+import fcntl
 import os
 import shutil
 import sys
@@ -30,8 +32,41 @@ HEAVY_MODULES = {
 }
 
 
+# Modules (or tests marked `solo`) that need the whole machine: several browsers playing beside live encodes, with
+# frame-drop and stall bounds. While one runs, the other workers start no test (a file lock shared by every other
+# test, taken exclusively by these, with an intent lock in front so the waiting solo test is not starved).
+SOLO_MODULES = {"test_edge", "test_multistream"}
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "heavy: runs on the worker of the CPU-bound tests (see HEAVY_MODULES)")
+    config.addinivalue_line("markers", "solo: no other worker runs a test meanwhile (see SOLO_MODULES)")
+
+
+@pytest.fixture(autouse=True)
+def _machine_share(request):
+    """Under pytest-xdist: a `solo` test holds the machine alone, every other test shares it."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        yield
+        return
+    item = request.node
+    solo = item.module.__name__.rsplit(".", 1)[-1] in SOLO_MODULES or item.get_closest_marker("solo") is not None
+    d = os.path.join(procs.REPO, ".cache", "e2e-locks")
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "intent"), "w") as intent, open(os.path.join(d, "machine"), "w") as machine:
+        if solo:
+            fcntl.flock(intent, fcntl.LOCK_EX)      # later shared takers wait here, behind this test
+            fcntl.flock(machine, fcntl.LOCK_EX)     # the running shared tests end first
+        else:
+            fcntl.flock(intent, fcntl.LOCK_SH)
+            fcntl.flock(machine, fcntl.LOCK_SH)
+            fcntl.flock(intent, fcntl.LOCK_UN)
+        try:
+            yield
+        finally:
+            with contextlib.suppress(OSError):
+                fcntl.flock(machine, fcntl.LOCK_UN)
+                fcntl.flock(intent, fcntl.LOCK_UN)
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's worker reads the groups into the node ids
