@@ -32,10 +32,12 @@ HEAVY_MODULES = {
 }
 
 
-# Modules (or tests marked `solo`) that need the whole machine: several browsers playing beside live encodes, with
-# frame-drop and stall bounds. While one runs, the other workers start no test (a file lock shared by every other
-# test, taken exclusively by these, with an intent lock in front so the waiting solo test is not starved).
-SOLO_MODULES = {"test_edge", "test_multistream"}
+# Modules (or tests marked `solo`) that need the whole machine: hls.js playing in Chromium with frame-drop and stall
+# bounds (1% dropped frames at 30 fps leaves no room for a second worker's load on 2 cores: two parallel runs each
+# failed one such test). While one runs, the other workers start no test (a file lock shared by every other test,
+# taken exclusively by these, with an intent lock in front so the waiting solo test is not starved). What runs beside
+# them is the rest of the heavy worker's modules (live ladders, DASH, the sandbox) and the modules' set-up.
+SOLO_MODULES = HEAVY_MODULES - {"test_dash", "test_deploy", "test_ladder_selftest"}
 
 
 def pytest_configure(config):
@@ -50,7 +52,8 @@ def _machine_share(request):
         yield
         return
     item = request.node
-    solo = item.module.__name__.rsplit(".", 1)[-1] in SOLO_MODULES or item.get_closest_marker("solo") is not None
+    solo = (item.module.__name__.rsplit(".", 1)[-1] in SOLO_MODULES or item.get_closest_marker("solo") is not None
+            or item.get_closest_marker("heavy") is not None)   # single heavy tests are browser plays
     d = os.path.join(procs.REPO, ".cache", "e2e-locks")
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, "intent"), "w") as intent, open(os.path.join(d, "machine"), "w") as machine:
