@@ -34,9 +34,11 @@ HEAVY_MODULES = {
 
 # Modules (or tests marked `solo`) that need the whole machine: hls.js playing in Chromium with frame-drop and stall
 # bounds (1% dropped frames at 30 fps leaves no room for a second worker's load on 2 cores: two parallel runs each
-# failed one such test). While one runs, the other workers start no test (a file lock shared by every other test,
-# taken exclusively by these, with an intent lock in front so the waiting solo test is not starved). What runs beside
-# them is the rest of the heavy worker's modules (live ladders, DASH, the sandbox) and the modules' set-up.
+# failed one such test). A solo test takes a file lock exclusively; every light module (neither heavy nor solo) holds
+# it shared for its whole run, so a solo test waits for the light modules running to end and no new one starts
+# meanwhile (an intent lock in front keeps the solo test from being starved). A light module never waits in the
+# middle: its module-scoped live servers would move on (a 404 for a segment its tests were about to fetch). What runs
+# beside the light modules is the rest of the heavy worker's modules (live ladders, DASH, the sandbox).
 SOLO_MODULES = HEAVY_MODULES - {"test_dash", "test_deploy", "test_ladder_selftest"}
 
 
@@ -45,21 +47,21 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "solo: no other worker runs a test meanwhile (see SOLO_MODULES)")
 
 
-@pytest.fixture(autouse=True)
-def _machine_share(request):
-    """Under pytest-xdist: a `solo` test holds the machine alone, every other test shares it."""
-    if not os.environ.get("PYTEST_XDIST_WORKER"):
-        yield
-        return
-    item = request.node
-    solo = (item.module.__name__.rsplit(".", 1)[-1] in SOLO_MODULES or item.get_closest_marker("solo") is not None
-            or item.get_closest_marker("heavy") is not None)   # single heavy tests are browser plays
+def _module_kind(module):
+    name = module.__name__.rsplit(".", 1)[-1]
+    return "solo" if name in SOLO_MODULES else "heavy" if name in HEAVY_MODULES else "light"
+
+
+@contextlib.contextmanager
+def _machine_lock(exclusive):
+    """The machine's lock: exclusive for a solo test, shared for a light module (its whole run: its module-scoped
+    servers must not wait behind a solo test while their live windows move on)."""
     d = os.path.join(procs.REPO, ".cache", "e2e-locks")
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, "intent"), "w") as intent, open(os.path.join(d, "machine"), "w") as machine:
-        if solo:
+        if exclusive:
             fcntl.flock(intent, fcntl.LOCK_EX)      # later shared takers wait here, behind this test
-            fcntl.flock(machine, fcntl.LOCK_EX)     # the running shared tests end first
+            fcntl.flock(machine, fcntl.LOCK_EX)     # the running light modules end first
         else:
             fcntl.flock(intent, fcntl.LOCK_SH)
             fcntl.flock(machine, fcntl.LOCK_SH)
@@ -70,6 +72,28 @@ def _machine_share(request):
             with contextlib.suppress(OSError):
                 fcntl.flock(machine, fcntl.LOCK_UN)
                 fcntl.flock(intent, fcntl.LOCK_UN)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _module_share(request):
+    """Under pytest-xdist, a light module shares the machine for its whole run (before its servers start)."""
+    if not os.environ.get("PYTEST_XDIST_WORKER") or _module_kind(request.module) != "light":
+        yield
+        return
+    with _machine_lock(exclusive=False):
+        yield
+
+
+@pytest.fixture(autouse=True)
+def _machine_share(request):
+    """Under pytest-xdist, a solo test holds the machine alone (the light modules running end first; no other starts)."""
+    item = request.node
+    solo = _module_kind(item.module) == "solo" or item.get_closest_marker("solo") is not None
+    if not os.environ.get("PYTEST_XDIST_WORKER") or not solo:
+        yield
+        return
+    with _machine_lock(exclusive=True):
+        yield
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's worker reads the groups into the node ids
