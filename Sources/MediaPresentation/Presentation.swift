@@ -48,11 +48,11 @@ public struct PayloadMaker<Payload: Sendable>: Sendable {
     }
 }
 
-/// The presentation is itself a `PresentationConsumer`: each object's bytes become a `Payload` once, through its
-/// `PayloadMaker`, and go to the rendition's window.
 /// Serial numbers of presentations (a generic class has no static stored property).
 private let presentationSerials = Atomic<UInt64>(0)
 
+/// The presentation is itself a `PresentationConsumer`: each object's bytes become a `Payload` once, through its
+/// `PayloadMaker`, and go to the rendition's window.
 public final class Presentation<Payload: Sendable>: PresentationConsumer, Sendable {
     /// This presentation's number in the process, never reused (unlike its address, once a stream was replaced):
     /// what a cache of things derived from it keys on.

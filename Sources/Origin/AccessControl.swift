@@ -72,9 +72,7 @@ public struct AccessControl: Sendable {
 
     /// `Bearer <token>` or `Basic <base64 user:password>` (scheme names are case-insensitive, RFC 9110 §11.1).
     func credentialsMatch(_ authorization: String) -> Bool {
-        guard let space = authorization.firstIndex(of: " ") else { return false }
-        let scheme = authorization[..<space].lowercased()
-        let value = authorization[authorization.index(after: space)...].drop { $0 == " " }
+        guard let (scheme, value) = Self.credentials(authorization) else { return false }
         if scheme == "bearer", let bearerToken {
             return ConstantTime.equal(value.utf8, bearerToken.utf8)
         }
@@ -82,6 +80,18 @@ public struct AccessControl: Sendable {
             return ConstantTime.equal(decoded, basicCredential.utf8)
         }
         return false
+    }
+
+    /// `Bearer <token>` equal to `token`, compared in constant time (the control API's credential).
+    static func bearerMatches(_ authorization: String?, _ token: String) -> Bool {
+        guard let authorization, let (scheme, value) = credentials(authorization), scheme == "bearer" else { return false }
+        return ConstantTime.equal(value.utf8, token.utf8)
+    }
+
+    /// An `Authorization` value's scheme (lower-cased) and credentials.
+    private static func credentials(_ authorization: String) -> (scheme: String, value: Substring)? {
+        guard let space = authorization.firstIndex(of: " ") else { return nil }
+        return (authorization[..<space].lowercased(), authorization[authorization.index(after: space)...].drop { $0 == " " })
     }
 
     /// The `Cache-Control` of a protected response: `public` becomes `private`; anything else cacheable gains

@@ -20,7 +20,7 @@ extension OriginResponder {
 
     func api(_ route: Route.APIRoute, _ request: Request) async -> Response {
         guard let apiToken, let control else { return send(Self.notFound, request) }
-        guard Self.bearerMatches(request.headers[.authorization], apiToken) else {
+        guard AccessControl.bearerMatches(request.headers[.authorization], apiToken) else {
             return send(Self.apiError(.unauthorized, APIError(error: "unauthorized: send Authorization: Bearer and the --api-token secret"),
                                       extra: [.wwwAuthenticate: "Bearer realm=\"hls-origin api\""]), request)
         }
@@ -101,14 +101,6 @@ extension OriginResponder {
 
     // MARK: Requests and answers
 
-    /// `Bearer <token>` equal to `token`, compared in constant time (the scheme's name is case-insensitive).
-    static func bearerMatches(_ authorization: String?, _ token: String) -> Bool {
-        guard let authorization, let space = authorization.firstIndex(of: " "),
-              authorization[..<space].lowercased() == "bearer" else { return false }
-        let value = authorization[authorization.index(after: space)...].drop { $0 == " " }
-        return ConstantTime.equal(value.utf8, token.utf8)
-    }
-
     /// The body of a POST or PATCH: JSON (415 otherwise), at most `maxAPIBody` bytes (413 otherwise).
     static func jsonBody(_ request: Request) async -> Result<[UInt8], APIRefusal> {
         let type = request.headers[.contentType]?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
@@ -164,11 +156,5 @@ extension OriginResponder {
         return PreparedResponse(status: status, headers: headers, body: body)
     }
 
-    static func encode(_ value: some Encodable) -> ByteBuffer {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        var buffer = ByteBuffer(bytes: (try? encoder.encode(value)) ?? Data("{}".utf8))
-        buffer.writeString("\n")
-        return buffer
-    }
+    static func encode(_ value: some Encodable) -> ByteBuffer { StreamDirectory.encode(value) }
 }

@@ -81,10 +81,14 @@ enum StreamDirectory {
 
     /// `{"streams": [...]}`, keys sorted.
     static func json(_ registry: PresentationRegistry, _ stats: OriginStats? = nil) -> ByteBuffer {
+        encode(["streams": summaries(registry, stats)])
+    }
+
+    /// A JSON answer's body (`/streams.json`, the control API): keys sorted, slashes as they are, a final newline.
+    static func encode(_ value: some Encodable) -> ByteBuffer {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let data = (try? encoder.encode(["streams": summaries(registry, stats)])) ?? Data("{\"streams\":[]}".utf8)
-        var buffer = ByteBuffer(bytes: data)
+        var buffer = ByteBuffer(bytes: (try? encoder.encode(value)) ?? Data("{}".utf8))
         buffer.writeString("\n")
         return buffer
     }

@@ -67,11 +67,8 @@ public struct ServeConfig: Equatable, Sendable {
     public static func parse(_ text: String, format: Format) throws -> ServeConfig {
         let keys = try decode(Keys.self, text, format)
         // Unknown keys are typos: say so rather than ignore them.
-        let known = StreamOptions.CodingKeys.allNames
         for (name, entry) in keys.streams.sorted(by: { $0.key < $1.key }) {
-            if let unknown = entry.keys.sorted().first(where: { !known.contains($0) }) {
-                throw ConfigError("streams.\(name): unknown key '\(unknown)' (known: \(known.joined(separator: ", ")))")
-            }
+            try StreamOptions.checkKnown(entry.keys, stream: name, showAny: true)
         }
         let file = try decode(File.self, text, format)
         for (name, entry) in file.streams.sorted(by: { $0.key < $1.key }) where entry.input == nil {

@@ -125,6 +125,9 @@ public struct ServePlan: Equatable, Sendable {
     /// `/streams.json`.)
     public static let reservedNames = ["time", "metrics", "api", "healthz", "readyz"]
 
+    /// What a stream name may be, for the refusal of one that is not.
+    public static let nameRule = "a stream name is 1-32 of A-Z a-z 0-9 _ - (and not \(reservedNames.map { "'\($0)'" }.joined(separator: ", ")))"
+
     /// Whether `name` can name a stream served under `/NAME/`.
     public static func isValidStreamName(_ name: String) -> Bool {
         Rendition.isValidName(name) && !reservedNames.contains(name)
@@ -134,7 +137,7 @@ public struct ServePlan: Equatable, Sendable {
     /// every rule; the error names its key (`field`).
     public static func stream(_ name: String, entry: StreamOptions, flags: StreamOptions) throws(ConfigError) -> Stream {
         guard isValidStreamName(name) else {
-            throw ConfigError("streams.\(name): a stream name is 1-32 of A-Z a-z 0-9 _ - (and not \(reservedNames.map { "'\($0)'" }.joined(separator: ", ")))", field: "name")
+            throw ConfigError("streams.\(name): \(nameRule)", field: "name")
         }
         let options = entry.merged(over: flags)
         try options.validate(naming: .stream(name))

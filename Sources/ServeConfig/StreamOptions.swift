@@ -123,6 +123,18 @@ public struct StreamOptions: Codable, Equatable, Sendable {
     /// Whether the stream has Low-Latency HLS parts.
     public var hasParts: Bool { partDuration.map { !$0.isZero } ?? false }
 
+    /// `streams.NAME: unknown key 'ladr' (known: ...)` for the first of `keys` (sorted) that is no option: a config
+    /// file's typo or a control API body's. `showAny: false` shows a key only when it is short and plain (a client's
+    /// text), otherwise `(not shown)`.
+    static func checkKnown(_ keys: some Collection<String>, stream name: String, showAny: Bool) throws(ConfigError) {
+        let known = CodingKeys.allNames
+        guard let unknown = keys.sorted().first(where: { !known.contains($0) }) else { return }
+        let shown = showAny || (unknown.count <= 64
+            && unknown.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") })
+        throw ConfigError("streams.\(name): unknown key \(shown ? "'\(unknown)'" : "(not shown)") (known: \(known.joined(separator: ", ")))",
+                          field: shown ? unknown : nil)
+    }
+
     /// Every rule on these options, once: the ranges of the values that have one, and the rules between options.
     /// The first broken rule is one line, naming the options as `naming` does.
     public func validate(naming: OptionNaming) throws(ConfigError) {

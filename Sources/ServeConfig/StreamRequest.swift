@@ -19,7 +19,7 @@ public enum StreamRequest {
         let name = try decode(Named.self, body, stream: nil).name
         // Checked before it is written into any message.
         guard ServePlan.isValidStreamName(name) else {
-            throw ConfigError("name: a stream name is 1-32 of A-Z a-z 0-9 _ - (and not \(ServePlan.reservedNames.map { "'\($0)'" }.joined(separator: ", ")))", field: "name")
+            throw ConfigError("name: \(ServePlan.nameRule)", field: "name")
         }
         try checkKeys(keys.subtracting(["name"]), stream: name)
         let entry = try decode(StreamOptions.self, body, stream: name)
@@ -29,13 +29,9 @@ public enum StreamRequest {
         return planned
     }
 
-    /// The options a `PATCH` body would change on the running stream `current` (config keys, sorted): each key's
-    /// value is read and the result checked as in `add`; keys whose value is the current one are not listed.
-    public static func changedKeys(_ body: [UInt8], current: ServePlan.Stream) throws(ConfigError) -> [String] {
-        try patch(body, current: current).changed
-    }
-
-    /// `changedKeys`, with the options the stream would have: the body's over `current`'s, checked.
+    /// The options a `PATCH` body would change on the running stream `current` (config keys, sorted; keys whose value
+    /// is the current one are not listed), with the options the stream would have: the body's over `current`'s,
+    /// checked as in `add`.
     public static func patch(_ body: [UInt8],
                              current: ServePlan.Stream) throws(ConfigError) -> (changed: [String], options: StreamOptions) {
         let keys = try objectKeys(body)
@@ -73,15 +69,10 @@ public enum StreamRequest {
         }
     }
 
-    /// Unknown keys are refused as the config file refuses them.
+    /// Unknown keys are refused as the config file refuses them; the key is the client's text, shown only when it
+    /// is short and plain.
     static func checkKeys(_ keys: Set<String>, stream name: String) throws(ConfigError) {
-        let known = StreamOptions.CodingKeys.allNames
-        if let unknown = keys.sorted().first(where: { !known.contains($0) }) {
-            // The key is the client's text: shown only when it is short and plain.
-            let shown = unknown.count <= 64 && unknown.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") }
-            throw ConfigError("streams.\(name): unknown key \(shown ? "'\(unknown)'" : "(not shown)") (known: \(known.joined(separator: ", ")))",
-                              field: shown ? unknown : nil)
-        }
+        try StreamOptions.checkKnown(keys, stream: name, showAny: false)
     }
 
     private struct Named: Decodable { var name: String }

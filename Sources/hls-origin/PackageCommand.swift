@@ -47,7 +47,7 @@ struct PackageCommand: AsyncParsableCommand {
         var stream = try media.options()
         stream.input = input
         stream.realtime = false
-        var options = PipelineOptions(stream)
+        let options = PipelineOptions(stream)
         let stats = PipelineStats()
         let writer: VODWriter
         do {

@@ -63,18 +63,23 @@ final class SignalWatcher: @unchecked Sendable {
     private var sources: [DispatchSourceSignal] = []
     init(_ handler: @escaping @Sendable () -> Void) {
         for sig in [SIGINT, SIGTERM] {
-            signal(sig, SIG_IGN)
-            let s = DispatchSource.makeSignalSource(signal: sig, queue: .global())
             var fired = false
-            s.setEventHandler {
+            sources.append(signalSource(sig) {
                 if fired { exit(130) }
                 fired = true
                 handler()
-            }
-            s.resume()
-            sources.append(s)
+            })
         }
     }
+}
+
+/// A dispatch source delivering `sig` to `handler` (on a global queue), the signal's default action turned off first.
+private func signalSource(_ sig: Int32, _ handler: @escaping () -> Void) -> DispatchSourceSignal {
+    signal(sig, SIG_IGN)
+    let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+    source.setEventHandler(handler: handler)
+    source.resume()
+    return source
 }
 
 /// SIGHUP as an async sequence (one element per signal, at most one waiting): its default action, which ends the
@@ -85,12 +90,9 @@ final class ReloadSignal: @unchecked Sendable {
     private let source: DispatchSourceSignal
 
     init() {
-        signal(SIGHUP, SIG_IGN)
         let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         signals = stream
-        source = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .global())
-        source.setEventHandler { continuation.yield() }
-        source.resume()
+        source = signalSource(SIGHUP) { continuation.yield() }
     }
 
     deinit { source.cancel() }

@@ -79,7 +79,7 @@ import Testing
 
     @Test func aPatchListsWhatWouldChange() throws {
         let current = try Self.add(#"{"name": "cam4", "input": "movie.mp4", "window": 4}"#)
-        func changed(_ json: String) throws(ConfigError) -> [String] { try StreamRequest.changedKeys(Array(json.utf8), current: current) }
+        func changed(_ json: String) throws(ConfigError) -> [String] { try StreamRequest.patch(Array(json.utf8), current: current).changed }
         #expect(try changed(#"{"window": 4}"#) == [], "the current value")
         #expect(try changed(#"{"window": 5, "loop": false, "input": "movie.mp4"}"#) == ["window"])
         #expect(try changed(#"{"segment_duration": "2", "window": 5}"#) == ["segment_duration", "window"])
