@@ -115,10 +115,12 @@ public struct MPD: Sendable, Equatable {
         public var sar: Rational?
         public var audioSamplingRate: Int?
         public var audioChannels: Int?
+        /// Video: the colour description, signalled with the CICP descriptors when the range is PQ or HLG.
+        public var colour: ColourInfo?
         public var segments: Segments
         public init(id: String, bandwidth: Int, codecs: String, width: Int? = nil, height: Int? = nil,
                     frameRate: Rational? = nil, sar: Rational? = nil, audioSamplingRate: Int? = nil,
-                    audioChannels: Int? = nil, segments: Segments) {
+                    audioChannels: Int? = nil, colour: ColourInfo? = nil, segments: Segments) {
             self.id = id
             self.bandwidth = bandwidth
             self.codecs = codecs
@@ -128,6 +130,7 @@ public struct MPD: Sendable, Equatable {
             self.sar = sar
             self.audioSamplingRate = audioSamplingRate
             self.audioChannels = audioChannels
+            self.colour = colour
             self.segments = segments
         }
     }

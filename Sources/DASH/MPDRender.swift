@@ -49,6 +49,24 @@ extension MPD {
         x.close("AdaptationSet")
     }
 
+    /// HDR signalling of DASH-IF IOP 4.3 §6.2.5 (HDR10: colour primaries, PQ transfer and matrix as
+    /// EssentialProperty, `urn:mpeg:mpegB:cicp:*` of ISO/IEC 23001-8) and §6.2.6 (HLG: transfer 14 as
+    /// EssentialProperty, so an SDR BT.2020 client still plays it, and 18 as SupplementalProperty). Nothing for SDR.
+    private func renderHDR(_ c: ColourInfo, into x: inout XMLText) {
+        guard c.videoRange != .sdr else { return }
+        let cicp = "urn:mpeg:mpegB:cicp:"
+        x.empty("EssentialProperty", [("schemeIdUri", cicp + "ColourPrimaries"), ("value", String(c.primaries))])
+        if c.videoRange == .pq {
+            x.empty("EssentialProperty", [("schemeIdUri", cicp + "TransferCharacteristics"), ("value", String(c.transfer))])
+        } else {
+            x.empty("EssentialProperty", [("schemeIdUri", cicp + "TransferCharacteristics"), ("value", "14")])
+        }
+        x.empty("EssentialProperty", [("schemeIdUri", cicp + "MatrixCoefficients"), ("value", String(c.matrix))])
+        if c.videoRange == .hlg {
+            x.empty("SupplementalProperty", [("schemeIdUri", cicp + "TransferCharacteristics"), ("value", String(c.transfer))])
+        }
+    }
+
     private func render(_ r: Representation, into x: inout XMLText) {
         var attributes: [(String, String)] = [("id", r.id), ("bandwidth", String(r.bandwidth)), ("codecs", r.codecs)]
         if let w = r.width { attributes.append(("width", String(w))) }
@@ -64,6 +82,7 @@ extension MPD {
                 ("schemeIdUri", "urn:mpeg:dash:23003:3:audio_channel_configuration:2011"), ("value", String(c)),
             ])
         }
+        if let c = r.colour { renderHDR(c, into: &x) }
         switch r.segments {
         case .template(let t):
             var attributes: [(String, String)] = [

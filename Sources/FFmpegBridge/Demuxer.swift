@@ -191,11 +191,57 @@ public final class Demuxer {
                 sampleAspectRatio: sar ?? Rational(1, 1), pixelFormat: pixelFormat,
                 frameRate: kind == .video ? fps : nil,
                 sampleRate: Int(p.sample_rate), channelCount: Int(p.ch_layout.nb_channels),
-                bitRate: Int(p.bit_rate), profile: p.profile,
+                bitRate: Int(p.bit_rate), profile: p.profile, colour: kind == .video ? colourInfo(st, p) : nil,
                 startTime: st.pointee.start_time == AV.noPTS ? nil : st.pointee.start_time,
                 duration: st.pointee.duration == AV.noPTS ? nil : st.pointee.duration)
         }
     }
+}
+
+/// The colour code points of a video stream (FFmpeg's `AVColor*` enums use H.273's numbering), with the mastering
+/// display and content light level side data written as the bodies of `mdcv` and `clli` (display primaries in
+/// G, B, R order as the SEI and the boxes have them; chromaticities in 0.00002, luminances in 0.0001 cd/m²).
+private func colourInfo(_ st: UnsafeMutablePointer<AVStream>, _ p: AVCodecParameters) -> ColourInfo? {
+    let primaries = UInt16(clamping: p.color_primaries.rawValue), transfer = UInt16(clamping: p.color_trc.rawValue)
+    let matrix = UInt16(clamping: p.color_space.rawValue)
+    let unspecified = ColourInfo.unspecified
+    guard primaries != unspecified || transfer != unspecified || matrix != unspecified else { return nil }
+    var info = ColourInfo(primaries: primaries, transfer: transfer, matrix: matrix,
+                          fullRange: p.color_range == AVCOL_RANGE_JPEG)
+    var size: Int = 0
+    if let raw = av_stream_get_side_data(st, AV_PKT_DATA_MASTERING_DISPLAY_METADATA, &size),
+       size >= MemoryLayout<AVMasteringDisplayMetadata>.size {
+        let m = UnsafeRawPointer(raw).loadUnaligned(as: AVMasteringDisplayMetadata.self)
+        if m.has_primaries != 0 && m.has_luminance != 0 {
+            var body: [UInt8] = []
+            func u16(_ q: AVRational, _ scale: Int64) { append(&body, UInt64(clamping: scaled(q, scale)), bytes: 2) }
+            let rgb = [m.display_primaries.0, m.display_primaries.1, m.display_primaries.2]
+            for c in [1, 2, 0] { u16(rgb[c].0, 50_000); u16(rgb[c].1, 50_000) }
+            u16(m.white_point.0, 50_000); u16(m.white_point.1, 50_000)
+            append(&body, UInt64(clamping: scaled(m.max_luminance, 10_000)), bytes: 4)
+            append(&body, UInt64(clamping: scaled(m.min_luminance, 10_000)), bytes: 4)
+            info.masteringDisplay = body
+        }
+    }
+    if let raw = av_stream_get_side_data(st, AV_PKT_DATA_CONTENT_LIGHT_LEVEL, &size),
+       size >= MemoryLayout<AVContentLightMetadata>.size {
+        let l = UnsafeRawPointer(raw).loadUnaligned(as: AVContentLightMetadata.self)
+        var body: [UInt8] = []
+        append(&body, UInt64(clamping: l.MaxCLL), bytes: 2)
+        append(&body, UInt64(clamping: l.MaxFALL), bytes: 2)
+        info.contentLightLevel = body
+    }
+    return info
+}
+
+/// `q × scale`, rounded to nearest, 0 for an invalid rational.
+private func scaled(_ q: AVRational, _ scale: Int64) -> Int64 {
+    guard q.den > 0, q.num >= 0 else { return 0 }
+    return (Int64(q.num) * scale + Int64(q.den) / 2) / Int64(q.den)
+}
+
+private func append(_ out: inout [UInt8], _ v: UInt64, bytes: Int) {
+    for i in stride(from: bytes - 1, through: 0, by: -1) { out.append(UInt8(truncatingIfNeeded: v >> UInt64(8 * i))) }
 }
 
 extension Rational {

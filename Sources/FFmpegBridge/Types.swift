@@ -29,6 +29,10 @@ public struct StreamInfo: Sendable {
     public var bitRate: Int
     /// Codec profile (`FF_PROFILE_*`, e.g. 100 = H.264 High, 1 = AAC LC), -99 when unknown.
     public var profile: Int32
+    /// Video only: the colour description the container or the bitstream's VUI gives (`color_primaries`,
+    /// `color_trc`, `color_space`, `color_range`) and the stream's mastering display / content light level side
+    /// data; nil when all three code points are unspecified.
+    public var colour: ColourInfo?
     /// Ticks of `timeBase`.
     public var startTime: Int64?
     /// Ticks of `timeBase`.
@@ -36,11 +40,13 @@ public struct StreamInfo: Sendable {
 
     public var isH264: Bool { codecName == "h264" }
     public var isAAC: Bool { codecName == "aac" }
+    public var isHEVC: Bool { codecName == "hevc" }
+    public var isAV1: Bool { codecName == "av1" }
 
     public init(index: Int, kind: StreamKind, codecName: String, timeBase: Rational, extradata: [UInt8] = [],
                 width: Int = 0, height: Int = 0, sampleAspectRatio: Rational = Rational(1, 1), pixelFormat: String? = nil,
                 frameRate: Rational? = nil, sampleRate: Int = 0, channelCount: Int = 0, bitRate: Int = 0,
-                profile: Int32 = -99, startTime: Int64? = nil, duration: Int64? = nil) {
+                profile: Int32 = -99, colour: ColourInfo? = nil, startTime: Int64? = nil, duration: Int64? = nil) {
         self.index = index
         self.kind = kind
         self.codecName = codecName
@@ -55,6 +61,7 @@ public struct StreamInfo: Sendable {
         self.channelCount = channelCount
         self.bitRate = bitRate
         self.profile = profile
+        self.colour = colour
         self.startTime = startTime
         self.duration = duration
     }

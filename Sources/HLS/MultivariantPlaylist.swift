@@ -19,6 +19,8 @@ public struct VariantStream: Sendable, Equatable {
     public var frameRate: Double?
     /// `AUDIO` (§4.4.6.2): the GROUP-ID of the `EXT-X-MEDIA` TYPE=AUDIO renditions this variant plays with.
     public var audioGroup: String?
+    /// `VIDEO-RANGE` (§4.4.6.2): written only for PQ and HLG (absent means SDR).
+    public var videoRange: VideoRange?
     public var uri: String
 
     public init(bandwidth: Int, averageBandwidth: Int? = nil, codecs: String, resolution: Resolution? = nil,
@@ -135,6 +137,7 @@ public struct MultivariantPlaylist: Sendable, Equatable {
             out += ",CODECS=\"" + v.codecs + "\""
             if let r = v.resolution { out += ",RESOLUTION=\(r.width)x\(r.height)" }
             if let f = v.frameRate { out += ",FRAME-RATE=" + HLSFormat.threeDecimals(f) }
+            if let r = v.videoRange, r != .sdr { out += ",VIDEO-RANGE=" + r.rawValue }
             if let a = v.audioGroup { out += ",AUDIO=" + AttributeList.quoted(a) }
             out += "\n" + v.uri + "\n"
         }
@@ -197,6 +200,9 @@ public struct MultivariantPlaylist: Sendable, Equatable {
                 v.frameRate = f
             case "AUDIO":
                 v.audioGroup = String(value)
+            case "VIDEO-RANGE":
+                guard let r = VideoRange(rawValue: String(value)) else { throw HLSError.invalidAttribute(line: n, name: name) }
+                v.videoRange = r
             default:
                 break
             }

@@ -15,7 +15,7 @@ import MediaCore
 ///         |vmhd| or |smhd|
 ///         |dinf| |dref| |url |
 ///         |stbl|
-///           |stsd| |avc1| |avcC| (|pasp|)   or   |mp4a| |esds|
+///           |stsd| |avc1| |avcC| (|pasp|)  or  |hvc1| |hvcC| …  or  |av01| |av1C| …  or  |mp4a| |esds|
 ///           |stts| |stsc| |stsz| |stco|      (empty: samples live in fragments)
 ///   |mvex|
 ///     |trex|                     one per track
@@ -56,6 +56,13 @@ public enum InitSegment {
                 }
                 guard avcC.count >= 7, avcC[0] == 1 else {
                     throw MP4Error.invalidConfiguration("track \(t.trackID): avcC is not an AVCDecoderConfigurationRecord")
+                }
+            case (.video, .hevc(let record)), (.video, .av1(let record)):
+                guard (1...0xFFFF).contains(t.width), (1...0xFFFF).contains(t.height) else {
+                    throw MP4Error.invalidConfiguration("track \(t.trackID): video size \(t.width)x\(t.height)")
+                }
+                guard record.count >= 4 else {
+                    throw MP4Error.invalidConfiguration("track \(t.trackID): a \(record.count)-byte configuration record")
                 }
             case (.audio, .aac(let asc)):
                 guard (1...0xFFFF).contains(t.channelCount), t.sampleRate > 0 else {
@@ -99,6 +106,8 @@ public enum InitSegment {
                             w.write(UInt32(1))
                             switch t.codec {
                             case .h264(let avcC): try AVCSampleEntry.write(to: &w, track: t, avcC: avcC)
+                            case .hevc(let hvcC): try HEVCSampleEntry.write(to: &w, track: t, hvcC: hvcC)
+                            case .av1(let av1C): try AV1SampleEntry.write(to: &w, track: t, av1C: av1C)
                             case .aac(let asc): try MP4AudioSampleEntry.write(to: &w, track: t, audioSpecificConfig: asc)
                             }
                         }
@@ -261,33 +270,33 @@ public enum AVCSampleEntry {
     public static let compressorName = "AVC Coding"
 
     public static func write(to w: inout BoxWriter, track t: TrackFormat, avcC: [UInt8]) throws {
-        try w.box(type) { w in
-            w.writeZeros(6)                           // SampleEntry reserved
-            w.write(UInt16(1))                        // data_reference_index
-            w.write(UInt16(0))                        // pre_defined
-            w.write(UInt16(0))                        // reserved
-            w.writeZeros(12)                          // pre_defined 3x32
-            w.write(UInt16(t.width))                  // width
-            w.write(UInt16(t.height))                 // height
-            w.write(UInt32(0x0048_0000))              // horizresolution 72 dpi
-            w.write(UInt32(0x0048_0000))              // vertresolution 72 dpi
-            w.write(UInt32(0))                        // reserved
-            w.write(UInt16(1))                        // frame_count
-            let name = Array(compressorName.utf8.prefix(31))
-            w.write(UInt8(name.count))                // compressorname: Pascal string in 32 bytes
-            w.write(bytes: name)
-            w.writeZeros(31 - name.count)
-            w.write(UInt16(0x0018))                   // depth: colour, no alpha
-            w.write(Int16(-1))                        // pre_defined
-            try w.box("avcC") { w in w.write(bytes: avcC) }
-            let sar = t.sampleAspectRatio
-            if sar.isValid && sar.numerator != sar.denominator {
-                try w.box("pasp") { w in
-                    w.write(UInt32(sar.numerator))    // hSpacing
-                    w.write(UInt32(sar.denominator))  // vSpacing
-                }
-            }
-        }
+        try VisualSampleEntry.write(to: &w, type: type, track: t, compressorName: compressorName, configType: "avcC",
+                                    configuration: avcC, writeColour: false)
+    }
+}
+
+/// `hvc1` VisualSampleEntry (ISO/IEC 14496-15 §8.4.1: every parameter set in `hvcC`, none in the samples) with
+/// `hvcC`, `pasp` for non-square pixels and the colour boxes.
+public enum HEVCSampleEntry {
+    public static let type: FourCC = "hvc1"
+    /// ISO/IEC 14496-15 §8.4.1 recommends "\013HEVC Coding".
+    public static let compressorName = "HEVC Coding"
+
+    public static func write(to w: inout BoxWriter, track t: TrackFormat, hvcC: [UInt8]) throws {
+        try VisualSampleEntry.write(to: &w, type: type, track: t, compressorName: compressorName, configType: "hvcC",
+                                    configuration: hvcC, writeColour: true)
+    }
+}
+
+/// `av01` VisualSampleEntry (AV1-ISOBMFF §2.2) with `av1C` (§2.3), `pasp` and the colour boxes.
+public enum AV1SampleEntry {
+    public static let type: FourCC = "av01"
+    /// AV1-ISOBMFF §2.2.4 recommends "\012AOM Coding".
+    public static let compressorName = "AOM Coding"
+
+    public static func write(to w: inout BoxWriter, track t: TrackFormat, av1C: [UInt8]) throws {
+        try VisualSampleEntry.write(to: &w, type: type, track: t, compressorName: compressorName, configType: "av1C",
+                                    configuration: av1C, writeColour: true)
     }
 }
 

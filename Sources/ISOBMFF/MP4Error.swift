@@ -14,6 +14,10 @@ public enum MP4Error: Error, Equatable, Sendable {
     case invalidConfiguration(String)
     /// An H.264 parameter set or access unit that cannot be parsed.
     case invalidH264(String)
+    /// An H.265 parameter set or configuration record that cannot be parsed.
+    case invalidHEVC(String)
+    /// An AV1 configuration record that cannot be used.
+    case invalidAV1(String)
     /// An ADTS header that is not valid (ISO/IEC 14496-3 §1.A.2.2).
     case invalidADTS(String)
 }
@@ -26,6 +30,8 @@ extension MP4Error: CustomStringConvertible {
         case .dataOffsetOutOfRange(let id): "track \(id): a trun data offset does not fit 32 bits"
         case .invalidConfiguration(let what): "cannot write this track configuration: \(what)"
         case .invalidH264(let what): "invalid H.264 data: \(what)"
+        case .invalidHEVC(let what): "invalid H.265 data: \(what)"
+        case .invalidAV1(let what): "invalid AV1 data: \(what)"
         case .invalidADTS(let what): "invalid ADTS header: \(what)"
         }
     }

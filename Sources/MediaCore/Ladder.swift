@@ -19,7 +19,7 @@ public enum LadderError: Error, Sendable, Equatable, CustomStringConvertible {
     case bitRateOutOfRange(entry: String, rate: String)
     case duplicateHeight(Int)
     case duplicateSource
-    case sourceNotH264
+    case sourceNotCopyable
     case nothingLeft(dropped: [String], sourceWidth: Int, sourceHeight: Int)
     case invalidSource(width: Int, height: Int)
 
@@ -35,7 +35,7 @@ public enum LadderError: Error, Sendable, Equatable, CustomStringConvertible {
             return p + "'\(r)' in '\(e)' is out of range (from \(Ladder.formatRate(Ladder.bitRates.lowerBound)) to \(Ladder.formatRate(Ladder.bitRates.upperBound)))"
         case .duplicateHeight(let h): return p + "\(h)p is given twice"
         case .duplicateSource: return p + "'source' is given twice"
-        case .sourceNotH264: return p + "'source' copies the input video, which needs H.264 input; this input's video is not H.264 (list heights only)"
+        case .sourceNotCopyable: return p + "'source' copies the input video, which needs H.264, H.265 or AV1 input; this input's video is none of them (list heights only)"
         case .nothingLeft(let dropped, let w, let h):
             return p + "every rung (\(dropped.joined(separator: ", "))) is taller than the \(w)x\(h) source; add one of at most \(h) lines, or 'source'"
         case .invalidSource(let w, let h): return p + "the input video has no usable picture size (\(w)x\(h))"

@@ -10,6 +10,11 @@ public struct TrackFormat: Sendable, Hashable {
         case h264(avcC: [UInt8])
         /// AAC: the AudioSpecificConfig (ISO/IEC 14496-3 §1.6.2.1).
         case aac(audioSpecificConfig: [UInt8])
+        /// H.265: `hvcC` is the HEVCDecoderConfigurationRecord (ISO/IEC 14496-15 §8.3.3.1), carrying every
+        /// parameter set (`hvc1`: none in the samples).
+        case hevc(hvcC: [UInt8])
+        /// AV1: `av1C` is the AV1CodecConfigurationRecord (AV1-ISOBMFF §2.3.3) with its sequence header OBU.
+        case av1(av1C: [UInt8])
     }
 
     /// `track_ID` in `tkhd`/`tfhd`/`trex`: 1-based.
@@ -28,10 +33,12 @@ public struct TrackFormat: Sendable, Hashable {
     public var channelCount: Int
     /// ISO-639-2/T language code for `mdhd`.
     public var language: String
+    /// Video only: the colour description (`colr`, `mdcv`, `clli`; HLS `VIDEO-RANGE`), when the input gives one.
+    public var colour: ColourInfo?
 
     public init(trackID: UInt32, kind: Kind, timescale: Int32, codec: Codec,
                 width: Int = 0, height: Int = 0, sampleAspectRatio: Rational = Rational(1, 1),
-                sampleRate: Int = 0, channelCount: Int = 0, language: String = "und") {
+                sampleRate: Int = 0, channelCount: Int = 0, language: String = "und", colour: ColourInfo? = nil) {
         self.trackID = trackID
         self.kind = kind
         self.timescale = timescale
@@ -42,10 +49,12 @@ public struct TrackFormat: Sendable, Hashable {
         self.sampleRate = sampleRate
         self.channelCount = channelCount
         self.language = language
+        self.colour = colour
     }
 
     /// RFC 6381 codec string for the HLS `CODECS` attribute, derived from the configuration bytes:
-    /// `avc1.PPCCLL` from the `avcC` profile/compatibility/level bytes, `mp4a.40.N` from the AAC object type.
+    /// `avc1.PPCCLL` from the `avcC` profile/compatibility/level bytes, `mp4a.40.N` from the AAC object type,
+    /// `hvc1.…` and `av01.…` from their records (`VideoCodecStrings`).
     public var codecString: String {
         switch codec {
         case .h264(let avcC):
@@ -58,6 +67,10 @@ public struct TrackFormat: Sendable, Hashable {
                 objectType = 32 + Int((first & 0x07) << 3 | asc[1] >> 5)
             }
             return "mp4a.40.\(objectType)"
+        case .hevc(let hvcC):
+            return VideoCodecStrings.hevc(hvcC: hvcC)
+        case .av1(let av1C):
+            return VideoCodecStrings.av1(av1C: av1C, colour: colour)
         }
     }
 }

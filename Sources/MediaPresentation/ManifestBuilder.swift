@@ -201,7 +201,7 @@ public enum ManifestBuilder {
                 frameRate: v == nil ? nil : (stats.frameRate ?? r.declaredFrameRate).map(frameRate),
                 sar: v.flatMap { $0.sampleAspectRatio.isValid ? $0.sampleAspectRatio : nil },
                 audioSamplingRate: v == nil ? a.map(\.sampleRate) : nil, audioChannels: v == nil ? a.map(\.channelCount) : nil,
-                segments: f.segments)
+                colour: v?.colour, segments: f.segments)
             if r.kind == .audio {
                 audio.append(representation)
                 language = language ?? r.language

@@ -169,6 +169,7 @@ public enum PlaylistBuilder {
             frameRate: video == nil ? nil : (s.frameRate ?? r.declaredFrameRate),
             uri: SuffixedScheme(r.scheme, uriQuery).playlistURI)
         v.audioGroup = audioGroup
+        v.videoRange = video?.colour?.videoRange
         return v
     }
 

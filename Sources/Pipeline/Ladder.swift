@@ -63,10 +63,10 @@ extension Ladder {
 
     /// Parses and plans in one step.
     public static func plan(_ value: String, sourceWidth: Int, sourceHeight: Int, sourceSampleAspectRatio: Rational,
-                            sourceIsH264: Bool, sourceBitRate: Int?, segmentDuration: MediaTime = .seconds(1))
+                            sourceCopyable: Bool, sourceBitRate: Int?, segmentDuration: MediaTime = .seconds(1))
         throws(LadderError) -> (rungs: [LadderRung], notices: [String]) {
         try plan(try parse(value), sourceWidth: sourceWidth, sourceHeight: sourceHeight,
-                 sourceSampleAspectRatio: sourceSampleAspectRatio, sourceIsH264: sourceIsH264,
+                 sourceSampleAspectRatio: sourceSampleAspectRatio, sourceCopyable: sourceCopyable,
                  sourceBitRate: sourceBitRate, segmentDuration: segmentDuration)
     }
 
@@ -79,7 +79,7 @@ extension Ladder {
     /// - Rate control: `maxBitRate = bitRate × 1.1`, `bufferSize = maxBitRate × segmentDuration`, so a
     ///   segment's size stays near the target while a 1-second IDR still gets its bits.
     public static func plan(_ requests: [LadderRequest], sourceWidth: Int, sourceHeight: Int,
-                            sourceSampleAspectRatio: Rational, sourceIsH264: Bool, sourceBitRate: Int?,
+                            sourceSampleAspectRatio: Rational, sourceCopyable: Bool, sourceBitRate: Int?,
                             segmentDuration: MediaTime = .seconds(1))
         throws(LadderError) -> (rungs: [LadderRung], notices: [String]) {
         guard !requests.isEmpty else { throw .empty }
@@ -94,7 +94,7 @@ extension Ladder {
             switch request {
             case .source:
                 guard source == nil else { throw .duplicateSource }
-                guard sourceIsH264 else { throw .sourceNotH264 }
+                guard sourceCopyable else { throw .sourceNotCopyable }
                 source = LadderRung(name: "source", width: sourceWidth, height: sourceHeight,
                                     bitRate: sourceBitRate.flatMap { $0 > 0 ? $0 : nil },
                                     maxBitRate: nil, bufferSize: nil, isSource: true)

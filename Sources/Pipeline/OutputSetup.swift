@@ -46,7 +46,7 @@ struct OutputSetup {
         if let spec = options.ladder {
             if let v = video {
                 let planned = try Ladder.plan(spec, sourceWidth: v.width, sourceHeight: v.height,
-                                              sourceSampleAspectRatio: v.sampleAspectRatio, sourceIsH264: v.isH264,
+                                              sourceSampleAspectRatio: v.sampleAspectRatio, sourceCopyable: canCopyVideo(v),
                                               sourceBitRate: v.bitRate > 0 ? v.bitRate : nil,
                                               segmentDuration: options.segmentDuration)
                 planned.notices.forEach { logger.notice("\($0)") }
@@ -60,7 +60,10 @@ struct OutputSetup {
             let source = rungs.first(where: \.isSource)
             let encoded = rungs.filter { !$0.isSource }
             if source != nil {
-                add(v, try H264CopyProcessor(stream: v, trackID: UInt32(nextTrack + 1)))
+                guard let copy = try videoCopyProcessor(for: v, trackID: UInt32(nextTrack + 1)) else {
+                    throw PipelineError.cannotCopy(kind: "video", codec: v.codecName)
+                }
+                add(v, copy)
                 setup.copiesVideo = true
                 setup.statsProcessor = 0
             }
@@ -86,8 +89,9 @@ struct OutputSetup {
 
         if let v = video {
             let p: any TrackProcessor
-            if v.isH264 && options.transcode != .always {
-                p = try H264CopyProcessor(stream: v, trackID: UInt32(nextTrack + 1))
+            let copy = options.transcode == .always ? nil : try videoCopyProcessor(for: v, trackID: UInt32(nextTrack + 1))
+            if let copy {
+                p = copy
                 setup.copiesVideo = true
             } else if options.transcode == .never {
                 throw PipelineError.cannotCopy(kind: "video", codec: v.codecName)
@@ -98,7 +102,7 @@ struct OutputSetup {
             }
             setup.statsProcessor = 0
             add(v, p)
-            logger.info("video: \(v.codecName) \(v.width)x\(v.height) \(p is H264CopyProcessor ? "copied" : "encoded to H.264")")
+            logger.info("video: \(v.codecName) \(v.width)x\(v.height) \(setup.copiesVideo ? "copied" : "encoded to H.264")")
         }
         if let a = audio {
             add(a, try audioProcessor(a, demuxer: demuxer, options: options, trackID: UInt32(nextTrack + 1), logger: logger))

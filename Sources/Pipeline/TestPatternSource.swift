@@ -34,7 +34,7 @@ final class TestPatternSource: MediaSource {
         var rungs: [VideoRung] = []
         if let spec = options.ladder {
             let planned = try Ladder.plan(spec, sourceWidth: width, sourceHeight: height, sourceSampleAspectRatio: Rational(1, 1),
-                                          sourceIsH264: false, sourceBitRate: nil, segmentDuration: options.segmentDuration)
+                                          sourceCopyable: false, sourceBitRate: nil, segmentDuration: options.segmentDuration)
             planned.notices.forEach { logger.notice("\($0)") }
             for (i, r) in planned.rungs.enumerated() {
                 rungs.append(VideoRung(generator: generator(r.width, r.height),

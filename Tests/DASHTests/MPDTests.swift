@@ -99,3 +99,30 @@ import Testing
         #expect(!xml.contains("availabilityStartTime"))
     }
 }
+
+@Suite struct MPDColourTests {
+    private func render(_ colour: ColourInfo?) -> String {
+        let base = MPD.SegmentBase(url: "v.mp4", timescale: 90_000, indexRange: 800...1023, initializationRange: 0...799)
+        return MPD(type: .static, profiles: [MPD.onDemandProfile], minBufferTime: .seconds(1), periods: [
+            MPD.Period(id: "0", adaptationSets: [MPD.AdaptationSet(id: 0, contentType: .video, mimeType: "video/mp4", representations: [
+                MPD.Representation(id: "v", bandwidth: 1, codecs: "hvc1.2.4.L123.B0", colour: colour, segments: .base(base)),
+            ])]),
+        ], mediaPresentationDuration: .seconds(30)).render()
+    }
+
+    /// DASH-IF IOP 4.3 §6.2.5 (PQ: the three CICP code points as EssentialProperty) and §6.2.6 (HLG: transfer 14
+    /// essential, 18 supplemental); nothing for SDR.
+    @Test func hdrRepresentationsCarryTheCICPDescriptors() {
+        let cicp = "urn:mpeg:mpegB:cicp:"
+        let pq = render(ColourInfo(primaries: 9, transfer: 16, matrix: 9))
+        #expect(pq.contains("<EssentialProperty schemeIdUri=\"\(cicp)TransferCharacteristics\" value=\"16\"/>"))
+        #expect(pq.contains("<EssentialProperty schemeIdUri=\"\(cicp)ColourPrimaries\" value=\"9\"/>"))
+        #expect(pq.contains("<EssentialProperty schemeIdUri=\"\(cicp)MatrixCoefficients\" value=\"9\"/>"))
+        #expect(!pq.contains("SupplementalProperty"))
+        let hlg = render(ColourInfo(primaries: 9, transfer: 18, matrix: 9))
+        #expect(hlg.contains("<EssentialProperty schemeIdUri=\"\(cicp)TransferCharacteristics\" value=\"14\"/>"))
+        #expect(hlg.contains("<SupplementalProperty schemeIdUri=\"\(cicp)TransferCharacteristics\" value=\"18\"/>"))
+        #expect(!render(ColourInfo(primaries: 1, transfer: 1, matrix: 1)).contains("cicp"))
+        #expect(!render(nil).contains("cicp"))
+    }
+}

@@ -94,6 +94,20 @@ import Testing
                 == "#EXTM3U\n#EXT-X-INDEPENDENT-SEGMENTS\n#EXT-X-STREAM-INF:BANDWIDTH=130000,CODECS=\"mp4a.40.2\"\na.m3u8\n")
     }
 
+    /// VIDEO-RANGE (RFC 8216bis §4.4.6.2): PQ and HLG are written and read back; SDR, the default, is not written.
+    @Test func videoRangeRoundTrips() throws {
+        var v = VariantStream(bandwidth: 2_000_000, codecs: "hvc1.2.4.L123.B0", uri: "v.m3u8")
+        v.videoRange = .pq
+        let text = MultivariantPlaylist(variants: [v]).render()
+        #expect(text.contains(",VIDEO-RANGE=PQ\n"))
+        #expect(try MultivariantPlaylist.parse(text).variants.first?.videoRange == .pq)
+        v.videoRange = .sdr
+        #expect(!MultivariantPlaylist(variants: [v]).render().contains("VIDEO-RANGE"))
+        #expect(throws: HLSError.self) {
+            try MultivariantPlaylist.parse("#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1,CODECS=\"x\",VIDEO-RANGE=HDR\nv.m3u8\n")
+        }
+    }
+
     @Test func validateReportsEachRule() {
         var p = Self.withAudio()
         p.variants[1].audioGroup = "ac3"                               // no such group

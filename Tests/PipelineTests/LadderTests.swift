@@ -6,7 +6,7 @@ import Testing
 private func plan(_ value: String, _ width: Int = 1280, _ height: Int = 720, sar: Rational = Rational(1, 1),
                   h264: Bool = true, bitRate: Int? = nil, segment: MediaTime = .seconds(1)) throws -> (rungs: [LadderRung], notices: [String]) {
     try Ladder.plan(value, sourceWidth: width, sourceHeight: height, sourceSampleAspectRatio: sar,
-                    sourceIsH264: h264, sourceBitRate: bitRate, segmentDuration: segment)
+                    sourceCopyable: h264, sourceBitRate: bitRate, segmentDuration: segment)
 }
 
 private func sizes(_ rungs: [LadderRung]) -> [String] { rungs.map { "\($0.width)x\($0.height)" } }
@@ -73,12 +73,12 @@ struct LadderPlanTests {
         #expect(message { try plan("720,480,720p") } == "--ladder: 720p is given twice")
         #expect(message { try plan("source,480,source") } == "--ladder: 'source' is given twice")
         #expect(message { try plan("source,480", h264: false) }
-                == "--ladder: 'source' copies the input video, which needs H.264 input; this input's video is not H.264 (list heights only)")
+                == "--ladder: 'source' copies the input video, which needs H.264, H.265 or AV1 input; this input's video is none of them (list heights only)")
         #expect(try plan("720,480", h264: false).rungs.count == 2)
         #expect(message { try plan("720", 0, 0) } == "--ladder: the input video has no usable picture size (0x0)")
-        #expect(throws: LadderError.sourceNotH264) {
+        #expect(throws: LadderError.sourceNotCopyable) {
             try Ladder.plan([.source], sourceWidth: 1280, sourceHeight: 720, sourceSampleAspectRatio: Rational(1, 1),
-                            sourceIsH264: false, sourceBitRate: nil)
+                            sourceCopyable: false, sourceBitRate: nil)
         }
     }
 

@@ -111,7 +111,7 @@ import TestSupport
         }
         let stream = StreamInfo(index: 0, kind: .video, codecName: "h264", timeBase: c.timeBase,
                                 extradata: source.encoder.extradata, width: 64, height: 48, frameRate: c.frameRate)
-        let copy = try H264CopyProcessor(stream: stream, trackID: 1)
+        let copy = try VideoCopyProcessor<H264Copy>(stream: stream, trackID: 1)
         let samples = try packets.flatMap { try copy.samples(for: $0) }
         let format = try #require(copy.format)
         var seg = try Segmenter(tracks: [format], segmentDuration: .seconds(1))

@@ -1,0 +1,71 @@
+import MediaCore
+
+/// The fields every video sample entry shares (ISO/IEC 14496-12 §12.1.3 VisualSampleEntry), and the optional boxes
+/// after its configuration record: `pasp` (§12.1.4), `colr` (§12.1.5, `nclx`), and the HDR static metadata boxes
+/// `mdcv` and `clli` (ISO/IEC 14496-12:2022 §12.1.6, §12.1.7; the bodies of the H.265 SEI messages of the same name).
+///
+/// ```
+/// |avc1| |avcC| (|pasp|)                          H.264
+/// |hvc1| |hvcC| (|pasp|) (|colr|) (|mdcv|) (|clli|)   H.265
+/// |av01| |av1C| (|pasp|) (|colr|) (|mdcv|) (|clli|)   AV1
+/// ```
+public enum VisualSampleEntry {
+    /// Writes `type` with its configuration box (`configType` holding `configuration`) and the optional boxes.
+    /// `compressorName` is the informative name the codec's binding recommends.
+    public static func write(to w: inout BoxWriter, type: FourCC, track t: TrackFormat, compressorName: String,
+                             configType: FourCC, configuration: [UInt8], writeColour: Bool) throws {
+        try w.box(type) { w in
+            w.writeZeros(6)                           // SampleEntry reserved
+            w.write(UInt16(1))                        // data_reference_index
+            w.write(UInt16(0))                        // pre_defined
+            w.write(UInt16(0))                        // reserved
+            w.writeZeros(12)                          // pre_defined 3x32
+            w.write(UInt16(t.width))                  // width
+            w.write(UInt16(t.height))                 // height
+            w.write(UInt32(0x0048_0000))              // horizresolution 72 dpi
+            w.write(UInt32(0x0048_0000))              // vertresolution 72 dpi
+            w.write(UInt32(0))                        // reserved
+            w.write(UInt16(1))                        // frame_count
+            let name = Array(compressorName.utf8.prefix(31))
+            w.write(UInt8(name.count))                // compressorname: Pascal string in 32 bytes
+            w.write(bytes: name)
+            w.writeZeros(31 - name.count)
+            w.write(UInt16(0x0018))                   // depth: colour, no alpha
+            w.write(Int16(-1))                        // pre_defined
+            try w.box(configType) { w in w.write(bytes: configuration) }
+            let sar = t.sampleAspectRatio
+            if sar.isValid && sar.numerator != sar.denominator {
+                try w.box("pasp") { w in
+                    w.write(UInt32(sar.numerator))    // hSpacing
+                    w.write(UInt32(sar.denominator))  // vSpacing
+                }
+            }
+            if writeColour, let c = t.colour { try writeColourBoxes(c, to: &w) }
+        }
+    }
+
+    /// `colr` of type `nclx` (§12.1.5.2: primaries, transfer, matrix, full_range_flag and 7 reserved bits), then
+    /// `mdcv` and `clli` when the input carried them.
+    static func writeColourBoxes(_ c: ColourInfo, to w: inout BoxWriter) throws {
+        try w.box("colr") { w in
+            w.write(FourCC("nclx"))
+            w.write(c.primaries)
+            w.write(c.transfer)
+            w.write(c.matrix)
+            w.write(UInt8(c.fullRange ? 0x80 : 0))
+        }
+        if let m = c.masteringDisplay, m.count == 24 { try w.box("mdcv") { w in w.write(bytes: m) } }
+        if let l = c.contentLightLevel, l.count == 4 { try w.box("clli") { w in w.write(bytes: l) } }
+    }
+}
+
+/// AV1 configuration records (AV1 Codec ISO Media File Format Binding §2.3).
+public enum AV1 {
+    /// `av1C` from codec extradata: the container's AV1CodecConfigurationRecord (MP4, Matroska, WebM: marker bit 1,
+    /// version 1, then profile/level/tier/depth and the configOBUs).
+    public static func av1C(fromExtradata data: [UInt8]) throws -> [UInt8] {
+        guard data.count >= 4 else { throw MP4Error.invalidAV1("no AV1CodecConfigurationRecord (av1C) in the input") }
+        guard data[0] == 0x81 else { throw MP4Error.invalidAV1("av1C marker/version byte 0x\(String(data[0], radix: 16))") }
+        return data
+    }
+}
