@@ -9,6 +9,7 @@ import threading
 from .procs import REPO
 
 V = "testsrc2=size={size}:rate={rate}"
+X265_GOP = "keyint=30:min-keyint=30:scenecut=0"
 A = "sine=frequency=440:sample_rate=48000"
 
 # name -> (ffmpeg args after the global options, description). Durations are short on purpose.
@@ -44,6 +45,32 @@ RECIPES = {
                  "-preset", "veryfast", "-g", "30", "-pix_fmt", "yuv420p", "-f", "mpegts"],
     "mpeg2.ts": ["-f", "lavfi", "-i", V.format(size="320x240", rate=30), "-f", "lavfi", "-i", A, "-t", "3",
                  "-c:v", "mpeg2video", "-q:v", "5", "-c:a", "mp2", "-f", "mpegts"],
+    # H.265 (x265, hvc1, 1 s GOP) + AAC, faststart MP4: copied as it is
+    "hevc.mp4": ["-f", "lavfi", "-i", V.format(size="640x360", rate=30), "-f", "lavfi", "-i", A, "-t", "4",
+                 "-c:v", "libx265", "-preset", "ultrafast", "-x265-params", X265_GOP + ":log-level=error",
+                 "-tag:v", "hvc1", "-pix_fmt", "yuv420p", "-c:a", "aac", "-ac", "2", "-movflags", "+faststart"],
+    # H.265 Main 10 HDR10 (PQ, BT.2020, mastering display and content light level SEI), video only
+    "hevc_pq.mp4": ["-f", "lavfi", "-i", V.format(size="640x360", rate=30), "-t", "3", "-pix_fmt", "yuv420p10le",
+                    "-c:v", "libx265", "-preset", "ultrafast", "-x265-params",
+                    X265_GOP + ":log-level=error:colorprim=bt2020:transfer=smpte2084:colormatrix=bt2020nc"
+                    ":master-display=G(13250,34500)B(7500,3000)R(34000,16000)WP(15635,16450)L(10000000,1)"
+                    ":max-cll=1000,400",
+                    "-color_primaries", "bt2020", "-color_trc", "smpte2084", "-colorspace", "bt2020nc",
+                    "-tag:v", "hvc1", "-movflags", "+faststart"],
+    # H.265 Main 10 HLG, video only
+    "hevc_hlg.mp4": ["-f", "lavfi", "-i", V.format(size="640x360", rate=30), "-t", "3", "-pix_fmt", "yuv420p10le",
+                     "-c:v", "libx265", "-preset", "ultrafast", "-x265-params",
+                     X265_GOP + ":log-level=error:colorprim=bt2020:transfer=arib-std-b67:colormatrix=bt2020nc",
+                     "-color_primaries", "bt2020", "-color_trc", "arib-std-b67", "-colorspace", "bt2020nc",
+                     "-tag:v", "hvc1", "-movflags", "+faststart"],
+    # H.265 in MPEG-TS, video only: Annex-B, parameter sets in-band only
+    "hevc_video.ts": ["-f", "lavfi", "-i", V.format(size="640x360", rate=30), "-t", "3", "-c:v", "libx265",
+                      "-preset", "ultrafast", "-x265-params", X265_GOP + ":log-level=error", "-pix_fmt", "yuv420p",
+                      "-f", "mpegts"],
+    # AV1 (SVT-AV1, 1 s GOP) + AAC, faststart MP4
+    "av1.mp4": ["-f", "lavfi", "-i", V.format(size="640x360", rate=30), "-f", "lavfi", "-i", A, "-t", "4",
+                "-c:v", "libsvtav1", "-preset", "12", "-g", "30", "-pix_fmt", "yuv420p", "-c:a", "aac", "-ac", "2",
+                "-movflags", "+faststart"],
 }
 
 # Properties the tests use (duration s, video size, frame rate).
@@ -54,6 +81,8 @@ INFO = {
     "mpeg4_mp3.mkv": {"duration": 3}, "mpeg4_mp3.mp4": {"duration": 3},
     "audio.ts": {"duration": 3}, "video.ts": {"duration": 3}, "mpeg2.ts": {"duration": 3},
     "clip.mp4": {"duration": 4}, "clip.ts": {"duration": 4}, "vod.mp4": {"duration": 6},
+    "hevc.mp4": {"duration": 4}, "hevc_pq.mp4": {"duration": 3}, "hevc_hlg.mp4": {"duration": 3},
+    "hevc_video.ts": {"duration": 3}, "av1.mp4": {"duration": 4},
 }
 
 _lock = threading.Lock()

@@ -159,6 +159,21 @@ def _esds_codec(data, esds):
     raise MP4Error("esds without DecoderConfigDescriptor")
 
 
+def hevc_codec_suffix(hvcc):
+    """ISO/IEC 14496-15 Annex E.3: "<space letter><profile_idc>.<compatibility flags in reverse bit order, hex>.
+    <L|H><level_idc>[.<constraint byte, hex>...]" with trailing zero constraint bytes left out."""
+    if len(hvcc) < 13 or hvcc[0] != 1:
+        raise MP4Error("hvcC is not an HEVCDecoderConfigurationRecord")
+    space, tier, profile = hvcc[1] >> 6, hvcc[1] >> 5 & 1, hvcc[1] & 0x1F
+    flags = int.from_bytes(hvcc[2:6], "big")
+    reversed_flags = int(f"{flags:032b}"[::-1], 2)
+    constraints = list(hvcc[6:12])
+    while constraints and constraints[-1] == 0:
+        constraints.pop()
+    text = f"{'' if space == 0 else 'ABC'[space - 1]}{profile}.{reversed_flags:X}.{'H' if tier else 'L'}{hvcc[12]}"
+    return text + "".join(f".{b:X}" for b in constraints)
+
+
 def _sample_entry_codec(data, entry):
     fourcc = entry.type.decode("latin-1")
     info = {}
@@ -174,6 +189,20 @@ def _sample_entry_codec(data, entry):
                 raise MP4Error(f"avcC configurationVersion {data[p]}")
             info["nal_length_size"] = (data[p + 4] & 3) + 1
             return f"{fourcc}.{data[p + 1]:02X}{data[p + 2]:02X}{data[p + 3]:02X}", info
+        if fourcc in ("hvc1", "hev1"):
+            hvcc = next((b for b in kids if b.type == b"hvcC"), None)
+            if hvcc is None:
+                raise MP4Error(f"{fourcc} without hvcC")
+            return f"{fourcc}.{hevc_codec_suffix(data[hvcc.body:hvcc.end])}", info
+        if fourcc == "av01":
+            av1c = next((b for b in kids if b.type == b"av1C"), None)
+            if av1c is None or av1c.end - av1c.body < 4:
+                raise MP4Error("av01 without av1C")
+            b1, b2 = data[av1c.body + 1], data[av1c.body + 2]
+            profile, level, tier = b1 >> 5, b1 & 0x1F, "H" if b2 >> 7 else "M"
+            high, twelve = b2 >> 6 & 1, b2 >> 5 & 1
+            depth = (12 if twelve else 10) if high and profile == 2 else (10 if high else 8)
+            return f"av01.{profile}.{level:02d}{tier}.{depth:02d}", info
         if fourcc == "mp4v":
             esds = next((b for b in kids if b.type == b"esds"), None)
             return (_esds_codec(data, esds) if esds else "mp4v"), info
