@@ -236,3 +236,23 @@ def test_hevc_stream_whose_parameter_sets_come_late(origin_bin, made, tmp_path):
     assert not res.errors, "\n".join(res.errors[:10])
     frames = _frames(os.path.join(out, "index.m3u8"))
     assert 30 <= frames <= 60, frames   # the last two GOPs (maybe less a few frames at the cut's end)
+
+
+def test_live_hdr_is_signalled_in_hls_and_dash(start_origin, made):
+    """Served live: VIDEO-RANGE in the multivariant playlist, and the DASH Representation carries DASH-IF IOP 4.3
+    §6.2.5's HDR10 descriptors (EssentialProperty urn:mpeg:mpegB:cicp:{ColourPrimaries 9, TransferCharacteristics
+    16, MatrixCoefficients 9}); ffmpeg reads it."""
+    import xml.etree.ElementTree as ET
+    from hlsharness import http
+    s = start_origin(made["hevc_pq.mp4"], "--loop", "--transcode", "never")
+    mv = m3u8.parse_multivariant(http.get(s.url("/index.m3u8")).text)
+    assert mv.variants[0].attrs.get("VIDEO-RANGE") == "PQ", mv.raw
+    mpd = http.get(s.url("/manifest.mpd"))
+    assert mpd.status == 200
+    ns = {"d": "urn:mpeg:dash:schema:mpd:2011"}
+    rep = ET.fromstring(mpd.text).find(".//d:Representation", ns)
+    props = {p.get("schemeIdUri").rsplit(":", 1)[-1]: p.get("value") for p in rep.findall("d:EssentialProperty", ns)}
+    assert props == {"ColourPrimaries": "9", "TransferCharacteristics": "16", "MatrixCoefficients": "9"}, mpd.text
+    assert rep.get("codecs").startswith("hvc1.2.4."), mpd.text
+    r = clients.ffmpeg_read(s.url("/index.m3u8"), 3)
+    assert r.ok, r
