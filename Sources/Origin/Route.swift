@@ -33,7 +33,7 @@ enum Route: Sendable {
         case multivariant
         case manifest
         case time
-        /// A rendition's playlist, init segment, segment or part (the layout is announced).
+        /// A rendition's playlist, I-frame playlist, init segment, segment or part (the layout is announced).
         case object(rendition: Int, URIScheme.Object, LivePresentation.Layout)
         /// A path under a presentation whose renditions are not announced yet (only a playlist can be waited for).
         case beforeLayout(Substring)
@@ -134,7 +134,7 @@ enum Route: Sendable {
             case .multivariant, .manifest: return (stream, "", "playlist")
             case .object(let r, let object, let layout):
                 let kind = switch object {
-                case .playlist: "playlist"
+                case .playlist, .iFramePlaylist: "playlist"
                 case .initSegment: "init"
                 case .segment: "segment"
                 case .part: "part"

@@ -88,6 +88,8 @@ public struct Segmenter {
         var fragmentSequence: UInt32 = 1
         var startsWithSync = false
         var discontinuity = false
+        /// The fragment of the segment in progress that opens with its first video keyframe, once written.
+        var keyframe: KeyframeFragment?
     }
     var groupStates: [GroupState]
     /// The timeline this segmenter continues (after a codec change), if any.

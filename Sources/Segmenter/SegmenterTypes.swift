@@ -30,6 +30,9 @@ public struct Segment: Sendable {
     public var discontinuity = false
     /// Video samples in the segment (over the group's video tracks), `nil` when the group has no video.
     public var videoSampleCount: Int?
+    /// The fragment that opens with the segment's first keyframe on its video reference track (what an I-frame
+    /// playlist lists); `nil` when the group has no video or the segment no keyframe at a fragment's start.
+    public var keyframe: KeyframeFragment?
 }
 
 /// A low-latency part: one `moof`+`mdat` fragment of the segment in progress, handed on as soon as it is complete.
