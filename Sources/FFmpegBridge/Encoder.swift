@@ -69,8 +69,9 @@ final class EncoderCore {
     }
 }
 
-/// H.264 with libx264 through libavcodec: global header, automatic threads, no scene-cut keyframes;
-/// `forceKeyframe` makes an IDR exactly at that frame. Not `Sendable`: one task owns it.
+/// H.264 with libx264 or H.265 with libx265 through libavcodec: global header, automatic threads, no scene-cut
+/// keyframes; `forceKeyframe` makes an IDR exactly at that frame (both wrappers' `forced-idr`). Not `Sendable`: one
+/// task owns it.
 public final class VideoEncoder {
     private let core: EncoderCore
     private var frame: UnsafeMutablePointer<AVFrame>?
@@ -80,13 +81,13 @@ public final class VideoEncoder {
     public let options: VideoEncoderOptions
 
     public init(_ options: VideoEncoderOptions) throws {
-        let context = "cannot encode H.264 \(options.width)x\(options.height)"
+        let context = "cannot encode \(options.codec) \(options.width)x\(options.height)"
         guard options.width > 0, options.height > 0, options.timeBase.isValid, options.frameRate.isValid,
               (1...VideoEncoderOptions.maxGOPFrames).contains(options.gopFrames) else {
             throw FFmpegError.invalid(context, "invalid encoder settings (size, time base and frame rate must be positive, the GOP 1-\(VideoEncoderOptions.maxGOPFrames) frames; got \(options.gopFrames) at \(options.frameRate) fps)")
         }
         self.options = options
-        core = try EncoderCore(codecName: "libx264", context: context) { ctx in
+        core = try EncoderCore(codecName: options.codec.encoderName, context: context) { ctx in
             ctx.pointee.width = Int32(options.width)
             ctx.pointee.height = Int32(options.height)
             ctx.pointee.pix_fmt = AV_PIX_FMT_YUV420P
@@ -99,7 +100,7 @@ public final class VideoEncoder {
             ctx.pointee.thread_count = 0  // auto
             let priv = ctx.pointee.priv_data
             func set(_ key: String, _ value: String) throws {
-                try check(av_opt_set(priv, key, value, 0), "av_opt_set", "\(context): x264 option \(key)=\(value)")
+                try check(av_opt_set(priv, key, value, 0), "av_opt_set", "\(context): \(options.codec.encoderName) option \(key)=\(value)")
             }
             try set("preset", options.preset)
             if let tune = options.tune { try set("tune", tune) }
@@ -113,7 +114,13 @@ public final class VideoEncoder {
                 ctx.pointee.rc_buffer_size = Int32(clamping: options.bufferSize ?? maxBitRate)
             }
             try set("forced-idr", "1")
-            try set("x264-params", "keyint=\(options.gopFrames):min-keyint=\(options.gopFrames):scenecut=0")
+            let gop = "keyint=\(options.gopFrames):min-keyint=\(options.gopFrames):scenecut=0"
+            switch options.codec {
+            case .h264: try set("x264-params", gop)
+            // x265 logs at info level to stderr by itself: errors only. No open GOP: every forced I is an IDR the
+            // segment can start with.
+            case .hevc: try set("x265-params", gop + ":open-gop=0:log-level=error")
+            }
         }
         // One frame in ticks of the time base: (fps.den / fps.num) / (tb.num / tb.den).
         core.defaultDuration = MediaTime.scale(Int64(options.frameRate.denominator) * Int64(options.timeBase.denominator),
@@ -132,7 +139,8 @@ public final class VideoEncoder {
         av_frame_free(&borrowed)
     }
 
-    /// Annex-B SPS/PPS as x264 gives it (`00 00 00 01 67 ...`); convert to `avcC` for MP4.
+    /// Annex-B parameter sets as the encoder gives them (x264: SPS/PPS `00 00 00 01 67 ...`; x265: VPS/SPS/PPS);
+    /// convert to `avcC` / `hvcC` for MP4.
     public var extradata: [UInt8] { core.extradata }
 
     /// Test hook: the VBV settings the codec context was opened with (bits per second, bits).

@@ -157,8 +157,10 @@ public struct EncodedPacket: Sendable {
     }
 }
 
-/// libx264 settings.
+/// libx264 / libx265 settings.
 public struct VideoEncoderOptions: Sendable {
+    /// The encoder (libx264 or libx265); the rest means the same for both.
+    public var codec = VideoCodecName.h264
     public var width: Int
     public var height: Int
     /// The unit of the frames' `pts` and of the output packets' timestamps (e.g. 1/90000).

@@ -48,7 +48,7 @@ struct OutputSetup {
                 let planned = try Ladder.plan(spec, sourceWidth: v.width, sourceHeight: v.height,
                                               sourceSampleAspectRatio: v.sampleAspectRatio, sourceCopyable: canCopyVideo(v),
                                               sourceBitRate: v.bitRate > 0 ? v.bitRate : nil,
-                                              segmentDuration: options.segmentDuration)
+                                              segmentDuration: options.segmentDuration, codec: options.video.codec)
                 planned.notices.forEach { logger.notice("\($0)") }
                 ladder = planned.rungs
             } else {
@@ -102,7 +102,7 @@ struct OutputSetup {
             }
             setup.statsProcessor = 0
             add(v, p)
-            logger.info("video: \(v.codecName) \(v.width)x\(v.height) \(setup.copiesVideo ? "copied" : "encoded to H.264")")
+            logger.info("video: \(v.codecName) \(v.width)x\(v.height) \(setup.copiesVideo ? "copied" : "encoded to \(options.video.codec)")")
         }
         if let a = audio {
             add(a, try audioProcessor(a, demuxer: demuxer, options: options, trackID: UInt32(nextTrack + 1), logger: logger))

@@ -34,7 +34,8 @@ final class TestPatternSource: MediaSource {
         var rungs: [VideoRung] = []
         if let spec = options.ladder {
             let planned = try Ladder.plan(spec, sourceWidth: width, sourceHeight: height, sourceSampleAspectRatio: Rational(1, 1),
-                                          sourceCopyable: false, sourceBitRate: nil, segmentDuration: options.segmentDuration)
+                                          sourceCopyable: false, sourceBitRate: nil, segmentDuration: options.segmentDuration,
+                                          codec: options.video.codec)
             planned.notices.forEach { logger.notice("\($0)") }
             for (i, r) in planned.rungs.enumerated() {
                 rungs.append(VideoRung(generator: generator(r.width, r.height),

@@ -14,6 +14,8 @@ public enum TranscodeMode: String, Sendable, CaseIterable {
 }
 
 public struct VideoSettings: Sendable {
+    /// What to encode to (`--video-codec`).
+    public var codec = VideoCodecName.h264
     public var preset = "veryfast"
     public var tune: String? = "zerolatency"
     public var crf: Int?
@@ -179,6 +181,7 @@ final class VideoEncodeStage {
     private var schedule: KeyframeGrid
     private var lastPTS: Int64?
     private let frameTicks: Int64
+    private let codec: VideoCodecName
 
     /// - Parameter startupKeyframe: an extra IDR this long after the first frame (the LL-HLS part duration: the
     ///   first segment is one part long, see `Segmenter`).
@@ -191,6 +194,7 @@ final class VideoEncodeStage {
         let gopFrames = Int(clamping: max(1, fr.frames(in: segmentDuration, rounding: .up)))
         var o = VideoEncoderOptions(width: width, height: height, timeBase: Rational(1, timescale),
                                     frameRate: fr, gopFrames: gopFrames)
+        o.codec = settings.codec
         o.preset = settings.preset
         o.tune = settings.tune
         o.crf = settings.crf
@@ -198,8 +202,12 @@ final class VideoEncodeStage {
         o.maxBitRate = settings.maxBitRate
         o.bufferSize = settings.bufferSize
         encoder = try VideoEncoder(o)
-        let avcC = try AVC.avcC(fromExtradata: encoder.extradata)
-        format = TrackFormat(trackID: trackID, kind: .video, timescale: timescale, codec: .h264(avcC: avcC),
+        codec = settings.codec
+        let record: TrackFormat.Codec = switch settings.codec {
+        case .h264: .h264(avcC: try AVC.avcC(fromExtradata: encoder.extradata))
+        case .hevc: .hevc(hvcC: try HEVC.hvcC(fromExtradata: encoder.extradata))
+        }
+        format = TrackFormat(trackID: trackID, kind: .video, timescale: timescale, codec: record,
                              width: width, height: height)
         schedule = KeyframeGrid(interval: segmentDuration.converted(to: timescale).value,
                                     startup: startupKeyframe.map { $0.converted(to: timescale).value },
@@ -210,7 +218,7 @@ final class VideoEncodeStage {
     func encode(_ frame: RawVideoFrame) throws -> [Sample] {
         var f = frame
         f.pts = nextPTS(frame.pts)
-        return try encoder.encode(f, forceKeyframe: schedule.isBoundary(f.pts)).map(Self.sample)
+        return try encoder.encode(f, forceKeyframe: schedule.isBoundary(f.pts)).map(sample)
     }
 
     /// A decoded frame as it is (no copy); `pts` in `timescale` ticks. `forceKeyframe` adds an IDR off the
@@ -218,7 +226,7 @@ final class VideoEncodeStage {
     func encode(_ frame: VideoFrame, pts: Int64, forceKeyframe: Bool? = nil) throws -> [Sample] {
         let t = nextPTS(pts)
         let key = forceKeyframe ?? schedule.isBoundary(t)
-        return try encoder.encode(frame, pts: t, forceKeyframe: key).map(Self.sample)
+        return try encoder.encode(frame, pts: t, forceKeyframe: key).map(sample)
     }
 
     private func nextPTS(_ pts: Int64) -> Int64 {
@@ -231,10 +239,13 @@ final class VideoEncodeStage {
         return t
     }
 
-    func flush() throws -> [Sample] { try encoder.flush().map(Self.sample) }
+    func flush() throws -> [Sample] { try encoder.flush().map(sample) }
 
-    static func sample(_ p: EncodedPacket) -> Sample {
-        let data = AVC.isAnnexB(p.data) ? AVC.lengthPrefixed(fromAnnexB: p.data) : p.data
+    func sample(_ p: EncodedPacket) -> Sample {
+        let data = switch codec {
+        case .h264: AVC.isAnnexB(p.data) ? AVC.lengthPrefixed(fromAnnexB: p.data) : p.data
+        case .hevc: HEVC.sample(from: p.data)
+        }
         return Sample(data: data, dts: p.dts, pts: p.pts, isSync: p.isKeyframe, durationHint: p.duration > 0 ? p.duration : nil)
     }
 }

@@ -111,3 +111,24 @@ public enum Transcode: String, CaseIterable, Codable, Sendable, ExpressibleByArg
         self = mode
     }
 }
+
+/// `--video-codec` / `video_codec`: what encoded video is encoded to (h264, hevc; also h265, x265, avc …).
+extension VideoCodecName: ExpressibleByArgument, Codable {
+    public init?(argument: String) { self.init(parsing: argument) }
+
+    public static var allValueStrings: [String] { allCases.map(\.rawValue) }
+
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.singleValueContainer()
+        let text = try c.decode(String.self)
+        guard let codec = VideoCodecName(parsing: text) else {
+            throw InvalidValue(codingPath: decoder.codingPath, error: OptionError(" is h264 or hevc (got '\(text)')"))
+        }
+        self = codec
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.singleValueContainer()
+        try c.encode(rawValue)
+    }
+}

@@ -1,3 +1,5 @@
+public import MediaCore
+
 /// One stream's options, as the flags of `serve` and `package` give them and as a config file's `[streams.NAME]`
 /// entry gives them: the same value either way. `nil`: not set here (an entry's unset option is the flag's; a flag's
 /// unset option is the pipeline's default). `merged(over:)` gives the effective options, `validate(naming:)` holds
@@ -22,6 +24,8 @@ public struct StreamOptions: Codable, Equatable, Sendable {
     /// Segments in the live playlist.
     public var window: Int?
     public var transcode: Transcode?
+    /// What encoded video becomes (the ladder's rungs without a codec of their own too).
+    public var videoCodec: VideoCodecName?
     public var videoBitrate: BitRate?
     public var audioBitrate: BitRate?
     public var crf: Int?
@@ -51,6 +55,7 @@ public struct StreamOptions: Codable, Equatable, Sendable {
         case ladder
         case segmentDuration = "segment_duration", partDuration = "part_duration"
         case window, transcode
+        case videoCodec = "video_codec"
         case videoBitrate = "video_bitrate", audioBitrate = "audio_bitrate"
         case crf, preset, tune, size
         case inputFormat = "input_format", inputOptions = "input_options"
@@ -99,6 +104,7 @@ public struct StreamOptions: Codable, Equatable, Sendable {
         o.partDuration = partDuration ?? defaults.partDuration
         o.window = window ?? defaults.window
         o.transcode = transcode ?? defaults.transcode
+        o.videoCodec = videoCodec ?? defaults.videoCodec
         o.videoBitrate = videoBitrate ?? defaults.videoBitrate
         o.audioBitrate = audioBitrate ?? defaults.audioBitrate
         o.crf = crf ?? defaults.crf

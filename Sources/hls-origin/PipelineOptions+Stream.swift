@@ -33,6 +33,7 @@ extension PipelineOptions {
         case .never?: transcode = .never
         case nil: break
         }
+        if let codec = o.videoCodec { video.codec = codec }
         if let preset = o.preset { video.preset = preset }
         if let tune = o.tune { video.tune = tune == "none" ? nil : tune }
         video.crf = o.crf

@@ -167,6 +167,51 @@ struct CodecTests {
         #expect(nalTypes == [true, true, true])  // every keyframe carries an IDR slice (type 5)
     }
 
+    /// libx265 through the same encoder: Annex-B VPS/SPS/PPS as extradata, IDRs (IDR_W_RADL/IDR_N_LP) exactly
+    /// where forced, and ffprobe (an independent decoder) finds the keyframes there.
+    @Test func hevcForcedKeyframesLandExactly() throws {
+        let f = try Fixtures.get()
+        let frames = try decodeAllVideo(f.mpeg4)
+        var o = VideoEncoderOptions(width: 320, height: 240, timeBase: Rational(1, 90_000), frameRate: Rational(30, 1),
+                                    gopFrames: 300)
+        o.codec = .hevc
+        o.preset = "ultrafast"
+        o.crf = 30
+        let encoder = try VideoEncoder(o)
+        #expect(Array(HEVCNALTypes(encoder.extradata).prefix(3)) == [32, 33, 34])   // then x265's own info SEI
+        var packets: [EncodedPacket] = []
+        for (i, var frame) in frames.enumerated() {
+            frame.pts = Int64(i) * 3000
+            packets += try encoder.encode(frame, forceKeyframe: i % 30 == 0 || i == 47)
+        }
+        packets += try encoder.flush()
+        #expect(packets.count == 60)
+        #expect(packets.filter(\.isKeyframe).map(\.pts) == [0, 90_000, 141_000])
+        #expect(packets.filter(\.isKeyframe).allSatisfy { HEVCNALTypes($0.data).contains { $0 == 19 || $0 == 20 } })
+        let path = f.temp("forced.hevc")
+        try Data(encoder.extradata + packets.flatMap(\.data)).write(to: URL(fileURLWithPath: path))
+        let text = try run("ffprobe", ["-v", "error", "-show_entries", "frame=key_frame", "-of", "csv=p=0", path])
+        // One row per frame ("1," on a frame with side data: x265's SEI on the first).
+        let rows = text.split(separator: "\n").map { $0.split(separator: ",").first.map(String.init) ?? "" }
+        #expect(rows.count == 60)
+        #expect(rows.indices.filter { rows[$0] == "1" } == [0, 30, 47])
+    }
+
+    /// nal_unit_type of each NAL unit of an Annex-B buffer (H.265 §7.3.1.2).
+    private func HEVCNALTypes(_ data: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = []
+        var i = 0
+        while i + 3 < data.count {
+            if data[i] == 0, data[i + 1] == 0, data[i + 2] == 1 {
+                out.append(data[i + 3] >> 1 & 0x3F)
+                i += 3
+            } else {
+                i += 1
+            }
+        }
+        return out
+    }
+
     @Test func videoEncoderRejectsWrongFrames() throws {
         let encoder = try VideoEncoder(VideoEncoderOptions(width: 64, height: 48, timeBase: Rational(1, 90_000),
                                                            frameRate: Rational(25, 1), gopFrames: 25))

@@ -58,7 +58,7 @@ struct ServeFlags: ParsableArguments {
             "--segment-duration", "2", "--part-duration", "0.5", "--window", "10", "--loop", "--video-bitrate", "2.5M",
             "--audio-bitrate", "96000", "--size", "1280x-1", "--framerate", "30000/1001", "--transcode", "always",
             "--preset", "veryfast", "--tune", "zerolatency", "--no-realtime", "--no-reconnect", "--input-option", "a=1",
-            "--input-option", "b=x=y", "--ladder", "720,360", "--crf", "20",
+            "--input-option", "b=x=y", "--ladder", "720,360", "--crf", "20", "--video-codec", "h265",
         ])
         let file = try ServeConfig.parse("""
             [streams.s]
@@ -72,6 +72,7 @@ struct ServeFlags: ParsableArguments {
             size = "1280x-1"
             framerate = "30000/1001"
             transcode = "always"
+            video_codec = "hevc"
             preset = "veryfast"
             tune = "zerolatency"
             realtime = false
