@@ -114,11 +114,11 @@ public struct MPD: Sendable, Equatable {
         public var frameRate: Rational?
         public var sar: Rational?
         public var audioSamplingRate: Int?
-        public var audioChannels: Int?
+        public var audioChannelConfiguration: AudioChannelConfiguration?
         public var segments: Segments
         public init(id: String, bandwidth: Int, codecs: String, width: Int? = nil, height: Int? = nil,
                     frameRate: Rational? = nil, sar: Rational? = nil, audioSamplingRate: Int? = nil,
-                    audioChannels: Int? = nil, segments: Segments) {
+                    audioChannelConfiguration: AudioChannelConfiguration? = nil, segments: Segments) {
             self.id = id
             self.bandwidth = bandwidth
             self.codecs = codecs
@@ -127,7 +127,7 @@ public struct MPD: Sendable, Equatable {
             self.frameRate = frameRate
             self.sar = sar
             self.audioSamplingRate = audioSamplingRate
-            self.audioChannels = audioChannels
+            self.audioChannelConfiguration = audioChannelConfiguration
             self.segments = segments
         }
     }

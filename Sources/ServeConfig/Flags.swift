@@ -32,7 +32,7 @@ public struct MediaOptions: ParsableArguments, Sendable {
     @Option(name: .customLong("segment-duration"), help: ArgumentHelp("Target segment duration in seconds (segments start on keyframes).", valueName: "seconds"))
     public var segmentDuration: String = "1"
 
-    @Option(help: ArgumentHelp("auto: copy H.264/AAC, encode anything else; always; never.", valueName: "mode"))
+    @Option(help: ArgumentHelp("auto: copy H.264 and AAC/Opus/AC-3/E-AC-3, encode anything else; always; never.", valueName: "mode"))
     public var transcode: Transcode = .auto
 
     @Option(help: ArgumentHelp("x264 preset when encoding.", valueName: "name"))
