@@ -42,7 +42,7 @@ public struct DolbyFrameHeader: Sendable, Equatable {
     public static let bitRates = [32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320, 384, 448, 512, 576, 640]
 
     public init(_ bytes: some Collection<UInt8>) throws {
-        let b = Array(bytes.prefix(64))
+        let b = Array(bytes.prefix(128))   // enough for the longest bsi up to addbsi's first bytes
         guard b.count >= 6, b[0] == 0x0B, b[1] == 0x77 else { throw MP4Error.invalidAC3("no sync word") }
         // bsid sits at the same place in both syntaxes: bits 40...44.
         let id = b[5] >> 3
