@@ -200,7 +200,7 @@ public enum ManifestBuilder {
                 width: v.map(\.width), height: v.map(\.height),
                 frameRate: v == nil ? nil : (stats.frameRate ?? r.declaredFrameRate).map(frameRate),
                 sar: v.flatMap { $0.sampleAspectRatio.isValid ? $0.sampleAspectRatio : nil },
-                audioSamplingRate: v == nil ? a.map(\.sampleRate) : nil, audioChannels: v == nil ? a.map(\.channelCount) : nil,
+                audioSamplingRate: v == nil ? a.map(\.sampleRate) : nil, audioChannelConfiguration: v == nil ? a.map(MPD.AudioChannelConfiguration.init(track:)) : nil,
                 colour: v?.colour, segments: f.segments)
             if r.kind == .audio {
                 audio.append(representation)

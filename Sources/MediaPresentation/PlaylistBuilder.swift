@@ -132,7 +132,7 @@ public enum PlaylistBuilder {
             let track = snapshots[i].inits.last?.tracks.first
             media.append(MediaRendition(type: .audio, groupID: group, name: r.name, language: r.language,
                                         isDefault: first, autoselect: true,
-                                        channels: track.map { String($0.channelCount) },
+                                        channels: track.map(\.hlsChannels),
                                         uri: SuffixedScheme(r.scheme, uriQuery).playlistURI))
             groupPeak[group] = max(groupPeak[group] ?? 0, stats[i].peakBitRate)
             groupAverage[group] = max(groupAverage[group] ?? 0, stats[i].averageBitRate)
