@@ -115,6 +115,7 @@ def test_fixtures_are_what_they_claim(made):
     ts = _video(made["hevc_video.ts"])
     assert ts["codec_name"] == "hevc" and clients.probe_streams(made["hevc_video.ts"])["format"]["format_name"] == "mpegts"
     assert _video(made["av1.mp4"])["codec_name"] == "av1"
+    assert clients.ffprobe_json(made["av1.mp4"], "-select_streams", "a", "-show_streams")["streams"][0]["codec_name"] == "opus"
 
 
 def test_codecs_checker_reads_records_as_the_spec_says():
@@ -214,7 +215,7 @@ def test_av1_copied(origin_bin, made, tmp_path):
     src = made["av1.mp4"]
     out = _package(origin_bin, src, tmp_path / "out", "--transcode", "never")
     init = open(os.path.join(out, "init.mp4"), "rb").read()
-    assert [t.sample_entry for t in mp4.parse_init(init).tracks] == ["av01", "mp4a"]
+    assert [t.sample_entry for t in mp4.parse_init(init).tracks] == ["av01", "Opus"]
     av1c = _box(init, b"av1C")
     profile, level = av1c[1] >> 5, av1c[1] & 0x1F
     codecs = _variant(out).attrs["CODECS"].split(",")
