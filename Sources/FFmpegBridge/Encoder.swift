@@ -209,35 +209,39 @@ func copyIntoPlane(_ source: [UInt8], _ destination: UnsafeMutablePointer<UInt8>
     }
 }
 
-/// AAC-LC with FFmpeg's native encoder. Takes s16 interleaved frames of any length and cuts them
-/// into `frameSize` chunks; timestamps count samples from the first frame's `pts` (`sampleRate` ticks).
-/// Packets carry the encoder's own timestamps: the first starts `primingSamples` before the first input sample.
+/// AAC-LC with FFmpeg's native encoder (or Opus with libopus, AC-3 with FFmpeg's, per `options.codec`). Takes s16
+/// interleaved frames of any length and cuts them into `frameSize` chunks; timestamps count samples from the first
+/// frame's `pts` (`sampleRate` ticks). Packets carry the encoder's own timestamps: the first starts `primingSamples`
+/// before the first input sample.
 public final class AudioEncoder {
     private let core: EncoderCore
     private var frame: UnsafeMutablePointer<AVFrame>?
     public let options: AudioEncoderOptions
-    /// Samples per AAC frame (1024).
+    /// Samples per frame (AAC 1024, Opus 960 at 20 ms, AC-3 1536).
     public let frameSize: Int
-    /// Encoder delay (`initial_padding`, 1024 for FFmpeg's AAC encoder).
+    /// Encoder delay (`initial_padding`: 1024 for FFmpeg's AAC encoder, Opus's pre-skip 312, AC-3 256).
     public let primingSamples: Int
     private var pending: [Int16] = []
     private var pendingStart = 0
     private var nextPTS: Int64?
+    /// libopus takes interleaved float; AAC and AC-3 planar float.
+    private let planar: Bool
 
     public init(_ options: AudioEncoderOptions) throws {
-        let context = "cannot encode AAC \(options.sampleRate) Hz \(options.channelCount) ch"
+        let context = "cannot encode \(options.codec) \(options.sampleRate) Hz \(options.channelCount) ch"
         guard options.sampleRate > 0, (1...8).contains(options.channelCount), options.bitRate > 0 else {
             throw FFmpegError.invalid(context, "invalid encoder settings")
         }
         self.options = options
-        core = try EncoderCore(codecName: "aac", context: context) { ctx in
-            ctx.pointee.sample_fmt = AV_SAMPLE_FMT_FLTP
+        planar = options.codec != .opus
+        core = try EncoderCore(codecName: options.codec.encoderName, context: context) { [planar] ctx in
+            ctx.pointee.sample_fmt = planar ? AV_SAMPLE_FMT_FLTP : AV_SAMPLE_FMT_FLT
             ctx.pointee.sample_rate = Int32(options.sampleRate)
             av_channel_layout_uninit(&ctx.pointee.ch_layout)
             av_channel_layout_default(&ctx.pointee.ch_layout, Int32(options.channelCount))
             ctx.pointee.bit_rate = Int64(options.bitRate)
             ctx.pointee.time_base = AVRational(num: 1, den: Int32(options.sampleRate))
-            ctx.pointee.profile = FF_PROFILE_AAC_LOW
+            if options.codec == .aac { ctx.pointee.profile = FF_PROFILE_AAC_LOW }
             ctx.pointee.flags |= AV_CODEC_FLAG_GLOBAL_HEADER
         }
         let ctx = core.ctx!
@@ -247,7 +251,7 @@ public final class AudioEncoder {
         frame = av_frame_alloc()
         guard let frame, frameSize > 0 else { throw FFmpegError(code: AV.enomem, call: "av_frame_alloc", context: context) }
         frame.pointee.nb_samples = Int32(frameSize)
-        frame.pointee.format = AV_SAMPLE_FMT_FLTP.rawValue
+        frame.pointee.format = (planar ? AV_SAMPLE_FMT_FLTP : AV_SAMPLE_FMT_FLT).rawValue
         frame.pointee.sample_rate = Int32(options.sampleRate)
         try check(av_channel_layout_copy(&frame.pointee.ch_layout, &ctx.pointee.ch_layout), "av_channel_layout_copy", context)
         try check(av_frame_get_buffer(frame, 0), "av_frame_get_buffer", context)
@@ -262,6 +266,7 @@ public final class AudioEncoder {
     /// what every packager writes and every player expects.
     public var extradata: [UInt8] {
         let e = core.extradata
+        if options.codec != .aac { return e }   // libopus: the OpusHead; AC-3: none
         if e.count == 5, e[2] == 0x56, e[3] == 0xE5, e[4] & 0x80 == 0, e[0] >> 3 == 2 { return Array(e.prefix(2)) }
         return e
     }
@@ -288,7 +293,13 @@ public final class AudioEncoder {
     public func flush() throws -> [EncodedPacket] {
         var out: [EncodedPacket] = []
         let left = (pending.count - pendingStart) / options.channelCount
-        if left > 0 { out += try encodeChunk(frames: left) }
+        if left > 0 && options.codec == .ac3 {
+            // The AC-3 encoder takes whole frames only: the last one is completed with silence.
+            pending += [Int16](repeating: 0, count: (frameSize - left) * options.channelCount)
+            out += try encodeChunk(frames: frameSize)
+        } else if left > 0 {
+            out += try encodeChunk(frames: left)
+        }
         pending = []
         pendingStart = 0
         out += try core.encode(nil)
@@ -303,6 +314,12 @@ public final class AudioEncoder {
         let scale: Float = 1.0 / 32768.0
         pending.withUnsafeBufferPointer { src in
             let base = src.baseAddress! + pendingStart
+            if !planar, let plane = frame.pointee.data.0 {
+                plane.withMemoryRebound(to: Float.self, capacity: frames * channels) { dst in
+                    for i in 0..<(frames * channels) { dst[i] = Float(base[i]) * scale }
+                }
+                return
+            }
             for c in 0..<channels {
                 guard let plane = frame.pointee.extended_data[c] else { continue }
                 plane.withMemoryRebound(to: Float.self, capacity: frames) { dst in

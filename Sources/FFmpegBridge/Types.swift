@@ -198,8 +198,9 @@ public struct VideoEncoderOptions: Sendable {
     }
 }
 
-/// Native FFmpeg AAC-LC encoder settings.
+/// Audio encoder settings: FFmpeg's AAC-LC (default), libopus or FFmpeg's AC-3.
 public struct AudioEncoderOptions: Sendable {
+    public var codec = AudioCodecName.aac
     public var sampleRate: Int
     public var channelCount: Int
     public var bitRate: Int = 128_000

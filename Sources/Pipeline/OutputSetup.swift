@@ -119,7 +119,8 @@ struct OutputSetup {
         } else if options.transcode == .never {
             throw PipelineError.cannotCopy(kind: "audio", codec: a.codecName)
         } else {
-            p = try AudioTranscodeProcessor(demuxer: demuxer, stream: a, bitRate: options.audioBitRate, trackID: trackID)
+            p = try AudioTranscodeProcessor(demuxer: demuxer, stream: a, codec: options.audioCodec, bitRate: options.audioBitRate,
+                                            trackID: trackID)
         }
         logger.info("audio: \(a.codecName) \(a.sampleRate) Hz \(a.channelCount) ch \(p is AudioTranscodeProcessor ? "encoded to AAC" : "copied")")
         return p

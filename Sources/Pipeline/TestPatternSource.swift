@@ -54,7 +54,7 @@ final class TestPatternSource: MediaSource {
             plan = .muxed(trackCount: 2)
         }
         self.rungs = rungs
-        audioStage = try AudioEncodeStage(sampleRate: 48_000, channelCount: 2, bitRate: options.audioBitRate,
+        audioStage = try AudioEncodeStage(codec: options.audioCodec, sampleRate: 48_000, channelCount: 2, bitRate: options.audioBitRate,
                                           trackID: UInt32(rungs.count + 1))
         kinds = rungs.map { _ in .video } + [.audio]
         timeBase = rungs[0].generator.videoTimeBase

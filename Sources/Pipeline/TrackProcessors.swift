@@ -250,26 +250,6 @@ final class VideoEncodeStage {
     }
 }
 
-/// Wraps the AAC encoder: raw audio in, AAC samples out (timescale = sample rate).
-final class AudioEncodeStage {
-    let encoder: AudioEncoder
-    let format: TrackFormat
-
-    init(sampleRate: Int, channelCount: Int, bitRate: Int, trackID: UInt32) throws {
-        encoder = try AudioEncoder(AudioEncoderOptions(sampleRate: sampleRate, channelCount: channelCount, bitRate: bitRate))
-        format = TrackFormat(trackID: trackID, kind: .audio, timescale: Int32(sampleRate),
-                             codec: .aac(audioSpecificConfig: encoder.extradata),
-                             sampleRate: sampleRate, channelCount: channelCount)
-    }
-
-    func encode(_ frame: RawAudioFrame) throws -> [Sample] { try encoder.encode(frame).map(Self.sample) }
-    func flush() throws -> [Sample] { try encoder.flush().map(Self.sample) }
-
-    static func sample(_ p: EncodedPacket) -> Sample {
-        Sample(data: p.data, dts: p.dts, pts: p.pts, isSync: true, durationHint: p.duration > 0 ? p.duration : nil)
-    }
-}
-
 /// Decode any video codec, convert/scale to yuv420p, encode H.264 with IDRs on segment boundaries.
 final class VideoTranscodeProcessor: TrackProcessor {
     let kind = TrackFormat.Kind.video
@@ -312,25 +292,4 @@ final class VideoTranscodeProcessor: TrackProcessor {
         let pts = MediaTime.rescale(frame.pts, timeBase: timeBase, to: stage.timescale)
         return try stage.encode(frame, pts: pts)
     }
-}
-
-/// Decode any audio codec, resample to s16 (48 kHz or the input rate when AAC supports it), encode AAC-LC.
-final class AudioTranscodeProcessor: TrackProcessor {
-    let kind = TrackFormat.Kind.audio
-    var format: TrackFormat? { stage.format }
-    let formatVersion = 1
-    var timescale: Int32 { Int32(stage.format.sampleRate) }
-    private let decoder: AudioDecoder
-    private let stage: AudioEncodeStage
-    static let aacRates: Set<Int> = [8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000]
-
-    init(demuxer: Demuxer, stream: StreamInfo, bitRate: Int, trackID: UInt32) throws {
-        let rate = Self.aacRates.contains(stream.sampleRate) ? stream.sampleRate : 48_000
-        let channels = min(max(stream.channelCount, 1), 2)
-        decoder = try demuxer.makeAudioDecoder(stream: stream.index, output: AudioOutputFormat(sampleRate: rate, channelCount: channels))
-        stage = try AudioEncodeStage(sampleRate: rate, channelCount: channels, bitRate: bitRate, trackID: trackID)
-    }
-
-    func samples(for packet: Packet) throws -> [Sample] { try decoder.decode(packet).flatMap(stage.encode) }
-    func flushSamples() throws -> [Sample] { try decoder.flush().flatMap(stage.encode) + stage.flush() }
 }

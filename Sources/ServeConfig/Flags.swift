@@ -54,8 +54,11 @@ public struct MediaOptions: ParsableArguments, Sendable {
     @Option(help: ArgumentHelp("Scale encoded video to this size (WxH, or Wx-1 to keep the aspect ratio).", valueName: "WxH"))
     public var size: String?
 
-    @Option(name: .customLong("audio-bitrate"), help: ArgumentHelp("AAC bit rate when encoding.", valueName: "rate"))
+    @Option(name: .customLong("audio-bitrate"), help: ArgumentHelp("Audio bit rate when encoding.", valueName: "rate"))
     public var audioBitrate: String = "128k"
+
+    @Option(name: .customLong("audio-codec"), help: ArgumentHelp("What audio is encoded to: aac, opus (libopus, 48 kHz) or ac3.", valueName: "codec"))
+    public var audioCodec: AudioCodecName = .aac
 
     @Option(help: ArgumentHelp("Adaptive bit rate: one video rendition per rung, plus the audio as its own rendition. Rungs are heights, optionally with a bit rate (720:3000k) and a codec (1080:5M:hevc), or 'source' to copy the input's H.264, H.265 or AV1. Default rates: 1080p 5000k, 720p 2800k, 480p 1400k, 360p 800k, 240p 400k.", valueName: "rungs"))
     public var ladder: String?
@@ -88,6 +91,7 @@ public struct MediaOptions: ParsableArguments, Sendable {
         o.crf = crf
         o.size = try read(size, .size)
         o.audioBitrate = try read(audioBitrate, .audioBitrate)
+        o.audioCodec = audioCodec
         o.ladder = try read(ladder, .ladder)
         o.wallclockTimestamps = wallclockTimestamps
         return o

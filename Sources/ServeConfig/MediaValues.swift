@@ -132,3 +132,24 @@ extension VideoCodecName: ExpressibleByArgument, Codable {
         try c.encode(rawValue)
     }
 }
+
+/// `--audio-codec` / `audio_codec`: what encoded audio is encoded to (aac, opus, ac3).
+extension AudioCodecName: ExpressibleByArgument, Codable {
+    public init?(argument: String) { self.init(parsing: argument) }
+
+    public static var allValueStrings: [String] { allCases.map(\.rawValue) }
+
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.singleValueContainer()
+        let text = try c.decode(String.self)
+        guard let codec = AudioCodecName(parsing: text) else {
+            throw InvalidValue(codingPath: decoder.codingPath, error: OptionError(" is aac, opus or ac3 (got '\(text)')"))
+        }
+        self = codec
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.singleValueContainer()
+        try c.encode(rawValue)
+    }
+}

@@ -28,6 +28,8 @@ public struct StreamOptions: Codable, Equatable, Sendable {
     public var videoCodec: VideoCodecName?
     public var videoBitrate: BitRate?
     public var audioBitrate: BitRate?
+    /// What encoded audio becomes.
+    public var audioCodec: AudioCodecName?
     public var crf: Int?
     public var preset: String?
     /// x264 tune; "none": no tune.
@@ -57,6 +59,7 @@ public struct StreamOptions: Codable, Equatable, Sendable {
         case window, transcode
         case videoCodec = "video_codec"
         case videoBitrate = "video_bitrate", audioBitrate = "audio_bitrate"
+        case audioCodec = "audio_codec"
         case crf, preset, tune, size
         case inputFormat = "input_format", inputOptions = "input_options"
         case videoSize = "video_size", pixelFormat = "pixel_format", framerate
@@ -107,6 +110,7 @@ public struct StreamOptions: Codable, Equatable, Sendable {
         o.videoCodec = videoCodec ?? defaults.videoCodec
         o.videoBitrate = videoBitrate ?? defaults.videoBitrate
         o.audioBitrate = audioBitrate ?? defaults.audioBitrate
+        o.audioCodec = audioCodec ?? defaults.audioCodec
         o.crf = crf ?? defaults.crf
         o.preset = preset ?? defaults.preset
         o.tune = tune ?? defaults.tune
@@ -166,6 +170,9 @@ public struct StreamOptions: Codable, Equatable, Sendable {
             throw naming.error("\(name(.window)) must be between 1 and 1000 segments", key: .window)
         }
         if let crf, !Self.crfs.contains(crf) { throw naming.error("\(name(.crf)) must be 0-51", key: .crf) }
+        if audioCodec == .ac3, let rate = audioBitrate?.bitsPerSecond, rate % 1000 != 0 || !AudioCodecName.ac3BitRates.contains(rate / 1000) {
+            throw naming.error("\(name(.audioBitrate)) must be an AC-3 rate with \(name(.audioCodec)) ac3 (\(AudioCodecName.ac3BitRates.map { "\($0)k" }.joined(separator: ", ")))", key: .audioBitrate)
+        }
         if loop == true && input == "-" {
             throw naming.error("\(name(.loop)) needs a file: standard input cannot be rewound", key: .loop)
         }

@@ -41,6 +41,7 @@ extension PipelineOptions {
         video.width = o.size?.width
         video.height = o.size?.height
         if let rate = o.audioBitrate { audioBitRate = rate.bitsPerSecond }
+        if let codec = o.audioCodec { audioCodec = codec }
         if let wallclock = o.wallclockTimestamps { wallclockTimestamps = wallclock }
         ladder = o.ladder?.text
     }

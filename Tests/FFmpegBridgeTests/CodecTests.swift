@@ -262,6 +262,33 @@ struct CodecTests {
         #expect(abs(rms - 16_384 / 2.0.squareRoot()) < 600, "rms \(rms)")
     }
 
+    /// libopus (interleaved float in) and FFmpeg's AC-3 (planar float, whole frames: the last completed with silence):
+    /// frame sizes, delays, extradata, and an independent decoder reading the packets as raw AC-3.
+    @Test func opusAndAC3Encoders() throws {
+        let f = try Fixtures.get()
+        let tone = (0..<48_000).flatMap { i -> [Int16] in
+            let v = Int16(16_384 * sin(2 * Double.pi * 1_000 * Double(i) / 48_000))
+            return [v, v]
+        }
+        var opus = AudioEncoderOptions(sampleRate: 48_000, channelCount: 2, bitRate: 96_000)
+        opus.codec = .opus
+        let o = try AudioEncoder(opus)
+        #expect(o.frameSize == 960 && o.primingSamples == 312)
+        #expect(Array(o.extradata.prefix(8)) == Array("OpusHead".utf8))
+        var packets = try o.encode(RawAudioFrame(sampleRate: 48_000, channelCount: 2, samples: tone, pts: 0)) + o.flush()
+        #expect(packets.count >= 50 && packets.allSatisfy { !$0.data.isEmpty })
+        var ac3 = AudioEncoderOptions(sampleRate: 48_000, channelCount: 2, bitRate: 192_000)
+        ac3.codec = .ac3
+        let a = try AudioEncoder(ac3)
+        #expect(a.frameSize == 1536 && a.extradata.isEmpty)
+        packets = try a.encode(RawAudioFrame(sampleRate: 48_000, channelCount: 2, samples: tone, pts: 0)) + a.flush()
+        // 48 000 samples (+ 256 delay) in whole frames of 1536: 32 frames (31.4 rounded up), each 768 bytes at 192k.
+        #expect(packets.count == 32 && packets.allSatisfy { $0.data.count == 768 && $0.data.prefix(2) == [0x0B, 0x77] })
+        let path = f.temp("tone.ac3")
+        try Data(packets.flatMap(\.data)).write(to: URL(fileURLWithPath: path))
+        #expect(try ffprobeCounts(path) == [32])
+    }
+
     @Test func aacEncoderMono44k() throws {
         let encoder = try AudioEncoder(AudioEncoderOptions(sampleRate: 44_100, channelCount: 1, bitRate: 64_000))
         #expect(encoder.extradata == [0x12, 0x08])  // AAC-LC, index 4 (44.1 kHz), 1 channel

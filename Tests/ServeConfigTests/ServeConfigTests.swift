@@ -88,6 +88,7 @@ import Testing
     window = 3
     transcode = "never"
     video_codec = "hevc"
+    audio_codec = "opus"
     video_bitrate = 3000000
     audio_bitrate = "128k"
     crf = 20
@@ -119,6 +120,7 @@ import Testing
         window: 3
         transcode: never
         video_codec: hevc
+        audio_codec: opus
         video_bitrate: 3M
         audio_bitrate: 128000
         crf: 20
@@ -194,6 +196,7 @@ import Testing
             ("ladder = \"abc\"", "streams.a: --ladder: 'abc' is not a height (use e.g. 720,480,360 or 720:3000k)"),
             ("transcode = \"sometimes\"", "streams.a: transcode is auto, always or never (got 'sometimes')"),
             ("video_codec = \"vp9\"", "streams.a: video_codec is h264 or hevc (got 'vp9')"),
+            ("audio_codec = \"mp3\"", "streams.a: audio_codec is aac, opus or ac3 (got 'mp3')"),
         ]
         for (line, message) in cases {
             #expect(throws: ConfigError(message), "\(line)") {
