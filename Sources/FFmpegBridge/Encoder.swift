@@ -102,6 +102,7 @@ public final class VideoEncoder {
             func set(_ key: String, _ value: String) throws {
                 try check(av_opt_set(priv, key, value, 0), "av_opt_set", "\(context): \(options.codec.encoderName) option \(key)=\(value)")
             }
+            if options.codec == .av1 { return try VideoEncoder.configureSVTAV1(ctx, options, set) }
             try set("preset", options.preset)
             if let tune = options.tune { try set("tune", tune) }
             if let bitRate = options.bitRate {
@@ -120,6 +121,7 @@ public final class VideoEncoder {
             // x265 logs at info level to stderr by itself: errors only. No open GOP: every forced I is an IDR the
             // segment can start with.
             case .hevc: try set("x265-params", gop + ":open-gop=0:log-level=error")
+            case .av1: break
             }
         }
         // One frame in ticks of the time base: (fps.den / fps.num) / (tb.num / tb.den).
@@ -137,6 +139,28 @@ public final class VideoEncoder {
     deinit {
         av_frame_free(&frame)
         av_frame_free(&borrowed)
+    }
+
+    /// SVT-AV1's settings: its numbered preset for x264's name (veryfast: 10), CRF on its 0-63 scale (x264's 0-51
+    /// scaled), a closed fixed GOP of `gopFrames` (keyframes on the segment grid from the first frame; SVT-AV1 1.4
+    /// through FFmpeg 5.1 does not honour a forced keyframe), no scene-change keyframes, and the low-delay prediction
+    /// structure for `tune zerolatency` (no lookahead: frames come out as they go in).
+    static func configureSVTAV1(_ ctx: UnsafeMutablePointer<AVCodecContext>, _ options: VideoEncoderOptions,
+                                _ set: (String, String) throws -> Void) throws {
+        // SVT-AV1 logs its banner and settings at info level straight to stderr; its SVT_LOG variable (1: errors)
+        // quiets that unless the user set it.
+        setenv("SVT_LOG", "1", 0)
+        let presets = ["placebo": 2, "veryslow": 4, "slower": 5, "slow": 6, "medium": 7, "fast": 8, "faster": 9,
+                       "veryfast": 10, "superfast": 11, "ultrafast": 12]
+        try set("preset", String(presets[options.preset] ?? Int(options.preset) ?? 10))
+        if let bitRate = options.bitRate {
+            ctx.pointee.bit_rate = Int64(bitRate)
+        } else {
+            try set("crf", String((options.crf ?? 23) * 63 / 51))
+        }
+        var params = "scd=0:irefresh-type=2"
+        if options.tune == "zerolatency" { params += ":pred-struct=1" }
+        try set("svtav1-params", params)
     }
 
     /// Annex-B parameter sets as the encoder gives them (x264: SPS/PPS `00 00 00 01 67 ...`; x265: VPS/SPS/PPS);

@@ -50,7 +50,7 @@ public enum LadderError: Error, Sendable, Equatable, CustomStringConvertible {
 ///
 /// Value: comma-separated rungs, each `HEIGHT`, `HEIGHTp`, `HEIGHT:RATE`, `HEIGHT:CODEC`, `HEIGHT:RATE:CODEC` or
 /// `source`, e.g. `source,1080:hevc,720,480:1.2M,360p`. RATE is bits per second with an optional `k` (×1000) or `M`
-/// (×1 000 000) suffix, decimals allowed (`1.2M`); CODEC is `h264` or `hevc` (`VideoCodecName`).
+/// (×1 000 000) suffix, decimals allowed (`1.2M`); CODEC is `h264`, `hevc` or `av1` (`VideoCodecName`).
 public enum Ladder {
     /// Heights a rung may ask for.
     public static let heights = 16...4320

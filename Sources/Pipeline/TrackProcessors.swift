@@ -206,6 +206,7 @@ final class VideoEncodeStage {
         let record: TrackFormat.Codec = switch settings.codec {
         case .h264: .h264(avcC: try AVC.avcC(fromExtradata: encoder.extradata))
         case .hevc: .hevc(hvcC: try HEVC.hvcC(fromExtradata: encoder.extradata))
+        case .av1: .av1(av1C: try AV1.av1C(fromExtradata: encoder.extradata))
         }
         format = TrackFormat(trackID: trackID, kind: .video, timescale: timescale, codec: record,
                              width: width, height: height)
@@ -245,6 +246,7 @@ final class VideoEncodeStage {
         let data = switch codec {
         case .h264: AVC.isAnnexB(p.data) ? AVC.lengthPrefixed(fromAnnexB: p.data) : p.data
         case .hevc: HEVC.sample(from: p.data)
+        case .av1: AV1.sample(from: p.data)
         }
         return Sample(data: data, dts: p.dts, pts: p.pts, isSync: p.isKeyframe, durationHint: p.duration > 0 ? p.duration : nil)
     }

@@ -122,7 +122,7 @@ extension VideoCodecName: ExpressibleByArgument, Codable {
         let c = try decoder.singleValueContainer()
         let text = try c.decode(String.self)
         guard let codec = VideoCodecName(parsing: text) else {
-            throw InvalidValue(codingPath: decoder.codingPath, error: OptionError(" is h264 or hevc (got '\(text)')"))
+            throw InvalidValue(codingPath: decoder.codingPath, error: OptionError(" is h264, hevc or av1 (got '\(text)')"))
         }
         self = codec
     }

@@ -195,7 +195,7 @@ import Testing
             ("framerate = 0", "streams.a: framerate takes a positive rate like 30 or 30000/1001 (got '0')"),
             ("ladder = \"abc\"", "streams.a: --ladder: 'abc' is not a height (use e.g. 720,480,360 or 720:3000k)"),
             ("transcode = \"sometimes\"", "streams.a: transcode is auto, always or never (got 'sometimes')"),
-            ("video_codec = \"vp9\"", "streams.a: video_codec is h264 or hevc (got 'vp9')"),
+            ("video_codec = \"vp9\"", "streams.a: video_codec is h264, hevc or av1 (got 'vp9')"),
             ("audio_codec = \"mp3\"", "streams.a: audio_codec is aac, opus or ac3 (got 'mp3')"),
         ]
         for (line, message) in cases {

@@ -54,6 +54,20 @@ def test_hevc_and_opus_encoded(origin_bin, clip, tmp_path):
     assert r.ok, r
 
 
+def test_av1_encoded_on_the_segment_grid(origin_bin, clip, tmp_path):
+    """SVT-AV1 keeps a fixed GOP of one segment: every segment starts on a keyframe (the checker), 1 s each."""
+    out = tmp_path / "out"
+    _package(origin_bin, clip, out, "--transcode", "always", "--video-codec", "av1", "--ladder", "360,240:av1")
+    res = presentation.check_vod_presentation(str(out))
+    assert res.errors == [], "\n".join(res.errors[:10])
+    mv = m3u8.parse_multivariant(open(out / "index.m3u8").read())
+    assert sorted(v.uri for v in mv.variants) == ["240p-av1.m3u8", "360p-av1.m3u8"]
+    pl = m3u8.parse_media(open(out / "360p-av1.m3u8").read())
+    assert [round(s.duration, 3) for s in pl.segments] == [1.0] * 4
+    got = [s for s in _streams(str(out / "360p-av1.m3u8")) if s["codec_name"] == "av1"]
+    assert got and int(got[0]["nb_read_frames"]) == 120
+
+
 def _ac3_fields(frame):
     """syncinfo (§5.3.1) and the start of bsi (§5.3.2): fscod, frmsizecod, bsid, bsmod, acmod, lfeon."""
     assert frame[:2] == b"\x0b\x77", "no AC-3 sync word"
