@@ -88,8 +88,10 @@ enum AV1Copy: CopiedVideoCodec {
     }
     static func sample(from data: [UInt8]) -> [UInt8] { AV1.sample(from: data) }
     static func isSync(_ sample: [UInt8]) -> Bool { false }
+    /// The picture size is the sequence header's maximum (what encoders write for a stream of one size).
     static func describe(_ record: [UInt8]) -> (codec: TrackFormat.Codec, width: Int?, height: Int?, sar: Rational?) {
-        (.av1(av1C: record), nil, nil, nil)
+        let header = AV1.sequenceHeader(av1C: record)
+        return (.av1(av1C: record), header?.maxWidth, header?.maxHeight, nil)
     }
 }
 
