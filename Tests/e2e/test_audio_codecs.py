@@ -13,8 +13,8 @@ import subprocess
 
 import pytest
 
-from hlsharness import chromium, clients, http
-from hlsharness.testenv import need, need_chromium
+from hlsharness import clients, http
+from hlsharness.testenv import need
 
 # file name (its container) -> (audio encoder flags, with H.264 video, expected codec_name, channels)
 FIXTURES = {
@@ -205,20 +205,13 @@ def test_live_loop_copies_dolby_audio(start_origin, inputs, name):
     assert bit_exact_problems(audio_packets(inputs[name]), out, cyclic=True) == []
 
 
-def test_live_opus_with_h264_plays_in_hlsjs(start_origin, inputs, hlsjs):
-    """Chromium decodes Opus: hls.js plays the live Opus + H.264 stream with no error, picture moving; ffmpeg reads it
-    and its audio packets are the input's."""
-    need_chromium()
+def test_live_opus_with_h264_copied_bit_exact(start_origin, inputs):
+    """A live Opus + H.264 stream: ffmpeg reads it and its audio packets are the input's (hls.js playing Opus in
+    Chromium, with its decoded-audio count rising, is test_codecs_play.py's AV1 + Opus test)."""
     s = start_origin(inputs["opus_h264.mp4"], "--loop", "--transcode", "never")
     assert 'CODECS="avc1.42c00d,opus"' in text(s.url("/index.m3u8"))
-    res = chromium.chromium_play(s.url("/"), 8)
-    problems = chromium.playback_problems(res, max_dropped=0.05)
-    assert problems == [], chromium.summary(res)
-    levels = next((x.get("levels") for x in reversed(res["samples"]) if x.get("levels")), [])
-    assert levels and "opus" in levels[0]["codecs"], levels
-    # Chromium's own count of the audio bytes its decoder took: the Opus track was decoded, not just buffered.
-    decoded = [x.get("audioDecodedBytes") or 0 for x in res["samples"]]
-    assert decoded[-1] > 10_000 and decoded[-1] > decoded[len(decoded) // 2], decoded
+    r = clients.ffmpeg_read(s.url("/index.m3u8"), seconds=4)
+    assert r.ok, str(r)
     assert bit_exact_problems(audio_packets(inputs["opus_h264.mp4"]), audio_packets(s.url("/index.m3u8"), seconds=4),
                               cyclic=True) == []
 
