@@ -91,6 +91,9 @@ public struct MPD: Sendable, Equatable {
         /// SAP of type 1 or 2 (`startWithSAP`, §5.3.3.2).
         public var segmentAlignment: Bool
         public var startWithSAP: Int?
+        /// DASH-IF IOP 4.3 §3.2.9: the `@id` of the AdaptationSet this one is the trick mode of (written as
+        /// `EssentialProperty schemeIdUri="http://dashif.org/guidelines/trickmode"`).
+        public var trickModeOf: Int?
         public var representations: [Representation]
         public init(id: Int, contentType: ContentType?, mimeType: String, language: String? = nil,
                     segmentAlignment: Bool = true, startWithSAP: Int? = 1, representations: [Representation]) {
@@ -100,6 +103,7 @@ public struct MPD: Sendable, Equatable {
             self.language = language
             self.segmentAlignment = segmentAlignment
             self.startWithSAP = startWithSAP
+            self.trickModeOf = nil
             self.representations = representations
         }
     }
@@ -117,6 +121,10 @@ public struct MPD: Sendable, Equatable {
         public var audioChannelConfiguration: AudioChannelConfiguration?
         /// Video: the colour description, signalled with the CICP descriptors when the range is PQ or HLG.
         public var colour: ColourInfo?
+        /// Trick mode (§5.3.7.2): the fastest rate the representation is meant for, and `codingDependency` false
+        /// (every access unit decodes on its own: keyframes only).
+        public var maxPlayoutRate: Int?
+        public var codingDependency: Bool?
         public var segments: Segments
         public init(id: String, bandwidth: Int, codecs: String, width: Int? = nil, height: Int? = nil,
                     frameRate: Rational? = nil, sar: Rational? = nil, audioSamplingRate: Int? = nil,
@@ -139,6 +147,34 @@ public struct MPD: Sendable, Equatable {
     public enum Segments: Sendable, Equatable {
         case template(SegmentTemplate)
         case base(SegmentBase)
+        case list(SegmentList)
+    }
+
+    /// `SegmentList` (§5.3.9.3) with a `SegmentTimeline`: one `SegmentURL` per segment, each a byte range
+    /// (`mediaRange`) of a file, in timeline order. Trick-mode representations address the keyframe fragments of
+    /// the main representation's segments this way, without storing a byte twice.
+    public struct SegmentList: Sendable, Equatable {
+        public struct URL: Sendable, Equatable {
+            public var media: String
+            /// Byte range in `media`, half-open here, written inclusive (`first-last`).
+            public var range: Range<Int>
+            public init(media: String, range: Range<Int>) {
+                self.media = media
+                self.range = range
+            }
+        }
+        public var timescale: Int32
+        public var initialization: String
+        public var startNumber: UInt64
+        public var timeline: [TimelineEntry]
+        public var urls: [URL]
+        public init(timescale: Int32, initialization: String, startNumber: UInt64, timeline: [TimelineEntry], urls: [URL]) {
+            self.timescale = timescale
+            self.initialization = initialization
+            self.startNumber = startNumber
+            self.timeline = timeline
+            self.urls = urls
+        }
     }
 
     /// `SegmentTemplate` with `$Number$` and a `SegmentTimeline` (§5.3.9.4, §5.3.9.6).

@@ -44,6 +44,9 @@ extension MPD {
         if a.segmentAlignment { attributes.append(("segmentAlignment", "true")) }
         if let s = a.startWithSAP { attributes.append(("startWithSAP", String(s))) }
         x.open("AdaptationSet", attributes)
+        if let main = a.trickModeOf {
+            x.empty("EssentialProperty", [("schemeIdUri", "http://dashif.org/guidelines/trickmode"), ("value", String(main))])
+        }
         if a.contentType == .audio { x.empty("Role", [("schemeIdUri", "urn:mpeg:dash:role:2011"), ("value", "main")]) }
         for r in a.representations { render(r, into: &x) }
         x.close("AdaptationSet")
@@ -76,6 +79,8 @@ extension MPD {
         }
         if let s = r.sar { attributes.append(("sar", "\(s.numerator):\(s.denominator)")) }
         if let s = r.audioSamplingRate { attributes.append(("audioSamplingRate", String(s))) }
+        if let rate = r.maxPlayoutRate { attributes.append(("maxPlayoutRate", String(rate))) }
+        if let d = r.codingDependency { attributes.append(("codingDependency", d ? "true" : "false")) }
         x.open("Representation", attributes)
         if let c = r.audioChannelConfiguration {
             x.empty("AudioChannelConfiguration", [("schemeIdUri", c.schemeIdUri), ("value", c.value)])
@@ -91,16 +96,16 @@ extension MPD {
             if let o = t.availabilityTimeOffset { attributes.append(("availabilityTimeOffset", Self.seconds(o))) }
             if let c = t.availabilityTimeComplete { attributes.append(("availabilityTimeComplete", c ? "true" : "false")) }
             x.open("SegmentTemplate", attributes)
-            x.open("SegmentTimeline", [])
-            for s in t.timeline {
-                var a: [(String, String)] = []
-                if let time = s.time { a.append(("t", String(time))) }
-                a.append(("d", String(s.duration)))
-                if s.repeatCount > 0 { a.append(("r", String(s.repeatCount))) }
-                x.empty("S", a)
-            }
-            x.close("SegmentTimeline")
+            render(t.timeline, into: &x)
             x.close("SegmentTemplate")
+        case .list(let l):
+            x.open("SegmentList", [("timescale", String(l.timescale)), ("startNumber", String(l.startNumber))])
+            x.empty("Initialization", [("sourceURL", l.initialization)])
+            render(l.timeline, into: &x)
+            for u in l.urls {
+                x.empty("SegmentURL", [("media", u.media), ("mediaRange", "\(u.range.lowerBound)-\(u.range.upperBound - 1)")])
+            }
+            x.close("SegmentList")
         case .base(let b):
             x.open("BaseURL", [], inline: true)
             x.escaped(b.url)
@@ -116,6 +121,18 @@ extension MPD {
             x.close("SegmentBase")
         }
         x.close("Representation")
+    }
+
+    private func render(_ timeline: [TimelineEntry], into x: inout XMLText) {
+        x.open("SegmentTimeline", [])
+        for s in timeline {
+            var a: [(String, String)] = []
+            if let time = s.time { a.append(("t", String(time))) }
+            a.append(("d", String(s.duration)))
+            if s.repeatCount > 0 { a.append(("r", String(s.repeatCount))) }
+            x.empty("S", a)
+        }
+        x.close("SegmentTimeline")
     }
 
     /// `xs:duration` in seconds, exact to the millisecond and never above the value (`PT1.5S`, `PT86400S`).

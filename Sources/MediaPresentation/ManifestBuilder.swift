@@ -15,10 +15,13 @@ public enum ManifestBuilder {
         public var timeURL: String?
         /// A query (without `?`) appended to every init and media URI template (a signed URL's signature; `""`: none).
         public var uriQuery: String
-        public init(now: WallClock, timeURL: String? = nil, uriQuery: String = "") {
+        /// DASH trick-mode AdaptationSets for the video sets (`trickModeSets`).
+        public var trickMode: Bool
+        public init(now: WallClock, timeURL: String? = nil, uriQuery: String = "", trickMode: Bool = false) {
             self.now = now
             self.timeURL = timeURL
             self.uriQuery = uriQuery
+            self.trickMode = trickMode
         }
     }
 
@@ -50,6 +53,7 @@ public enum ManifestBuilder {
             return template(renditions[r], snap, entries: entries, startNumber: snap.mediaSequence,
                             availabilityOffset: availabilityOffset, uriQuery: options.uriQuery)
         }
+        let allSets = sets + (options.trickMode ? trickModeSets(renditions, snapshots, main: sets, uriQuery: options.uriQuery) : [])
         let window = listedDuration(snapshots)
         let target = MediaTime.seconds(Int64(snapshots.map(\.targetDuration).max() ?? 1))
         // HOLD-BACK and PART-HOLD-BACK of the HLS playlists (RFC 8216bis §4.4.3.8): three target durations, or
@@ -58,7 +62,7 @@ public enum ManifestBuilder {
             ?? MediaTime(value: target.value * 3, timescale: target.timescale)
         var mpd = MPD(
             type: snapshots.allSatisfy(\.finished) ? .static : .dynamic, profiles: profiles(renditions),
-            minBufferTime: target, periods: [MPD.Period(id: "0", adaptationSets: sets)],
+            minBufferTime: target, periods: [MPD.Period(id: "0", adaptationSets: allSets)],
             availabilityStartTime: ast, publishTime: options.now,
             minimumUpdatePeriod: target, timeShiftBufferDepth: window, suggestedPresentationDelay: delay,
             maxSegmentDuration: target,
@@ -75,8 +79,8 @@ public enum ManifestBuilder {
     }
 
     /// A static MPD (§5.4) of every segment of finished windows (a VOD writer's or a recording's), `nil` if a
-    /// rendition has no segment.
-    public static func onDemand<P>(_ renditions: [Rendition], _ snapshots: [WindowSnapshot<P>]) -> MPD? {
+    /// rendition has no segment; `trickMode`: with the video sets' trick-mode sets.
+    public static func onDemand<P>(_ renditions: [Rendition], _ snapshots: [WindowSnapshot<P>], trickMode: Bool = false) -> MPD? {
         guard renditions.count == snapshots.count, snapshots.allSatisfy(\.isPlayable), !snapshots.isEmpty else { return nil }
         let sets = adaptationSets(renditions, snapshots) { r, snap in
             template(renditions[r], snap, entries: snap.window.map { (start: $0.info.startTime, duration: $0.info.duration) },
@@ -84,8 +88,9 @@ public enum ManifestBuilder {
         }
         let total = listedDuration(snapshots)
         let target = MediaTime.seconds(Int64(snapshots.map(\.targetDuration).max() ?? 1))
+        let allSets = sets + (trickMode ? trickModeSets(renditions, snapshots, main: sets, uriQuery: "") : [])
         return MPD(type: .static, profiles: profiles(renditions), minBufferTime: target,
-                   periods: [MPD.Period(id: "0", adaptationSets: sets)], mediaPresentationDuration: total,
+                   periods: [MPD.Period(id: "0", adaptationSets: allSets)], mediaPresentationDuration: total,
                    maxSegmentDuration: target)
     }
 

@@ -90,6 +90,8 @@ public final class Presentation<Payload: Sendable>: PresentationConsumer, Sendab
     public var windowSize: Int { size.load(ordering: .relaxed) }
     private let size: Atomic<Int>
     public let playlistType: MediaPlaylist.PlaylistType?
+    /// Its DASH manifest carries trick-mode AdaptationSets (`--dash-trick-mode`).
+    public let dashTrickMode: Bool
     private let payloads: PayloadMaker<Payload>
     /// Time-shift depth of every window (`LiveWindow` `history`), `nil`: none.
     public let history: MediaTime?
@@ -129,8 +131,9 @@ public final class Presentation<Payload: Sendable>: PresentationConsumer, Sendab
 
     public init(windowSize: Int = 6, playlistType: MediaPlaylist.PlaylistType? = nil,
                 clock: @escaping @Sendable () -> Int64 = LiveWindowClock.monotonicMilliseconds,
-                history: MediaTime? = nil, spill: Spill? = nil, payloads: PayloadMaker<Payload>) {
+                history: MediaTime? = nil, spill: Spill? = nil, dashTrickMode: Bool = false, payloads: PayloadMaker<Payload>) {
         self.history = history
+        self.dashTrickMode = dashTrickMode
         self.spill = spill
         self.size = Atomic(windowSize)
         self.playlistType = playlistType

@@ -29,7 +29,8 @@ extension OriginResponder {
         guard let (body, headers) = playlists.get(key, versions: snaps.map(\.version), tag: timeURL,
                                                   headers: ResponseHeaders.manifest, render: {
             ManifestBuilder.live(layout.renditions, snaps,
-                                options: .init(now: .now, timeURL: timeURL, uriQuery: uriQuery))?.render()
+                                options: .init(now: .now, timeURL: timeURL, uriQuery: uriQuery,
+                                               trickMode: p.dashTrickMode))?.render()
         }) else { return send(Self.retryLater(p), request) }
         return send(.ok, headers, body, request)
     }

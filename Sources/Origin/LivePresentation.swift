@@ -198,11 +198,12 @@ extension Presentation where Payload == ServedObject {
     ///     the newest `windowSize` are read back from `recording` (without it they stay in memory).
     public static func live(windowSize: Int = 6, playlistType: MediaPlaylist.PlaylistType? = nil,
                             clock: @escaping @Sendable () -> Int64 = LiveWindowClock.monotonicMilliseconds,
-                            history: MediaTime? = nil, recording: RecordedSegments? = nil) -> LivePresentation {
+                            history: MediaTime? = nil, recording: RecordedSegments? = nil,
+                            dashTrickMode: Bool = false) -> LivePresentation {
         var spill: LivePresentation.Spill?
         if let recording { spill = { index, rendition, segment in recording.standIn(index, rendition, segment) } }
         return LivePresentation(windowSize: windowSize, playlistType: playlistType, clock: clock, history: history,
-                                spill: spill, payloads: ServedObject.maker)
+                                spill: spill, dashTrickMode: dashTrickMode, payloads: ServedObject.maker)
     }
 }
 

@@ -24,6 +24,9 @@ public struct PipelineOptions: Sendable {
     public var audioBitRate = 128_000
     /// What encoded audio becomes (`--audio-codec`).
     public var audioCodec = AudioCodecName.aac
+    /// DASH trick-mode AdaptationSets in the MPD (`--dash-trick-mode`): off by default, as packagers offer trick play
+    /// on request (FFmpeg 5.1's DASH demuxer reads such sets as ordinary streams).
+    public var dashTrickMode = false
     /// Ignore input timestamps; stamp packets with their arrival time.
     public var wallclockTimestamps = false
     /// An ABR ladder (`--ladder 720,480,360`): one rendition per rung plus an audio rendition. `nil`: one muxed

@@ -24,9 +24,13 @@ public final class VODWriter: PresentationConsumer, Sendable {
     /// Segments are written on a thread of their own (`FileWriterQueue`): the kernel's file work overlaps the demuxing.
     private let writes = FileWriterQueue()
 
-    public init(directory: URL, singleFile: SingleFileOptions? = nil) throws {
+    /// Its manifest.mpd carries DASH trick-mode sets.
+    private let dashTrickMode: Bool
+
+    public init(directory: URL, singleFile: SingleFileOptions? = nil, dashTrickMode: Bool = false) throws {
         self.directory = directory
         self.singleFile = singleFile
+        self.dashTrickMode = dashTrickMode
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         presentation = Presentation(windowSize: 1, playlistType: .vod, payloads: .none)
     }
@@ -131,7 +135,7 @@ public final class VODWriter: PresentationConsumer, Sendable {
         if let multivariant = PlaylistBuilder.multivariant(layout.renditions, snapshots, iFrames: true) {
             try write(Array(multivariant.render().utf8), to: "index.m3u8")
         }
-        let mpd = singleFile == nil ? ManifestBuilder.onDemand(layout.renditions, snapshots)
+        let mpd = singleFile == nil ? ManifestBuilder.onDemand(layout.renditions, snapshots, trickMode: dashTrickMode)
             : ManifestBuilder.singleFile(layout.renditions, snapshots, files: singles)
         if let mpd {
             try write(Array(mpd.render().utf8), to: "manifest.mpd")

@@ -37,59 +37,83 @@ extension Segmenter {
     }
 
     /// One group's part: its tracks' samples taken before the cut, as one `moof`+`mdat` (the segment's first part
-    /// opens with its `styp`).
+    /// opens with its `styp`). The part that opens with the segment's first video keyframe is two fragments: the
+    /// keyframe alone (with a muxed rendition's other samples up to its end) and the rest, so the first is exactly
+    /// the I-frame that I-frame playlists and DASH trick mode list (`KeyframeFragment`), with no other picture in it.
     private mutating func writePart(group g: Int, members: [Int], taken: [ArraySlice<Ready>]) throws -> Part {
-        var trafs: [TrackFragment] = []
-        var payload = 0
-        for t in members where !taken[t].isEmpty {
-            let items = taken[t]
-            trafs.append(TrackFragment(
-                trackID: tracks[t].trackID,
-                baseMediaDecodeTime: UInt64(items.first!.sample.dts),
-                samples: items.map {
-                    FragmentSample(duration: UInt32(clamping: $0.duration), size: UInt32($0.sample.data.count),
-                                   isSync: $0.sample.isSync,
-                                   compositionOffset: Int32(clamping: $0.sample.pts - $0.sample.dts))
-                },
-                isVideo: tracks[t].kind == .video))
-            payload += items.reduce(0) { $0 + $1.sample.data.count }
-        }
-        var sequenceNumber = groupStates[g].fragmentSequence
-        groupStates[g].fragmentSequence &+= 1
-        if anchor.isEpoch,
-           let t = taken[groupReference[g]].isEmpty ? members.first(where: { !taken[$0].isEmpty }) : groupReference[g] {
-            // Epoch-locked, the `mfhd` sequence number cannot count fragments since this process started (a
-            // redundant origin started elsewhere would differ): it is the fragment's start on the input clock in
-            // milliseconds, modulo 2^32, which increases from one fragment to the next (they are at least a
-            // frame apart) and wraps every 49.7 days.
-            let ms = MediaTime.rescale(taken[t].first!.sample.dts, from: states[t].timescale, to: 1000, rounding: .down)
-            sequenceNumber = max(1, UInt32(truncatingIfNeeded: ms))
-        }
+        let r = groupReference[g]
+        let ref = taken[r]
         let first = groupStates[g].parts.isEmpty
-        // The segment's `styp` opens its first part, as a CMAF segment's first chunk carries it: a segment is
-        // then exactly its parts in turn. The samples' own arrays follow the header, uncopied.
-        let header = try MediaSegmentBoxes.fragmentHeader(sequenceNumber: sequenceNumber, tracks: trafs)
         let styp = first ? MediaSegmentBoxes.styp() : []
-        var bytes = MediaBytes(styp + header)
-        for t in members { for item in taken[t] { bytes.append(item.sample.data) } }
-        assert(bytes.count == styp.count + header.count + payload)
+        var bytes = MediaBytes(styp)
+        let opensKeyframe = groupStates[g].keyframe == nil && tracks[r].kind == .video && ref.first?.sample.isSync == true
+        var pieces = [taken]
+        if opensKeyframe, ref.count > 1, let k = ref.first {
+            let end = MediaTime(value: k.sample.dts + k.duration, timescale: states[r].timescale)
+            let head = taken.indices.map { t -> ArraySlice<Ready> in
+                if t == r { return taken[t].prefix(1) }
+                let limit = end.converted(to: states[t].timescale, rounding: .up).value
+                return taken[t].prefix { $0.sample.dts < limit }
+            }
+            pieces = [head, taken.indices.map { taken[$0].dropFirst(head[$0].count) }]
+        }
+        var keyframeRange: Range<Int>?
+        for (i, piece) in pieces.enumerated() where members.contains(where: { !piece[$0].isEmpty }) {
+            let start = bytes.count
+            try appendFragment(group: g, members: members, piece, to: &bytes)
+            if i == 0 && opensKeyframe { keyframeRange = start..<bytes.count }
+        }
 
-        let ref = taken[groupReference[g]]
         let duration = ref.reduce(Int64(0)) { $0 + $1.duration }
         let independent = ref.first?.sample.isSync ?? first
         if first { groupStates[g].startsWithSync = ref.first?.sample.isSync ?? false }
         let index = groupStates[g].parts.count
         let offset = groupStates[g].parts.last.map { $0.offset + $0.bytes.count } ?? 0
         groupStates[g].parts.append((bytes, offset, duration, independent))
-        let timescale = states[groupReference[g]].timescale
-        if groupStates[g].keyframe == nil, tracks[groupReference[g]].kind == .video, let k = ref.first, k.sample.isSync {
-            // The segment's first video keyframe opens this fragment: its `moof` (after any `styp`) to its `mdat`'s
-            // end is what an I-frame playlist lists.
-            groupStates[g].keyframe = KeyframeFragment(range: (offset + styp.count)..<(offset + bytes.count),
+        let timescale = states[r].timescale
+        if let range = keyframeRange, let k = ref.first {
+            // What an I-frame playlist lists: the keyframe's `moof` (after any `styp`) to its `mdat`'s end.
+            groupStates[g].keyframe = KeyframeFragment(range: (offset + range.lowerBound)..<(offset + range.upperBound),
                                                        decodeTime: MediaTime(value: k.sample.dts, timescale: timescale))
         }
         return Part(group: g, segmentSequence: groupStates[g].nextSequence, index: index, bytes: bytes, offset: offset,
                     duration: MediaTime(value: duration, timescale: timescale), independent: independent)
+    }
+
+    /// One `moof`+`mdat` of the members' samples in `items`, appended to `bytes`: the header is built, the samples'
+    /// own arrays follow it uncopied.
+    private mutating func appendFragment(group g: Int, members: [Int], _ items: [ArraySlice<Ready>],
+                                         to bytes: inout MediaBytes) throws {
+        var trafs: [TrackFragment] = []
+        var payload = 0
+        for t in members where !items[t].isEmpty {
+            trafs.append(TrackFragment(
+                trackID: tracks[t].trackID,
+                baseMediaDecodeTime: UInt64(items[t].first!.sample.dts),
+                samples: items[t].map {
+                    FragmentSample(duration: UInt32(clamping: $0.duration), size: UInt32($0.sample.data.count),
+                                   isSync: $0.sample.isSync,
+                                   compositionOffset: Int32(clamping: $0.sample.pts - $0.sample.dts))
+                },
+                isVideo: tracks[t].kind == .video))
+            payload += items[t].reduce(0) { $0 + $1.sample.data.count }
+        }
+        var sequenceNumber = groupStates[g].fragmentSequence
+        groupStates[g].fragmentSequence &+= 1
+        if anchor.isEpoch,
+           let t = items[groupReference[g]].isEmpty ? members.first(where: { !items[$0].isEmpty }) : groupReference[g] {
+            // Epoch-locked, the `mfhd` sequence number cannot count fragments since this process started (a
+            // redundant origin started elsewhere would differ): it is the fragment's start on the input clock in
+            // milliseconds, modulo 2^32, which increases from one fragment to the next (they are at least a
+            // frame apart) and wraps every 49.7 days.
+            let ms = MediaTime.rescale(items[t].first!.sample.dts, from: states[t].timescale, to: 1000, rounding: .down)
+            sequenceNumber = max(1, UInt32(truncatingIfNeeded: ms))
+        }
+        let header = try MediaSegmentBoxes.fragmentHeader(sequenceNumber: sequenceNumber, tracks: trafs)
+        let before = bytes.count
+        bytes.append(header)
+        for t in members { for item in items[t] { bytes.append(item.sample.data) } }
+        assert(bytes.count == before + header.count + payload)
     }
 
     mutating func closeSegment(nextWallClock: WallClock?) throws -> [SegmenterEvent] {

@@ -66,6 +66,9 @@ public struct MediaOptions: ParsableArguments, Sendable {
     @Flag(name: .customLong("wallclock-timestamps"), help: "Ignore input timestamps and stamp frames with their arrival time.")
     public var wallclockTimestamps = false
 
+    @Flag(name: .customLong("dash-trick-mode"), help: "DASH trick-mode AdaptationSets: the keyframes of each video set's segments, by byte range.")
+    public var dashTrickMode = false
+
     /// These flags as stream options, checked: a bad value or a broken rule is one line naming its flag.
     public func options() throws(ValidationError) -> StreamOptions {
         try parsed().checkedAsFlags()
@@ -94,6 +97,7 @@ public struct MediaOptions: ParsableArguments, Sendable {
         o.audioCodec = audioCodec
         o.ladder = try read(ladder, .ladder)
         o.wallclockTimestamps = wallclockTimestamps
+        o.dashTrickMode = dashTrickMode
         return o
     }
 

@@ -49,6 +49,8 @@ public struct StreamOptions: Codable, Equatable, Sendable {
     public var channels: Int?
     /// Ignore input timestamps; stamp frames with their arrival time.
     public var wallclockTimestamps: Bool?
+    /// DASH trick-mode AdaptationSets (the keyframes of the video sets' segments).
+    public var dashTrickMode: Bool?
 
     /// The config file's keys, in the order `--config`'s help and the unknown-key message list them.
     public enum CodingKeys: String, CodingKey, CaseIterable, Sendable {
@@ -65,6 +67,7 @@ public struct StreamOptions: Codable, Equatable, Sendable {
         case videoSize = "video_size", pixelFormat = "pixel_format", framerate
         case audioFormat = "audio_format", sampleRate = "sample_rate", channels
         case wallclockTimestamps = "wallclock_timestamps"
+        case dashTrickMode = "dash_trick_mode"
 
         public static var allNames: [String] { allCases.map(\.rawValue) }
 
@@ -124,6 +127,7 @@ public struct StreamOptions: Codable, Equatable, Sendable {
         o.sampleRate = sampleRate ?? defaults.sampleRate
         o.channels = channels ?? defaults.channels
         o.wallclockTimestamps = wallclockTimestamps ?? defaults.wallclockTimestamps
+        o.dashTrickMode = dashTrickMode ?? defaults.dashTrickMode
         return o
     }
 

@@ -53,7 +53,8 @@ struct PackageCommand: AsyncParsableCommand {
         do {
             let single = singleFile ? SingleFileOptions(segmentDuration: options.segmentDuration,
                                                         expectedDuration: { stats.inputDuration }) : nil
-            writer = try VODWriter(directory: URL(fileURLWithPath: output), singleFile: single)
+            writer = try VODWriter(directory: URL(fileURLWithPath: output), singleFile: single,
+                                   dashTrickMode: options.dashTrickMode)
         } catch {
             fail("cannot create '\(output)': \(error.localizedDescription)")
         }

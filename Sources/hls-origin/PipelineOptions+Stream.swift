@@ -43,6 +43,7 @@ extension PipelineOptions {
         if let rate = o.audioBitrate { audioBitRate = rate.bitsPerSecond }
         if let codec = o.audioCodec { audioCodec = codec }
         if let wallclock = o.wallclockTimestamps { wallclockTimestamps = wallclock }
+        if let trick = o.dashTrickMode { dashTrickMode = trick }
         ladder = o.ladder?.text
     }
 }

@@ -126,3 +126,27 @@ import Testing
         #expect(!render(nil).contains("cicp"))
     }
 }
+
+@Suite struct MPDTrickModeTests {
+    /// ISO/IEC 23009-1 §5.3.9.3 SegmentList (Initialization, SegmentTimeline, then SegmentURL@mediaRange inclusive) and
+    /// DASH-IF IOP §3.2.9's trick-mode EssentialProperty naming the main set.
+    @Test func segmentListAndTrickModeRender() {
+        let list = MPD.SegmentList(timescale: 90_000, initialization: "720p/init.mp4", startNumber: 7,
+                                   timeline: [MPD.TimelineEntry(time: 630_000, duration: 90_000, repeatCount: 1)],
+                                   urls: [.init(media: "720p/seg7.m4s", range: 28..<1028), .init(media: "720p/seg8.m4s", range: 28..<928)])
+        var rep = MPD.Representation(id: "720p-trick", bandwidth: 80_000, codecs: "avc1.64001f", segments: .list(list))
+        rep.maxPlayoutRate = 30
+        rep.codingDependency = false
+        var set = MPD.AdaptationSet(id: 2, contentType: .video, mimeType: "video/mp4", representations: [rep])
+        set.trickModeOf = 0
+        let xml = MPD(type: .static, profiles: [MPD.liveProfile], minBufferTime: .seconds(1),
+                      periods: [MPD.Period(id: "0", adaptationSets: [set])], mediaPresentationDuration: .seconds(2)).render()
+        #expect(xml.contains("<EssentialProperty schemeIdUri=\"http://dashif.org/guidelines/trickmode\" value=\"0\"/>"))
+        #expect(xml.contains("maxPlayoutRate=\"30\" codingDependency=\"false\""))
+        #expect(xml.contains("<SegmentList timescale=\"90000\" startNumber=\"7\">"))
+        #expect(xml.contains("<Initialization sourceURL=\"720p/init.mp4\"/>"))
+        #expect(xml.contains("<SegmentURL media=\"720p/seg7.m4s\" mediaRange=\"28-1027\"/>"))
+        let timeline = xml.range(of: "<SegmentTimeline>")!.lowerBound, firstURL = xml.range(of: "<SegmentURL")!.lowerBound
+        #expect(timeline < firstURL)
+    }
+}

@@ -6,7 +6,8 @@ import Testing
 
 /// `Segment.keyframe`: where the segment's first keyframe's fragment lies, as the segmenter wrote it. Checked here
 /// against an independent read of the bytes (TestSupport's box walker): the range is exactly one `moof`+`mdat`, its
-/// video `tfdt` is the fact's decode time and its first video sample is the sync sample.
+/// video `tfdt` is the fact's decode time and its only video sample is the sync sample (the keyframe is a fragment of
+/// its own; the segment's other pictures follow in the next one).
 @Suite struct KeyframeFragmentTests {
     /// The fragment in `range` of `bytes`, read on its own; its video track's first sample flags and `tfdt`.
     static func readRange(_ bytes: [UInt8], _ range: Range<Int>, videoID: UInt32 = 1) throws -> (tfdt: UInt64, sync: [Bool]) {
@@ -28,12 +29,13 @@ import Testing
         for s in segments {
             let k = try #require(s.keyframe)
             let bytes = s.bytes.joined
-            // One fragment per segment: everything after the styp.
-            #expect(k.range == styp..<bytes.count)
+            // The keyframe's fragment right after the styp; the rest of the GOP is the next fragment, to the end.
+            #expect(k.range.lowerBound == styp && k.range.upperBound < bytes.count)
+            #expect(try BoxReader.walk(bytes).map(\.type) == ["styp", "moof", "mdat", "moof", "mdat"])
             #expect(k.decodeTime == s.startTime)
             let read = try Self.readRange(bytes, k.range)
             #expect(read.tfdt == UInt64(k.decodeTime.value))
-            #expect(read.sync.first == true && read.sync.filter { $0 }.count == 1, "one keyframe: a GOP per segment")
+            #expect(read.sync == [true], "the keyframe alone")
         }
     }
 
@@ -46,15 +48,16 @@ import Testing
         for s in segments {
             let k = try #require(s.keyframe)
             #expect(s.partRanges.count > 1 || s.sequence == 0)
-            #expect(k.range == (s.partRanges[0].lowerBound + styp)..<s.partRanges[0].upperBound)
+            // Inside the first part, after its styp: the part is the keyframe's fragment, then the rest of the part.
+            #expect(k.range.lowerBound == s.partRanges[0].lowerBound + styp && k.range.upperBound < s.partRanges[0].upperBound)
             let read = try Self.readRange(s.bytes.joined, k.range)
-            #expect(read.tfdt == UInt64(k.decodeTime.value) && read.sync == [true] + Array(repeating: false, count: read.sync.count - 1))
+            #expect(read.tfdt == UInt64(k.decodeTime.value) && read.sync == [true])
         }
     }
 
-    @Test func aShorterGOPLeavesItsOtherKeyframesInsideTheFragment() throws {
-        // Keyframes every 15 frames, segments of 1 s, no parts: the range (the whole GOP pair) holds both keyframes;
-        // the fact still names the fragment that opens with the first one.
+    @Test func aShorterGOPListsTheFirstKeyframeAlone() throws {
+        // Keyframes every 15 frames, segments of 1 s, no parts: the range is the first keyframe alone; the second
+        // keyframe stays in the segment's other fragment.
         // Check a checker's failure too: a range one byte short is not a whole moof+mdat.
         var rng = SplitMix64(seed: 5)
         var seg = try Segmenter(tracks: [videoTrack], segmentDuration: .seconds(1))
@@ -62,7 +65,8 @@ import Testing
         let s = try #require(segments.first)
         let k = try #require(s.keyframe)
         let bytes = s.bytes.joined
-        #expect(try Self.readRange(bytes, k.range).sync.filter { $0 }.count == 2, "a GOP of 0.5 s: two keyframes in the fragment")
+        #expect(try Self.readRange(bytes, k.range).sync == [true])
+        #expect(try Self.readRange(bytes, k.range.upperBound..<bytes.count).sync.filter { $0 }.count == 1, "the second GOP's keyframe")
         #expect(throws: (any Error).self) { try FragmentReader.read(Array(bytes[k.range.dropLast()])) }
     }
 

@@ -136,10 +136,10 @@ def check_iframe_playlist(text, read_range, init_of, media=None):
     return errors
 
 
-def ffmpeg_reads(url, seconds=None):
-    """ffmpeg's stderr reading the playlist (empty: no error)."""
+def ffmpeg_reads(url, seconds=None, probe=True):
+    """ffmpeg's stderr reading the playlist (empty: no error); `probe=False`: no stream-info analysis."""
     cmd = ["timeout", "60", "ffmpeg", "-hide_banner", "-nostdin", "-loglevel", "error", "-xerror", "-rw_timeout",
-           "5000000", "-i", url] + (["-t", str(seconds)] if seconds else []) + ["-map", "0", "-f", "null", "-"]
+           "5000000", *([] if probe else ["-analyzeduration", "0", "-fpsprobesize", "0"]), "-i", url] + (["-t", str(seconds)] if seconds else []) + ["-map", "0", "-f", "null", "-"]
     p = subprocess.run(cmd, capture_output=True, timeout=90)
     return p.stderr.decode("utf-8", "replace").strip() + (f" (exit {p.returncode})" if p.returncode else "")
 
@@ -280,7 +280,10 @@ def test_live_iframe_playlist_is_served_like_a_playlist(live):
 
 
 def test_ffmpeg_reads_the_live_iframe_playlist(live):
-    assert ffmpeg_reads(live.url("/stream.iframes.m3u8"), seconds=3) == ""
+    # One picture per entry, one entry per second: FFmpeg's stream probing (several frames' worth of frame-rate
+    # analysis) would wait for minutes of a live I-frame playlist before its first packet; a player that probes
+    # nothing (as an I-frame client does) reads it at once. ffmpeg's -t counts the pictures' own 33 ms.
+    assert ffmpeg_reads(live.url("/stream.iframes.m3u8"), seconds=0.1, probe=False) == ""
 
 
 def mark_sync(data, init, index):
@@ -319,7 +322,11 @@ def test_checkers_catch_wrong_ranges_and_times(packaged, tmp_path):
     assert check_range(good[:-1], init)[0]
     assert check_range(good + good, init)[0]
     # A second sync sample: the second video sample's flags made those of a sync sample.
-    assert "2 video sync samples, expected exactly one" in check_range(mark_sync(good, init, 1), init)[0]
+    # The keyframe is a fragment of its own; the segment's next fragment (the rest of the GOP) with two of its
+    # samples flagged sync is caught.
+    size = os.path.getsize(os.path.join(out, f.uri))
+    rest = read_range(f.uri, f.offset + f.length, size - f.offset - f.length)
+    assert "2 video sync samples, expected exactly one" in check_range(mark_sync(mark_sync(rest, init, 0), init, 1), init)[0]
     # Whole playlists: a range shifted by 8 bytes, and an EXTINF a millisecond off.
     shifted = text.replace(f"{f.length}@{f.offset}", f"{f.length}@{f.offset + 8}")
     assert check_iframe_playlist(shifted, read_range, init_of)
@@ -336,3 +343,51 @@ def test_checkers_catch_wrong_ranges_and_times(packaged, tmp_path):
         broken = broken.replace(f"{g.length}@{g.offset}", f"{g.length // 3}@{g.offset}")
     (cut / "broken.m3u8").write_text(broken)
     assert ffmpeg_reads(str(cut / "broken.m3u8")) != ""
+
+
+# --- DASH trick mode -------------------------------------------------------------------------------------------------
+
+def test_dash_trick_mode_set_lists_the_keyframes(origin_bin, media, tmp_path):
+    """DASH-IF IOP 4.3 §3.2.9: for a ladder, a trick-mode AdaptationSet (EssentialProperty
+    http://dashif.org/guidelines/trickmode, value = the main set's @id) whose Representations have
+    codingDependency="false" and list, as SegmentList/SegmentURL@mediaRange (ISO/IEC 23009-1 §5.3.9.3), byte ranges of
+    the main segments that each hold exactly one keyframe at a moof, at the time the SegmentTimeline gives. Parsed by the
+    mpegdash module (an independent reader) and by ElementTree."""
+    import xml.etree.ElementTree as ET
+    from mpegdash.parser import MPEGDASHParser
+    out = package(origin_bin, media["vod.mp4"], str(tmp_path / "ladder"), "--ladder", "240,180", "--dash-trick-mode")
+    plain = package(origin_bin, media["vod.mp4"], str(tmp_path / "plain"), "--ladder", "240,180")
+    assert "trickmode" not in open(os.path.join(plain, "manifest.mpd")).read(), "off unless asked"
+    path = os.path.join(out, "manifest.mpd")
+    parsed = MPEGDASHParser.parse(path)
+    sets = parsed.periods[0].adaptation_sets
+    trick = [a for a in sets if any(p.scheme_id_uri == "http://dashif.org/guidelines/trickmode"
+                                    for p in (a.essential_properties or []))]
+    assert len(trick) == 1, [a.id for a in sets]
+    main_id = trick[0].essential_properties[0].value
+    assert any(str(a.id) == main_id and a.content_type == "video" and a not in trick for a in sets)
+    ns = {"d": "urn:mpeg:dash:schema:mpd:2011"}
+    root = ET.parse(path).getroot()
+    reps = [r for a in root.iter(f"{{{ns['d']}}}AdaptationSet") if a.find("d:EssentialProperty", ns) is not None
+            for r in a.findall("d:Representation", ns)]
+    assert sorted(r.get("id") for r in reps) == ["180p-trick", "240p-trick"]
+    read_range, init_of = disk_reader(out)
+    for rep in reps:
+        assert rep.get("codingDependency") == "false" and int(rep.get("maxPlayoutRate")) >= 1
+        seg_list = rep.find("d:SegmentList", ns)
+        timescale = int(seg_list.get("timescale"))
+        init = init_of(seg_list.find("d:Initialization", ns).get("sourceURL"))
+        times, t = [], None
+        for s in seg_list.find("d:SegmentTimeline", ns).findall("d:S", ns):
+            t = int(s.get("t", t if t is not None else 0))
+            for _ in range(int(s.get("r", "0")) + 1):
+                times.append(t)
+                t += int(s.get("d"))
+        urls = seg_list.findall("d:SegmentURL", ns)
+        assert len(urls) == len(times) >= 3
+        for u, start in zip(urls, times):
+            first, last = (int(x) for x in u.get("mediaRange").split("-"))
+            data = read_range(u.get("media"), first, last - first + 1)
+            errors, tfdt = check_range(data, init)
+            assert errors == [], (u.get("media"), errors)
+            assert tfdt == start / timescale or abs(tfdt - start / timescale) < 1e-6, (u.get("media"), tfdt, start)

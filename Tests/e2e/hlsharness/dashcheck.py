@@ -75,14 +75,21 @@ class MPD:
         self.ast_ms = parse_datetime(ast) if ast else None
         self.periods = self.root.findall("d:Period", NS)
         self.representations = []
+        # DASH-IF IOP §3.2.9 trick-mode sets (keyframes of the main sets' segments, addressed by SegmentList byte
+        # ranges) are kept apart: the template checks below are for the main representations.
+        self.trick_representations = []
         for p in self.periods:
             for a in p.findall("d:AdaptationSet", NS):
+                trick = any(e.get("schemeIdUri") == TRICK_MODE for e in a.findall("d:EssentialProperty", NS))
                 for r in a.findall("d:Representation", NS):
-                    self.representations.append(Representation(r, a))
+                    (self.trick_representations if trick else self.representations).append(Representation(r, a))
         self.utc_timing = [(u.get("schemeIdUri"), u.get("value")) for u in self.root.findall("d:UTCTiming", NS)]
 
     def attr(self, name):
         return self.root.get(name)
+
+
+TRICK_MODE = "http://dashif.org/guidelines/trickmode"
 
 
 def parse_with_mpegdash(text):
