@@ -29,7 +29,7 @@ public enum JPEGThumbnail {
     }
 
     /// Decodes the one access unit (sent, then drained) into a new frame the caller frees.
-    private static func decode(avcC: [UInt8], sample: [UInt8], context: String) throws -> UnsafeMutablePointer<AVFrame> {
+    static func decode(avcC: [UInt8], sample: [UInt8], context: String) throws -> UnsafeMutablePointer<AVFrame> {
         guard let codec = avcodec_find_decoder(AV_CODEC_ID_H264) else {
             throw FFmpegError(code: cff_averror_decoder_not_found(), call: "avcodec_find_decoder", context: context)
         }
@@ -101,7 +101,7 @@ public enum JPEGThumbnail {
         }
     }
 
-    private static func encode(_ frame: UnsafeMutablePointer<AVFrame>, quality: Int, context: String) throws -> [UInt8] {
+    static func encode(_ frame: UnsafeMutablePointer<AVFrame>, quality: Int, context: String) throws -> [UInt8] {
         let core = try EncoderCore(codecName: "mjpeg", context: context) { ctx in
             ctx.pointee.width = frame.pointee.width
             ctx.pointee.height = frame.pointee.height

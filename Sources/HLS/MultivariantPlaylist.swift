@@ -95,6 +95,8 @@ public struct MultivariantPlaylist: Sendable, Equatable {
     /// `EXT-X-MEDIA` tags, rendered before the variants.
     public var media: [MediaRendition]
     public var independentSegments: Bool
+    /// `EXT-X-IMAGE-STREAM-INF` tags (thumbnail sheets), rendered after the variants.
+    public var imageStreams: [ImageStream] = []
 
     public init(variants: [VariantStream], media: [MediaRendition] = [], independentSegments: Bool = true) {
         self.variants = variants
@@ -141,6 +143,7 @@ public struct MultivariantPlaylist: Sendable, Equatable {
             if let a = v.audioGroup { out += ",AUDIO=" + AttributeList.quoted(a) }
             out += "\n" + v.uri + "\n"
         }
+        for i in imageStreams { out += i.render() + "\n" }
         return out
     }
 

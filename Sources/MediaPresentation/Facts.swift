@@ -23,11 +23,15 @@ public struct SegmentInfo: Sendable, Equatable {
     /// an LL-HLS part, the DASH segment in progress and the finished segment are views of the same bytes. Empty when
     /// the producer did not say (one part: the whole segment).
     public var partRanges: [Range<Int>]
+    /// The sync sample the reference track opens with (the sample's own array, shared with the segment's bytes, not
+    /// a copy), for trick play (thumbnail tiles decode it); `nil` when the producer did not say or there is none.
+    public var keyframe: [UInt8]?
 
     public init(sequence: UInt64, startTime: MediaTime, duration: MediaTime, byteCount: Int,
                 programDateTime: WallClock? = nil, discontinuity: Bool = false, videoSampleCount: Int? = nil,
                 startsWithSyncSample: Bool = true, earliestPresentationTime: MediaTime? = nil,
-                partRanges: [Range<Int>] = []) {
+                partRanges: [Range<Int>] = [], keyframe: [UInt8]? = nil) {
+        self.keyframe = keyframe
         self.partRanges = partRanges
         self.earliestPresentationTime = earliestPresentationTime ?? startTime
         self.sequence = sequence

@@ -22,10 +22,13 @@ public final class VODWriter: PresentationConsumer, Sendable {
     private let indexes = Mutex<[SingleFileIndex]>([])
     /// Segments are written on a thread of their own (`FileWriterQueue`): the kernel's file work overlaps the demuxing.
     private let writes = FileWriterQueue()
+    /// `--thumbnails`: the sheets, written with the playlists (`writeThumbnails`).
+    public let thumbnails: TileSheets<[UInt8]>?
 
-    public init(directory: URL, singleFile: SingleFileOptions? = nil) throws {
+    public init(directory: URL, singleFile: SingleFileOptions? = nil, thumbnails: TileSheets<[UInt8]>? = nil) throws {
         self.directory = directory
         self.singleFile = singleFile
+        self.thumbnails = thumbnails
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         presentation = Presentation(windowSize: 1, playlistType: .vod, payloads: .none)
     }
@@ -122,12 +125,15 @@ public final class VODWriter: PresentationConsumer, Sendable {
                                                                singleFile: singles[r]) else { continue }
             try write(Array(playlist.render().utf8), to: scheme.playlistURI)
         }
-        if let multivariant = PlaylistBuilder.multivariant(layout.renditions, snapshots) {
+        let tiles = try writeThumbnails()
+        if var multivariant = PlaylistBuilder.multivariant(layout.renditions, snapshots) {
+            if let tiles { ThumbnailManifests.add(tiles, to: &multivariant) }
             try write(Array(multivariant.render().utf8), to: "index.m3u8")
         }
-        let mpd = singleFile == nil ? ManifestBuilder.onDemand(layout.renditions, snapshots)
+        var mpd = singleFile == nil ? ManifestBuilder.onDemand(layout.renditions, snapshots)
             : ManifestBuilder.singleFile(layout.renditions, snapshots, files: singles)
-        if let mpd {
+        if var mpd {
+            if let tiles { ThumbnailManifests.add(tiles, to: &mpd) }
             try write(Array(mpd.render().utf8), to: "manifest.mpd")
         }
         return first.window.count

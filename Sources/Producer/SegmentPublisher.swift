@@ -52,7 +52,8 @@ public struct SegmentPublisher {
         SegmentInfo(sequence: s.sequence, startTime: s.startTime, duration: s.duration, byteCount: s.bytes.count,
                     programDateTime: programDateTime(s, epochSlips: epochSlips) ?? .now, discontinuity: s.discontinuity,
                     videoSampleCount: s.videoSampleCount, startsWithSyncSample: s.startsWithSyncSample,
-                    earliestPresentationTime: s.earliestPresentationTime, partRanges: s.partRanges)
+                    earliestPresentationTime: s.earliestPresentationTime, partRanges: s.partRanges,
+                    keyframe: s.keyframe)
     }
 
     private mutating func programDateTime(_ s: Segment, epochSlips: Int) -> WallClock? {

@@ -99,6 +99,10 @@ import Testing
     sample_rate = 48000
     channels = 2
     wallclock_timestamps = true
+    thumbnails = true
+    thumbnail_interval = 2
+    thumbnail_grid = "4x3"
+    thumbnail_width = 192
     """
 
     static let everyKeyYAML = """
@@ -129,6 +133,10 @@ import Testing
         sample_rate: 48000
         channels: 2
         wallclock_timestamps: true
+        thumbnails: true
+        thumbnail_interval: 2
+        thumbnail_grid: 4x3
+        thumbnail_width: 192
     """
 
     @Test func epochFromInputIsAPerStreamKey() throws {
