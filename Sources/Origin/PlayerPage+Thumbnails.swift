@@ -7,8 +7,8 @@ extension PlayerPage {
     static let thumbnailStyle = """
       #dvr { position: relative; margin-top: 8px; }
       #seek { width: 100%; }
-      #preview { position: absolute; bottom: 30px; display: none; border: 2px solid #fff; border-radius: 4px;
-                 background-repeat: no-repeat; pointer-events: none; box-shadow: 0 2px 8px #000a; }
+      #preview { position: absolute; bottom: 30px; display: none; box-sizing: content-box; border: 2px solid #fff;
+                 border-radius: 4px; background-repeat: no-repeat; pointer-events: none; box-shadow: 0 2px 8px #000a; }
     """
 
     static let thumbnailMarkup = """
