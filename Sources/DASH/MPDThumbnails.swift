@@ -3,8 +3,8 @@ import MediaCore
 extension MPD {
     /// A thumbnail AdaptationSet (DASH-IF IOP 4.3 §6.2.6 "Thumbnails"): `contentType="image"`, `mimeType="image/jpeg"`,
     /// one Representation whose `@width`×`@height` is the whole grid image, with
-    /// `<EssentialProperty schemeIdUri="http://dashif.org/thumbnail_tile" value="<htiles>x<vtiles>"/>` ("the
-    /// tiles are arranged in htiles columns and vtiles rows … each tile covers an equal duration of the segment"),
+    /// `<EssentialProperty schemeIdUri="http://dashif.org/thumbnail_tile" value="<htiles>x<vtiles>"/>` (the grid
+    /// image holds htiles columns by vtiles rows of tiles, each covering an equal share of the segment's duration),
     /// and a `SegmentTemplate` whose segments are the grid images: here with a `SegmentTimeline` in the video's
     /// timescale, so sheet `$Number$` starts where its first tile does (the same `t` as the video's `tfdt`).
     public struct ThumbnailSet: Sendable, Equatable {

@@ -1,16 +1,17 @@
 import MediaCore
 
-/// One `EXT-X-IMAGE-STREAM-INF` tag of a multivariant playlist: an Image Media Playlist of thumbnail sheets (HLS
-/// Image Media Playlist spec v0.4 §3.1, which Roku and Apple's tvOS trick play read):
+/// One `EXT-X-IMAGE-STREAM-INF` tag of a multivariant playlist, naming an Image Media Playlist of thumbnail sheets (the
+/// HLS Image Media Playlist spec v0.4, github.com/image-media-playlist/spec, which Roku's trick mode reads; Roku's
+/// "HLS and DASH" trick-mode page):
 ///
 /// ```
 /// #EXT-X-IMAGE-STREAM-INF:BANDWIDTH=12000,RESOLUTION=160x90,CODECS="jpeg",URI="thumbnails.m3u8"
 /// ```
 ///
-/// "BANDWIDTH … the peak segment bit rate of the Image Media Playlist", "RESOLUTION … the resolution of an individual
-/// image (tile) in the playlist", "CODECS … jpeg", "URI … identifies the Image Media Playlist". It stands alone: it
-/// applies to no `EXT-X-STREAM-INF` and players that do not know it ignore it (RFC 8216bis §4.1: unknown tags are
-/// ignored).
+/// BANDWIDTH is the image playlist's peak bit rate, RESOLUTION one tile's size, CODECS `jpeg`, URI the image
+/// playlist. The tag "stands alone, in that it does not apply to a particular URI in the Master Playlist" (as
+/// encoding.com's summary of the spec puts it); players that do not know it ignore it (RFC 8216 §4: unknown tags
+/// are ignored).
 public struct ImageStream: Sendable, Equatable {
     public var bandwidth: Int
     /// One tile's size.
@@ -45,11 +46,14 @@ public struct ImageStream: Sendable, Equatable {
 /// thumbnails/3.jpg
 /// ```
 ///
-/// "EXT-X-IMAGES-ONLY … indicates that all media segments in the Media Playlist are images"; "EXT-X-TILES … applies
-/// to the next media segment … RESOLUTION … of each tile, LAYOUT … the number of tiles horizontally and vertically
-/// (`<columns>x<rows>`), DURATION … the duration of each tile in seconds"; the `EXTINF` is the whole sheet's
-/// duration (tiles × DURATION; the last sheet of an ended stream may hold fewer tiles). Durations are written from
-/// integer ticks (`HLSFormat.decimalSeconds`), never through `Double`.
+/// `EXT-X-IMAGES-ONLY` marks a playlist whose segments are all images. As Brightcove's description of the Roku-compatible
+/// playlists has it: "The #EXT-X-TILES tag specifies the resolution, layout (number of rows and columns), and
+/// duration of each sprite tile. … Each #EXTINF tag specifies the duration covered by the corresponding sprite sheet
+/// tile." So per sheet: `EXT-X-TILES` with RESOLUTION (one tile's size), LAYOUT (`<columns>x<rows>`) and DURATION
+/// (one tile's seconds), then `EXTINF` = the sheet's span (tiles × DURATION; the last sheet of an ended stream may
+/// hold fewer tiles), then the sheet's URI; both tags apply to the URI that follows them (published playlists put
+/// them in either order). Durations are written from integer ticks (`HLSFormat.decimalSeconds`), never through
+/// `Double`.
 public struct ImagePlaylist: Sendable, Equatable {
     public struct Sheet: Sendable, Equatable {
         public var duration: MediaTime

@@ -4,8 +4,8 @@ import Synchronization
 /// Where thumbnail tiles sit, in a sheet and in time (trick play, issue 24 §2).
 ///
 /// A sheet is one JPEG of `columns` × `rows` tiles, filled row by row (tile 0 top left, tile `columns` the first of
-/// the second row), each `tileWidth` × `tileHeight`, as DASH-IF IOP 4.3 §6.2.6 ("tiles … in a grid of htiles ×
-/// vtiles … in raster order") and the HLS Image Media Playlist spec (`LAYOUT=<columns>x<rows>`) lay them out.
+/// the second row), each `tileWidth` × `tileHeight`: the htiles × vtiles grid of DASH-IF IOP 4.3 §6.2.6 (`value` of
+/// the `thumbnail_tile` descriptor) and the HLS Image Media Playlist's `LAYOUT=<columns>x<rows>`.
 /// Tile `k` of the stream shows the picture at `k × interval` on the media timeline (the segments' `tfdt`), and lies
 /// in sheet `k / tilesPerSheet`. Times are integer ticks of `interval.timescale` (the video track's).
 public struct TileGrid: Sendable, Equatable {

@@ -86,7 +86,7 @@ public final class ThumbnailTiler: PresentationConsumer, Sendable {
         }
         guard r == s.chosen, let format = s.formats[r], let keyframe = info.keyframe else { return }
         guard case .h264(let avcC) = format.codec else {
-            if !s.warned { logger.notice("thumbnail tiles: only H.264 video is tiled (this stream's is \(format.codec))") }
+            if !s.warned { logger.notice("thumbnail tiles: only H.264 video is tiled; this stream has none") }
             s.warned = true
             return
         }
@@ -97,15 +97,17 @@ public final class ThumbnailTiler: PresentationConsumer, Sendable {
             let n = Self.floorDiv(k, perSheet)
             bySheet[n, default: []].append(Int(k - n * perSheet))
         }
-        for number in bySheet.keys.sorted() {
+        for (number, indices) in bySheet.sorted(by: { $0.key < $1.key }) {
             if let current = s.sheet, current.number != number {
-                if number < current.number { continue }
+                // A later sheet begins: the one being filled is done (a timeline never goes back; if it did, skip).
+                guard number > current.number else { continue }
                 try publish(&s)
             }
-            let indices = bySheet[number]!
-            try s.canvas!.place(avcC: avcC, sample: keyframe, at: indices)
-            s.sheet = (number, max(s.sheet?.number == number ? s.sheet!.filled : 0, indices.max()! + 1))
-            if s.sheet!.filled == grid.tilesPerSheet { try publish(&s) }
+            guard let canvas = s.canvas, let last = indices.max() else { continue }
+            try canvas.place(avcC: avcC, sample: keyframe, at: indices)
+            let filled = max(s.sheet?.filled ?? 0, last + 1)
+            s.sheet = (number, filled)
+            if filled == grid.tilesPerSheet { try publish(&s) }
         }
     }
 
