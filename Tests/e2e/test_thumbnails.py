@@ -5,7 +5,8 @@
 The input scrolls a test picture by 1% of its width per frame (30% a second), so the tile for time t is checked
 against the frame ffmpeg extracts from the input at t and scales to the tile size (mean absolute RGB difference
 under a bound), and against the frame one tile later, which must differ by far more (the check can fail). The image
-playlist, the WebVTT list and the MPD are parsed and must name the same sheets and rectangles. About 30 seconds.
+playlist, the WebVTT list and the MPD are parsed and must name the same sheets and rectangles; over HTTPS a sheet is
+the same over HTTP/2 and HTTP/1.1, fast path and full path. About 25 seconds.
 """
 import math
 import os
@@ -18,6 +19,7 @@ import pytest
 
 from hlsharness import http, procs
 from hlsharness.testenv import need
+from test_tls import cert, curl  # noqa: F401 (a fixture)
 
 TILE_W, TILE_H = 160, 90
 # A tile against the input's frame at its time, both scaled to 160x90 (JPEG at q 5 and two bicubic scalings apart):
@@ -236,3 +238,30 @@ def test_live_ladder_sheets_move_with_the_window(origin_bin, scrolling):
         check_tiles(cues, lambda u: http.get(s.url("/" + u)).body, scrolling,
                     [cues[0][0] + 0.5, cues[-1][0] + 0.5], loop=12)
         check_dash(http.get(s.url("/manifest.mpd")).text, 2, 2, len(sheets), start_number=seq)
+
+
+def test_sheets_over_http2(start_origin, scrolling, cert):  # noqa: F811 (cert: test_tls's fixture)
+    """HTTPS with ALPN h2: a sheet comes the same over HTTP/2 (the h2 fast path; the full path for `?x=1`) as over
+    HTTP/1.1, and so does the image playlist."""
+    s = start_origin(scrolling, "--loop", "--thumbnails", "--thumbnail-grid", "1x1", "--part-duration", "0",
+                     "--tls-cert", cert[0], "--tls-key", cert[1], wait=False)
+    base = f"https://127.0.0.1:{s.port}"
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        rc, out, _ = curl("-o", "/dev/null", "-w", "%{http_code}", base + "/thumbnails/1.jpg")
+        if out == "200":
+            break
+        time.sleep(0.3)
+    else:
+        pytest.fail(f"no sheet over https: {s.stderr()[-1000:]}")
+    bodies = {}
+    body = os.path.join(s.workdir, "sheet.jpg")
+    for path in ("/thumbnails/1.jpg", "/thumbnails/1.jpg?x=1"):
+        for version in ("--http2", "--http1.1"):
+            rc, meta, err = curl(version, "-w", "%{http_version} %{http_code} %{content_type}", "-o", body, base + path)
+            assert rc == 0 and meta.split() == ["2" if version == "--http2" else "1.1", "200", "image/jpeg"], \
+                (path, version, meta, err)
+            bodies[(path, version)] = open(body, "rb").read()
+    assert len(set(bodies.values())) == 1 and list(bodies.values())[0][:2] == b"\xff\xd8", {k: len(v) for k, v in bodies.items()}
+    rc, out, _ = curl("--http2", base + "/thumbnails.m3u8")
+    assert rc == 0 and "#EXT-X-IMAGES-ONLY" in out and "LAYOUT=1x1" in out, out
