@@ -117,13 +117,14 @@ public struct MPD: Sendable, Equatable {
         public var frameRate: Rational?
         public var sar: Rational?
         public var audioSamplingRate: Int?
-        public var audioChannels: Int?
+        public var audioChannelConfiguration: AudioChannelConfiguration?
         /// Video: the colour description, signalled with the CICP descriptors when the range is PQ or HLG.
         public var colour: ColourInfo?
         public var segments: Segments
         public init(id: String, bandwidth: Int, codecs: String, width: Int? = nil, height: Int? = nil,
                     frameRate: Rational? = nil, sar: Rational? = nil, audioSamplingRate: Int? = nil,
-                    audioChannels: Int? = nil, colour: ColourInfo? = nil, segments: Segments) {
+                    audioChannelConfiguration: AudioChannelConfiguration? = nil, colour: ColourInfo? = nil,
+                    segments: Segments) {
             self.id = id
             self.bandwidth = bandwidth
             self.codecs = codecs
@@ -132,7 +133,7 @@ public struct MPD: Sendable, Equatable {
             self.frameRate = frameRate
             self.sar = sar
             self.audioSamplingRate = audioSamplingRate
-            self.audioChannels = audioChannels
+            self.audioChannelConfiguration = audioChannelConfiguration
             self.colour = colour
             self.segments = segments
         }

@@ -78,10 +78,8 @@ extension MPD {
         if let s = r.sar { attributes.append(("sar", "\(s.numerator):\(s.denominator)")) }
         if let s = r.audioSamplingRate { attributes.append(("audioSamplingRate", String(s))) }
         x.open("Representation", attributes)
-        if let c = r.audioChannels {
-            x.empty("AudioChannelConfiguration", [
-                ("schemeIdUri", "urn:mpeg:dash:23003:3:audio_channel_configuration:2011"), ("value", String(c)),
-            ])
+        if let c = r.audioChannelConfiguration {
+            x.empty("AudioChannelConfiguration", [("schemeIdUri", c.schemeIdUri), ("value", c.value)])
         }
         if let c = r.colour { renderHDR(c, into: &x) }
         switch r.segments {

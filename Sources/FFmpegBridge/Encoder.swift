@@ -69,8 +69,9 @@ final class EncoderCore {
     }
 }
 
-/// H.264 with libx264 through libavcodec: global header, automatic threads, no scene-cut keyframes;
-/// `forceKeyframe` makes an IDR exactly at that frame. Not `Sendable`: one task owns it.
+/// H.264 with libx264 or H.265 with libx265 through libavcodec: global header, automatic threads, no scene-cut
+/// keyframes; `forceKeyframe` makes an IDR exactly at that frame (both wrappers' `forced-idr`). Not `Sendable`: one
+/// task owns it.
 public final class VideoEncoder {
     private let core: EncoderCore
     private var frame: UnsafeMutablePointer<AVFrame>?
@@ -80,13 +81,13 @@ public final class VideoEncoder {
     public let options: VideoEncoderOptions
 
     public init(_ options: VideoEncoderOptions) throws {
-        let context = "cannot encode H.264 \(options.width)x\(options.height)"
+        let context = "cannot encode \(options.codec) \(options.width)x\(options.height)"
         guard options.width > 0, options.height > 0, options.timeBase.isValid, options.frameRate.isValid,
               (1...VideoEncoderOptions.maxGOPFrames).contains(options.gopFrames) else {
             throw FFmpegError.invalid(context, "invalid encoder settings (size, time base and frame rate must be positive, the GOP 1-\(VideoEncoderOptions.maxGOPFrames) frames; got \(options.gopFrames) at \(options.frameRate) fps)")
         }
         self.options = options
-        core = try EncoderCore(codecName: "libx264", context: context) { ctx in
+        core = try EncoderCore(codecName: options.codec.encoderName, context: context) { ctx in
             ctx.pointee.width = Int32(options.width)
             ctx.pointee.height = Int32(options.height)
             ctx.pointee.pix_fmt = AV_PIX_FMT_YUV420P
@@ -99,8 +100,9 @@ public final class VideoEncoder {
             ctx.pointee.thread_count = 0  // auto
             let priv = ctx.pointee.priv_data
             func set(_ key: String, _ value: String) throws {
-                try check(av_opt_set(priv, key, value, 0), "av_opt_set", "\(context): x264 option \(key)=\(value)")
+                try check(av_opt_set(priv, key, value, 0), "av_opt_set", "\(context): \(options.codec.encoderName) option \(key)=\(value)")
             }
+            if options.codec == .av1 { return try VideoEncoder.configureSVTAV1(ctx, options, set) }
             try set("preset", options.preset)
             if let tune = options.tune { try set("tune", tune) }
             if let bitRate = options.bitRate {
@@ -113,7 +115,14 @@ public final class VideoEncoder {
                 ctx.pointee.rc_buffer_size = Int32(clamping: options.bufferSize ?? maxBitRate)
             }
             try set("forced-idr", "1")
-            try set("x264-params", "keyint=\(options.gopFrames):min-keyint=\(options.gopFrames):scenecut=0")
+            let gop = "keyint=\(options.gopFrames):min-keyint=\(options.gopFrames):scenecut=0"
+            switch options.codec {
+            case .h264: try set("x264-params", gop)
+            // x265 logs at info level to stderr by itself: errors only. No open GOP: every forced I is an IDR the
+            // segment can start with.
+            case .hevc: try set("x265-params", gop + ":open-gop=0:log-level=error")
+            case .av1: break
+            }
         }
         // One frame in ticks of the time base: (fps.den / fps.num) / (tb.num / tb.den).
         core.defaultDuration = MediaTime.scale(Int64(options.frameRate.denominator) * Int64(options.timeBase.denominator),
@@ -132,7 +141,30 @@ public final class VideoEncoder {
         av_frame_free(&borrowed)
     }
 
-    /// Annex-B SPS/PPS as x264 gives it (`00 00 00 01 67 ...`); convert to `avcC` for MP4.
+    /// SVT-AV1's settings: its numbered preset for x264's name (veryfast: 10), CRF on its 0-63 scale (x264's 0-51
+    /// scaled), a closed fixed GOP of `gopFrames` (keyframes on the segment grid from the first frame; SVT-AV1 1.4
+    /// through FFmpeg 5.1 does not honour a forced keyframe), no scene-change keyframes, and the low-delay prediction
+    /// structure for `tune zerolatency` (no lookahead: frames come out as they go in).
+    static func configureSVTAV1(_ ctx: UnsafeMutablePointer<AVCodecContext>, _ options: VideoEncoderOptions,
+                                _ set: (String, String) throws -> Void) throws {
+        // SVT-AV1 logs its banner and settings at info level straight to stderr; its SVT_LOG variable (1: errors)
+        // quiets that unless the user set it.
+        setenv("SVT_LOG", "1", 0)
+        let presets = ["placebo": 2, "veryslow": 4, "slower": 5, "slow": 6, "medium": 7, "fast": 8, "faster": 9,
+                       "veryfast": 10, "superfast": 11, "ultrafast": 12]
+        try set("preset", String(presets[options.preset] ?? Int(options.preset) ?? 10))
+        if let bitRate = options.bitRate {
+            ctx.pointee.bit_rate = Int64(bitRate)
+        } else {
+            try set("crf", String((options.crf ?? 23) * 63 / 51))
+        }
+        var params = "scd=0:irefresh-type=2"
+        if options.tune == "zerolatency" { params += ":pred-struct=1" }
+        try set("svtav1-params", params)
+    }
+
+    /// Annex-B parameter sets as the encoder gives them (x264: SPS/PPS `00 00 00 01 67 ...`; x265: VPS/SPS/PPS);
+    /// convert to `avcC` / `hvcC` for MP4.
     public var extradata: [UInt8] { core.extradata }
 
     /// Test hook: the VBV settings the codec context was opened with (bits per second, bits).
@@ -201,35 +233,39 @@ func copyIntoPlane(_ source: [UInt8], _ destination: UnsafeMutablePointer<UInt8>
     }
 }
 
-/// AAC-LC with FFmpeg's native encoder. Takes s16 interleaved frames of any length and cuts them
-/// into `frameSize` chunks; timestamps count samples from the first frame's `pts` (`sampleRate` ticks).
-/// Packets carry the encoder's own timestamps: the first starts `primingSamples` before the first input sample.
+/// AAC-LC with FFmpeg's native encoder (or Opus with libopus, AC-3 with FFmpeg's, per `options.codec`). Takes s16
+/// interleaved frames of any length and cuts them into `frameSize` chunks; timestamps count samples from the first
+/// frame's `pts` (`sampleRate` ticks). Packets carry the encoder's own timestamps: the first starts `primingSamples`
+/// before the first input sample.
 public final class AudioEncoder {
     private let core: EncoderCore
     private var frame: UnsafeMutablePointer<AVFrame>?
     public let options: AudioEncoderOptions
-    /// Samples per AAC frame (1024).
+    /// Samples per frame (AAC 1024, Opus 960 at 20 ms, AC-3 1536).
     public let frameSize: Int
-    /// Encoder delay (`initial_padding`, 1024 for FFmpeg's AAC encoder).
+    /// Encoder delay (`initial_padding`: 1024 for FFmpeg's AAC encoder, Opus's pre-skip 312, AC-3 256).
     public let primingSamples: Int
     private var pending: [Int16] = []
     private var pendingStart = 0
     private var nextPTS: Int64?
+    /// libopus takes interleaved float; AAC and AC-3 planar float.
+    private let planar: Bool
 
     public init(_ options: AudioEncoderOptions) throws {
-        let context = "cannot encode AAC \(options.sampleRate) Hz \(options.channelCount) ch"
+        let context = "cannot encode \(options.codec) \(options.sampleRate) Hz \(options.channelCount) ch"
         guard options.sampleRate > 0, (1...8).contains(options.channelCount), options.bitRate > 0 else {
             throw FFmpegError.invalid(context, "invalid encoder settings")
         }
         self.options = options
-        core = try EncoderCore(codecName: "aac", context: context) { ctx in
-            ctx.pointee.sample_fmt = AV_SAMPLE_FMT_FLTP
+        planar = options.codec != .opus
+        core = try EncoderCore(codecName: options.codec.encoderName, context: context) { [planar] ctx in
+            ctx.pointee.sample_fmt = planar ? AV_SAMPLE_FMT_FLTP : AV_SAMPLE_FMT_FLT
             ctx.pointee.sample_rate = Int32(options.sampleRate)
             av_channel_layout_uninit(&ctx.pointee.ch_layout)
             av_channel_layout_default(&ctx.pointee.ch_layout, Int32(options.channelCount))
             ctx.pointee.bit_rate = Int64(options.bitRate)
             ctx.pointee.time_base = AVRational(num: 1, den: Int32(options.sampleRate))
-            ctx.pointee.profile = FF_PROFILE_AAC_LOW
+            if options.codec == .aac { ctx.pointee.profile = FF_PROFILE_AAC_LOW }
             ctx.pointee.flags |= AV_CODEC_FLAG_GLOBAL_HEADER
         }
         let ctx = core.ctx!
@@ -239,7 +275,7 @@ public final class AudioEncoder {
         frame = av_frame_alloc()
         guard let frame, frameSize > 0 else { throw FFmpegError(code: AV.enomem, call: "av_frame_alloc", context: context) }
         frame.pointee.nb_samples = Int32(frameSize)
-        frame.pointee.format = AV_SAMPLE_FMT_FLTP.rawValue
+        frame.pointee.format = (planar ? AV_SAMPLE_FMT_FLTP : AV_SAMPLE_FMT_FLT).rawValue
         frame.pointee.sample_rate = Int32(options.sampleRate)
         try check(av_channel_layout_copy(&frame.pointee.ch_layout, &ctx.pointee.ch_layout), "av_channel_layout_copy", context)
         try check(av_frame_get_buffer(frame, 0), "av_frame_get_buffer", context)
@@ -254,6 +290,7 @@ public final class AudioEncoder {
     /// what every packager writes and every player expects.
     public var extradata: [UInt8] {
         let e = core.extradata
+        if options.codec != .aac { return e }   // libopus: the OpusHead; AC-3: none
         if e.count == 5, e[2] == 0x56, e[3] == 0xE5, e[4] & 0x80 == 0, e[0] >> 3 == 2 { return Array(e.prefix(2)) }
         return e
     }
@@ -280,7 +317,13 @@ public final class AudioEncoder {
     public func flush() throws -> [EncodedPacket] {
         var out: [EncodedPacket] = []
         let left = (pending.count - pendingStart) / options.channelCount
-        if left > 0 { out += try encodeChunk(frames: left) }
+        if left > 0 && options.codec == .ac3 {
+            // The AC-3 encoder takes whole frames only: the last one is completed with silence.
+            pending += [Int16](repeating: 0, count: (frameSize - left) * options.channelCount)
+            out += try encodeChunk(frames: frameSize)
+        } else if left > 0 {
+            out += try encodeChunk(frames: left)
+        }
         pending = []
         pendingStart = 0
         out += try core.encode(nil)
@@ -295,6 +338,12 @@ public final class AudioEncoder {
         let scale: Float = 1.0 / 32768.0
         pending.withUnsafeBufferPointer { src in
             let base = src.baseAddress! + pendingStart
+            if !planar, let plane = frame.pointee.data.0 {
+                plane.withMemoryRebound(to: Float.self, capacity: frames * channels) { dst in
+                    for i in 0..<(frames * channels) { dst[i] = Float(base[i]) * scale }
+                }
+                return
+            }
             for c in 0..<channels {
                 guard let plane = frame.pointee.extended_data[c] else { continue }
                 plane.withMemoryRebound(to: Float.self, capacity: frames) { dst in

@@ -157,8 +157,10 @@ public struct EncodedPacket: Sendable {
     }
 }
 
-/// libx264 settings.
+/// libx264 / libx265 settings.
 public struct VideoEncoderOptions: Sendable {
+    /// The encoder (libx264 or libx265); the rest means the same for both.
+    public var codec = VideoCodecName.h264
     public var width: Int
     public var height: Int
     /// The unit of the frames' `pts` and of the output packets' timestamps (e.g. 1/90000).
@@ -196,8 +198,9 @@ public struct VideoEncoderOptions: Sendable {
     }
 }
 
-/// Native FFmpeg AAC-LC encoder settings.
+/// Audio encoder settings: FFmpeg's AAC-LC (default), libopus or FFmpeg's AC-3.
 public struct AudioEncoderOptions: Sendable {
+    public var codec = AudioCodecName.aac
     public var sampleRate: Int
     public var channelCount: Int
     public var bitRate: Int = 128_000

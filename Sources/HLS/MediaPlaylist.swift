@@ -130,6 +130,7 @@ public struct PlaylistSegment: Sendable, Equatable {
 /// #EXT-X-MEDIA-SEQUENCE:10
 /// #EXT-X-DISCONTINUITY-SEQUENCE:1
 /// #EXT-X-PLAYLIST-TYPE:VOD          (only when set; never while live)
+/// #EXT-X-I-FRAMES-ONLY              (an I-frame playlist only)
 /// #EXT-X-INDEPENDENT-SEGMENTS
 /// #EXT-X-SKIP:SKIPPED-SEGMENTS=3    (delta updates only; see `deltaUpdate()`)
 /// #EXT-X-MAP:URI="init.mp4"
@@ -158,10 +159,18 @@ public struct PlaylistSegment: Sendable, Equatable {
 /// or greater", and §4.3.2.5 "Use of the EXT-X-MAP tag in a Media Playlist that DOES NOT contain the
 /// EXT-X-I-FRAMES-ONLY tag REQUIRES a compatibility version number of 6 or greater" (with or without
 /// `BYTERANGE`): the default 7 covers both; `render()` never writes less than 4 when a byte range is present.
+///
+/// An I-frame playlist (`iFramesOnly`, RFC 8216 §4.3.3.6 `EXT-X-I-FRAMES-ONLY`) is the same model: each segment is
+/// one I-frame, an `EXT-X-BYTERANGE` of a media segment, and its `EXTINF` the time to the next I-frame. §4.3.3.6:
+/// "Use of the EXT-X-I-FRAMES-ONLY REQUIRES a compatibility version number of 4 or greater", and §4.3.2.5 "Use of
+/// the EXT-X-MAP tag in a Media Playlist that contains the EXT-X-I-FRAMES-ONLY tag REQUIRES a compatibility version
+/// number of 5 or greater": `render()` never writes less than 5 for one.
 public struct MediaPlaylist: Sendable, Equatable {
     public enum PlaylistType: String, Sendable { case vod = "VOD", event = "EVENT" }
 
     public var version: Int = 7
+    /// `EXT-X-I-FRAMES-ONLY`: every segment is one I-frame (a byte range of a media segment).
+    public var iFramesOnly = false
     public var targetDuration: Int
     public var mediaSequence: UInt64
     public var discontinuitySequence: UInt64
@@ -243,6 +252,7 @@ public struct MediaPlaylist: Sendable, Equatable {
     public var renderedVersion: Int {
         var v = skippedSegments == nil ? version : max(version, 9)
         if mapByteRange != nil || segments.contains(where: { $0.byteRange != nil || $0.mapByteRange != nil }) { v = max(v, 4) }
+        if iFramesOnly { v = max(v, 5) }
         return v
     }
 
@@ -278,6 +288,7 @@ public struct MediaPlaylist: Sendable, Equatable {
         out += "#EXT-X-MEDIA-SEQUENCE:\(mediaSequence)\n"
         if discontinuitySequence != 0 { out += "#EXT-X-DISCONTINUITY-SEQUENCE:\(discontinuitySequence)\n" }
         if let playlistType { out += "#EXT-X-PLAYLIST-TYPE:\(playlistType.rawValue)\n" }
+        if iFramesOnly { out += "#EXT-X-I-FRAMES-ONLY\n" }
         if independentSegments { out += "#EXT-X-INDEPENDENT-SEGMENTS\n" }
         // §4.4.5.2: "the EXT-X-SKIP tag replaces the segment URI lines and all Media Segment Tags that are
         // applied to those segments", so it stands where they stood: before the map (a Media Segment tag) that

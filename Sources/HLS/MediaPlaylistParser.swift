@@ -18,6 +18,7 @@ extension MediaPlaylist {
         var mediaSequence: UInt64 = 0
         var discontinuitySequence: UInt64 = 0
         var independent = false
+        var iFramesOnly = false
         var mapURI: String?
         var playlistType: PlaylistType?
         var endList = false
@@ -98,6 +99,8 @@ extension MediaPlaylist {
                 playlistType = t
             } else if line == "#EXT-X-INDEPENDENT-SEGMENTS" {
                 independent = true
+            } else if line == "#EXT-X-I-FRAMES-ONLY" {
+                iFramesOnly = true
             } else if let v = tagValue(line, "#EXT-X-MAP:") {
                 let attrs = try AttributeList.parse(v, line: n)
                 guard let uri = attrs.first(where: { $0.name == "URI" })?.value else {
@@ -236,6 +239,7 @@ extension MediaPlaylist {
             partTarget: partTarget, trailingParts: pendingParts, preloadHint: preloadHint,
             skippedSegments: skippedSegments)
         playlist.mapByteRange = mapByteRange
+        playlist.iFramesOnly = iFramesOnly
         // Tags of the segment in progress, before its parts.
         playlist.trailingDiscontinuity = pendingDiscontinuity
         playlist.trailingMapURI = pendingMap

@@ -35,6 +35,29 @@ public struct VariantStream: Sendable, Equatable {
     }
 }
 
+/// One `EXT-X-I-FRAME-STREAM-INF` tag (RFC 8216 §4.3.4.3): "identifies a Media Playlist file containing the
+/// I-frames of a multimedia presentation". Its attributes are those of `EXT-X-STREAM-INF` less `FRAME-RATE`,
+/// `AUDIO`, `SUBTITLES` and `CLOSED-CAPTIONS` (draft-pantos-hls-rfc8216bis §4.4.6.3), plus the required `URI`.
+public struct IFrameStream: Sendable, Equatable {
+    /// Peak bit rate of the I-frame playlist's ranges (each range's bytes over its `EXTINF`), bits/s.
+    public var bandwidth: Int
+    public var averageBandwidth: Int?
+    /// The video codec of the I-frames (RFC 6381).
+    public var codecs: String
+    public var resolution: VariantStream.Resolution?
+    /// The I-frame playlist (`EXT-X-I-FRAMES-ONLY`).
+    public var uri: String
+
+    public init(bandwidth: Int, averageBandwidth: Int? = nil, codecs: String, resolution: VariantStream.Resolution? = nil,
+                uri: String) {
+        self.bandwidth = bandwidth
+        self.averageBandwidth = averageBandwidth
+        self.codecs = codecs
+        self.resolution = resolution
+        self.uri = uri
+    }
+}
+
 /// One `EXT-X-MEDIA` tag (RFC 8216bis §4.4.6.1): a Rendition in a Group of Renditions (same TYPE and
 /// GROUP-ID, §4.4.6.1.1).
 public struct MediaRendition: Sendable, Equatable {
@@ -82,6 +105,7 @@ public struct MediaRendition: Sendable, Equatable {
 /// #EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="aac",NAME="English",DEFAULT=YES,AUTOSELECT=YES,LANGUAGE="en",CHANNELS="2",URI="audio/en.m3u8"
 /// #EXT-X-STREAM-INF:BANDWIDTH=2640000,CODECS="avc1.64001f,mp4a.40.2",RESOLUTION=1280x720,AUDIO="aac"
 /// video/720p.m3u8
+/// #EXT-X-I-FRAME-STREAM-INF:BANDWIDTH=520000,CODECS="avc1.64001f",RESOLUTION=1280x720,URI="720p.iframes.m3u8"
 /// ```
 ///
 /// `EXT-X-VERSION` is written only when §8 requires one. §8: "The EXT-X-MEDIA tag and the AUDIO, VIDEO, and
@@ -94,13 +118,17 @@ public struct MultivariantPlaylist: Sendable, Equatable {
     public var variants: [VariantStream]
     /// `EXT-X-MEDIA` tags, rendered before the variants.
     public var media: [MediaRendition]
+    /// `EXT-X-I-FRAME-STREAM-INF` tags, rendered after the variants.
+    public var iFrameStreams: [IFrameStream]
     public var independentSegments: Bool
     /// `EXT-X-IMAGE-STREAM-INF` tags (thumbnail sheets), rendered after the variants.
     public var imageStreams: [ImageStream] = []
 
-    public init(variants: [VariantStream], media: [MediaRendition] = [], independentSegments: Bool = true) {
+    public init(variants: [VariantStream], media: [MediaRendition] = [], iFrameStreams: [IFrameStream] = [],
+                independentSegments: Bool = true) {
         self.variants = variants
         self.media = media
+        self.iFrameStreams = iFrameStreams
         self.independentSegments = independentSegments
     }
 
@@ -143,6 +171,13 @@ public struct MultivariantPlaylist: Sendable, Equatable {
             if let a = v.audioGroup { out += ",AUDIO=" + AttributeList.quoted(a) }
             out += "\n" + v.uri + "\n"
         }
+        for f in iFrameStreams {
+            out += "#EXT-X-I-FRAME-STREAM-INF:BANDWIDTH=\(f.bandwidth)"
+            if let a = f.averageBandwidth { out += ",AVERAGE-BANDWIDTH=\(a)" }
+            out += ",CODECS=\"" + f.codecs + "\""
+            if let r = f.resolution { out += ",RESOLUTION=\(r.width)x\(r.height)" }
+            out += ",URI=" + AttributeList.quoted(f.uri) + "\n"
+        }
         for i in imageStreams { out += i.render() + "\n" }
         return out
     }
@@ -156,6 +191,7 @@ public struct MultivariantPlaylist: Sendable, Equatable {
         var independent = false
         var variants: [VariantStream] = []
         var media: [MediaRendition] = []
+        var iFrames: [IFrameStream] = []
         var pending: VariantStream?
         while let (n, line) = iterator.next() {
             if !line.hasPrefix("#") {
@@ -172,10 +208,23 @@ public struct MultivariantPlaylist: Sendable, Equatable {
                 media.append(try parseMedia(line.dropFirst("#EXT-X-MEDIA:".count), line: n))
             } else if line.hasPrefix("#EXT-X-STREAM-INF:") {
                 pending = try parseStreamInf(line.dropFirst("#EXT-X-STREAM-INF:".count), line: n)
+            } else if line.hasPrefix("#EXT-X-I-FRAME-STREAM-INF:") {
+                iFrames.append(try parseIFrameStreamInf(line.dropFirst("#EXT-X-I-FRAME-STREAM-INF:".count), line: n))
             }
         }
         if pending != nil { throw HLSError.missingURI(line: 0) }
-        return MultivariantPlaylist(variants: variants, media: media, independentSegments: independent)
+        return MultivariantPlaylist(variants: variants, media: media, iFrameStreams: iFrames,
+                                    independentSegments: independent)
+    }
+
+    /// §4.3.4.3: the `EXT-X-STREAM-INF` attributes it may carry, and "URI … This attribute is REQUIRED."
+    private static func parseIFrameStreamInf(_ text: Substring, line n: Int) throws -> IFrameStream {
+        let v = try parseStreamInf(text, line: n)
+        guard let uri = try AttributeList.parse(text, line: n).first(where: { $0.name == "URI" })?.value else {
+            throw HLSError.invalidAttribute(line: n, name: "URI")
+        }
+        return IFrameStream(bandwidth: v.bandwidth, averageBandwidth: v.averageBandwidth, codecs: v.codecs,
+                            resolution: v.resolution, uri: String(uri))
     }
 
     private static func parseStreamInf(_ text: Substring, line n: Int) throws -> VariantStream {

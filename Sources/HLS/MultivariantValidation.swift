@@ -23,6 +23,7 @@ extension MultivariantPlaylist {
             checkQuoted(m.uri, "URI", owner)
         }
         for v in variants { checkQuoted(v.audioGroup, "AUDIO", "EXT-X-STREAM-INF \(v.uri)") }
+        for f in iFrameStreams { checkQuoted(f.uri, "URI", "EXT-X-I-FRAME-STREAM-INF") }
 
         // Groups: "A set of one or more EXT-X-MEDIA tags with the same GROUP-ID value and the same TYPE value
         // defines a Group of Renditions." (§4.4.6.1.1)

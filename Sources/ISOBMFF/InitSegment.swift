@@ -15,7 +15,8 @@ import MediaCore
 ///         |vmhd| or |smhd|
 ///         |dinf| |dref| |url |
 ///         |stbl|
-///           |stsd| |avc1| |avcC| (|pasp|)  or  |hvc1| |hvcC| …  or  |av01| |av1C| …  or  |mp4a| |esds|
+///           |stsd| |avc1| |avcC| (|pasp|)  or  |hvc1| |hvcC| …  or  |av01| |av1C| …
+///                  or  |mp4a| |esds|  or  |Opus| |dOps|, |ac-3| |dac3|, |ec-3| |dec3|
 ///           |stts| |stsc| |stsz| |stco|      (empty: samples live in fragments)
 ///   |mvex|
 ///     |trex|                     one per track
@@ -71,6 +72,14 @@ public enum InitSegment {
                 guard asc.count >= 2, asc.count <= 127 else {
                     throw MP4Error.invalidConfiguration("track \(t.trackID): AudioSpecificConfig of \(asc.count) bytes")
                 }
+            case (.audio, .opus(let c)):
+                guard c.channelMappingFamily == 0 || c.channelMapping.count == Int(c.outputChannelCount) else {
+                    throw MP4Error.invalidConfiguration("track \(t.trackID): Opus channel mapping of \(c.channelMapping.count) for \(c.outputChannelCount) channels")
+                }
+            case (.audio, .ac3), (.audio, .eac3(_)):
+                if case .eac3(let c) = t.codec, !(1...8).contains(c.independentSubstreams.count) {
+                    throw MP4Error.invalidConfiguration("track \(t.trackID): E-AC-3 with \(c.independentSubstreams.count) independent substreams")
+                }
             default:
                 throw MP4Error.invalidConfiguration("track \(t.trackID): \(t.kind) track with codec \(t.codec)")
             }
@@ -109,6 +118,9 @@ public enum InitSegment {
                             case .hevc(let hvcC): try HEVCSampleEntry.write(to: &w, track: t, hvcC: hvcC)
                             case .av1(let av1C): try AV1SampleEntry.write(to: &w, track: t, av1C: av1C)
                             case .aac(let asc): try MP4AudioSampleEntry.write(to: &w, track: t, audioSpecificConfig: asc)
+                            case .opus(let c): try OpusSampleEntry.write(to: &w, config: c)
+                            case .ac3(let c): try AC3SampleEntry.write(to: &w, config: c)
+                            case .eac3(let c): try EC3SampleEntry.write(to: &w, config: c)
                             }
                         }
                         // §8.6.1.2 stts, §8.7.4 stsc, §8.7.3 stsz, §8.7.5 stco: all empty in a fragmented file.

@@ -20,6 +20,10 @@ public enum MP4Error: Error, Equatable, Sendable {
     case invalidAV1(String)
     /// An ADTS header that is not valid (ISO/IEC 14496-3 §1.A.2.2).
     case invalidADTS(String)
+    /// An Opus identification header or packet that is not valid (RFC 7845 §5.1, RFC 6716 §3.1).
+    case invalidOpus(String)
+    /// An AC-3 or E-AC-3 sync frame header that is not valid (ETSI TS 102 366 §4.3, Annex E.1).
+    case invalidAC3(String)
 }
 
 extension MP4Error: CustomStringConvertible {
@@ -33,6 +37,8 @@ extension MP4Error: CustomStringConvertible {
         case .invalidHEVC(let what): "invalid H.265 data: \(what)"
         case .invalidAV1(let what): "invalid AV1 data: \(what)"
         case .invalidADTS(let what): "invalid ADTS header: \(what)"
+        case .invalidOpus(let what): "invalid Opus data: \(what)"
+        case .invalidAC3(let what): "invalid AC-3 / E-AC-3 data: \(what)"
         }
     }
 }

@@ -114,21 +114,31 @@ public struct SPSInfo: Sendable, Equatable {
 struct BitReader {
     let bytes: [UInt8]
     var bit = 0
+    /// What running out of bits throws.
+    let truncated: MP4Error
 
-    init(_ bytes: [UInt8]) { self.bytes = bytes }
+    init(_ bytes: [UInt8], truncated: MP4Error = .invalidH264("SPS truncated")) {
+        self.bytes = bytes
+        self.truncated = truncated
+    }
 
     mutating func flag() throws -> Bool { try bits(1) == 1 }
     mutating func u8() throws -> UInt8 { UInt8(try bits(8)) }
 
     mutating func bits(_ n: Int) throws -> UInt32 {
         precondition(n <= 32)
-        guard bit + n <= bytes.count * 8 else { throw MP4Error.invalidH264("SPS truncated") }
+        guard bit + n <= bytes.count * 8 else { throw truncated }
         var v: UInt32 = 0
         for _ in 0..<n {
             v = v << 1 | UInt32(bytes[bit >> 3] >> (7 - UInt8(bit & 7)) & 1)
             bit += 1
         }
         return v
+    }
+
+    mutating func skip(_ n: Int) throws {
+        guard n >= 0, bit + n <= bytes.count * 8 else { throw truncated }
+        bit += n
     }
 
     /// ue(v): unsigned Exp-Golomb.

@@ -58,14 +58,3 @@ public enum VisualSampleEntry {
         if let l = c.contentLightLevel, l.count == 4 { try w.box("clli") { w in w.write(bytes: l) } }
     }
 }
-
-/// AV1 configuration records (AV1 Codec ISO Media File Format Binding §2.3).
-public enum AV1 {
-    /// `av1C` from codec extradata: the container's AV1CodecConfigurationRecord (MP4, Matroska, WebM: marker bit 1,
-    /// version 1, then profile/level/tier/depth and the configOBUs).
-    public static func av1C(fromExtradata data: [UInt8]) throws -> [UInt8] {
-        guard data.count >= 4 else { throw MP4Error.invalidAV1("no AV1CodecConfigurationRecord (av1C) in the input") }
-        guard data[0] == 0x81 else { throw MP4Error.invalidAV1("av1C marker/version byte 0x\(String(data[0], radix: 16))") }
-        return data
-    }
-}

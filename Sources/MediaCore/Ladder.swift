@@ -5,8 +5,9 @@
 public enum LadderRequest: Sendable, Equatable {
     /// Copy the input video untouched.
     case source
-    /// Encode at this height (rounded down to even by `Ladder.plan`); `bitRate` nil: `Ladder.defaultBitRate(height:)`.
-    case height(Int, bitRate: Int?)
+    /// Encode at this height (rounded down to even by `Ladder.plan`); `bitRate` nil: `Ladder.defaultBitRate(height:)`;
+    /// `codec` nil: the stream's `--video-codec`.
+    case height(Int, bitRate: Int?, codec: VideoCodecName? = nil)
 }
 
 /// A `--ladder` value that cannot be used; `description` is one line for a person.
@@ -16,6 +17,7 @@ public enum LadderError: Error, Sendable, Equatable, CustomStringConvertible {
     case notAHeight(String)
     case heightOutOfRange(String)
     case notABitRate(entry: String, rate: String)
+    case tooManyFields(String)
     case bitRateOutOfRange(entry: String, rate: String)
     case duplicateHeight(Int)
     case duplicateSource
@@ -30,7 +32,8 @@ public enum LadderError: Error, Sendable, Equatable, CustomStringConvertible {
         case .emptyRung(let v): return p + "empty rung in '\(v)' (use e.g. 720,480,360)"
         case .notAHeight(let s): return p + "'\(s)' is not a height (use e.g. 720,480,360 or 720:3000k)"
         case .heightOutOfRange(let s): return p + "'\(s)' is out of range (heights go from \(Ladder.heights.lowerBound) to \(Ladder.heights.upperBound))"
-        case .notABitRate(let e, let r): return p + "'\(r)' in '\(e)' is not a bit rate (use e.g. 3000k or 1.2M)"
+        case .notABitRate(let e, let r): return p + "'\(r)' in '\(e)' is not a bit rate or a codec (use e.g. 3000k, 1.2M, hevc)"
+        case .tooManyFields(let e): return p + "'\(e)' has more than a height, a rate and a codec (use e.g. 1080:5M:hevc)"
         case .bitRateOutOfRange(let e, let r):
             return p + "'\(r)' in '\(e)' is out of range (from \(Ladder.formatRate(Ladder.bitRates.lowerBound)) to \(Ladder.formatRate(Ladder.bitRates.upperBound)))"
         case .duplicateHeight(let h): return p + "\(h)p is given twice"
@@ -45,8 +48,9 @@ public enum LadderError: Error, Sendable, Equatable, CustomStringConvertible {
 
 /// Parsing of `--ladder` (the planning against a source, `Ladder.plan`, is the Pipeline's).
 ///
-/// Value: comma-separated rungs, each `HEIGHT`, `HEIGHTp`, `HEIGHT:RATE` or `source`, e.g. `source,720,480:1.2M,360p`.
-/// RATE is bits per second with an optional `k` (×1000) or `M` (×1 000 000) suffix, decimals allowed (`1.2M`).
+/// Value: comma-separated rungs, each `HEIGHT`, `HEIGHTp`, `HEIGHT:RATE`, `HEIGHT:CODEC`, `HEIGHT:RATE:CODEC` or
+/// `source`, e.g. `source,1080:hevc,720,480:1.2M,360p`. RATE is bits per second with an optional `k` (×1000) or `M`
+/// (×1 000 000) suffix, decimals allowed (`1.2M`); CODEC is `h264`, `hevc` or `av1` (`VideoCodecName`).
 public enum Ladder {
     /// Heights a rung may ask for.
     public static let heights = 16...4320
@@ -63,7 +67,13 @@ public enum Ladder {
                 out.append(.source)
                 continue
             }
-            let parts = entry.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+            var parts = entry.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+            var codec: VideoCodecName?
+            if parts.count >= 2, let c = VideoCodecName(parsing: parts[parts.count - 1]) {
+                codec = c
+                parts.removeLast()
+            }
+            guard parts.count <= 2 else { throw .tooManyFields(entry) }
             var h = parts[0]
             if h.hasSuffix("p") || h.hasSuffix("P") { h.removeLast() }
             guard !h.isEmpty, h.count <= 6, h.allSatisfy({ $0.isASCII && $0.isNumber }), let height = Int(h) else {
@@ -76,7 +86,7 @@ public enum Ladder {
                 guard bitRates.contains(r) else { throw .bitRateOutOfRange(entry: entry, rate: parts[1]) }
                 rate = r
             }
-            out.append(.height(height, bitRate: rate))
+            out.append(.height(height, bitRate: rate, codec: codec))
         }
         return out
     }

@@ -15,6 +15,12 @@ public struct TrackFormat: Sendable, Hashable {
         case hevc(hvcC: [UInt8])
         /// AV1: `av1C` is the AV1CodecConfigurationRecord (AV1-ISOBMFF §2.3.3) with its sequence header OBU.
         case av1(av1C: [UInt8])
+        /// Opus: the OpusHead fields of its `dOps` ("Encapsulation of Opus in ISO Base Media File Format" §4.3.2).
+        case opus(OpusConfig)
+        /// AC-3: the `dac3` fields (ETSI TS 102 366 Annex F.4).
+        case ac3(AC3Config)
+        /// E-AC-3: the `dec3` fields (ETSI TS 102 366 Annex F.6).
+        case eac3(EAC3Config)
     }
 
     /// `track_ID` in `tkhd`/`tfhd`/`trex`: 1-based.
@@ -54,7 +60,9 @@ public struct TrackFormat: Sendable, Hashable {
 
     /// RFC 6381 codec string for the HLS `CODECS` attribute, derived from the configuration bytes:
     /// `avc1.PPCCLL` from the `avcC` profile/compatibility/level bytes, `mp4a.40.N` from the AAC object type,
-    /// `hvc1.…` and `av01.…` from their records (`VideoCodecStrings`).
+    /// `hvc1.…` and `av01.…` from their records (`VideoCodecStrings`);
+    /// `opus` (lower case, what MSE and hls.js match), `ac-3`, `ec-3` (the sample entries' four-character codes,
+    /// ETSI TS 102 366 Annex F, as Apple's HLS authoring specification lists them).
     public var codecString: String {
         switch codec {
         case .h264(let avcC):
@@ -71,7 +79,28 @@ public struct TrackFormat: Sendable, Hashable {
             return VideoCodecStrings.hevc(hvcC: hvcC)
         case .av1(let av1C):
             return VideoCodecStrings.av1(av1C: av1C, colour: colour)
+        case .opus: return "opus"
+        case .ac3: return "ac-3"
+        case .eac3: return "ec-3"
         }
+    }
+
+    /// Audio: the longest frame the codec makes, in track ticks (the sample rate): 1024 for AAC, 1536 for AC-3 and
+    /// E-AC-3 (six blocks of 256), 2880 for Opus (a 60 ms frame at 48 kHz; packets vary, RFC 6716 §2.1.4). Nil for video.
+    public var longestAudioFrame: Int64? {
+        switch codec {
+        case .aac: 1024
+        case .ac3, .eac3: 1536
+        case .opus: 2880
+        default: nil
+        }
+    }
+
+    /// The HLS `CHANNELS` attribute (RFC 8216bis §4.4.6.1): the channel count, or `16/JOC` for E-AC-3 with Joint
+    /// Object Coding (Dolby Atmos), as Apple's HLS authoring specification writes it.
+    public var hlsChannels: String {
+        if case .eac3(let c) = codec, c.jocComplexityIndex != nil { return "16/JOC" }
+        return String(channelCount)
     }
 }
 

@@ -23,15 +23,21 @@ public struct SegmentInfo: Sendable, Equatable {
     /// an LL-HLS part, the DASH segment in progress and the finished segment are views of the same bytes. Empty when
     /// the producer did not say (one part: the whole segment).
     public var partRanges: [Range<Int>]
+    /// The fragment that opens with the segment's first video keyframe (its bytes in this segment, its decode time
+    /// in the reference track's timescale): the segment's entry in an I-frame playlist. `nil` when the rendition has
+    /// no video or the producer did not say (then the rendition has no I-frame playlist entry for it).
+    public var keyframe: KeyframeFragment?
     /// The sync sample the reference track opens with (the sample's own array, shared with the segment's bytes, not
     /// a copy), for trick play (thumbnail tiles decode it); `nil` when the producer did not say or there is none.
-    public var keyframe: [UInt8]?
+    public var keyframeSample: [UInt8]?
 
     public init(sequence: UInt64, startTime: MediaTime, duration: MediaTime, byteCount: Int,
                 programDateTime: WallClock? = nil, discontinuity: Bool = false, videoSampleCount: Int? = nil,
                 startsWithSyncSample: Bool = true, earliestPresentationTime: MediaTime? = nil,
-                partRanges: [Range<Int>] = [], keyframe: [UInt8]? = nil) {
+                partRanges: [Range<Int>] = [], keyframe: KeyframeFragment? = nil, keyframeSample: [UInt8]? = nil) {
+        precondition(keyframe.map { $0.range.upperBound <= byteCount } ?? true, "the keyframe's fragment lies in the segment")
         self.keyframe = keyframe
+        self.keyframeSample = keyframeSample
         self.partRanges = partRanges
         self.earliestPresentationTime = earliestPresentationTime ?? startTime
         self.sequence = sequence

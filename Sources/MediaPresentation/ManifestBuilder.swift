@@ -200,7 +200,7 @@ public enum ManifestBuilder {
                 width: v.map(\.width), height: v.map(\.height),
                 frameRate: v == nil ? nil : (stats.frameRate ?? r.declaredFrameRate).map(frameRate),
                 sar: v.flatMap { $0.sampleAspectRatio.isValid ? $0.sampleAspectRatio : nil },
-                audioSamplingRate: v == nil ? a.map(\.sampleRate) : nil, audioChannels: v == nil ? a.map(\.channelCount) : nil,
+                audioSamplingRate: v == nil ? a.map(\.sampleRate) : nil, audioChannelConfiguration: v == nil ? a.map(MPD.AudioChannelConfiguration.init(track:)) : nil,
                 colour: v?.colour, segments: f.segments)
             if r.kind == .audio {
                 audio.append(representation)
@@ -211,15 +211,27 @@ public enum ManifestBuilder {
             }
         }
         video.sort { $0.bandwidth > $1.bandwidth }
+        // One video AdaptationSet per codec family (avc1, hvc1, av01): a player switches seamlessly within a set,
+        // and DASH-IF IOP 4.3 §3.2.13 keeps one codec per set so a client that cannot decode one skips the set.
+        var families: [String] = []
+        for r in video where !families.contains(family(r.codecs)) { families.append(family(r.codecs)) }
+        families.sort { ($0 == "avc1" ? 0 : 1, $0) < ($1 == "avc1" ? 0 : 1, $1) }   // H.264, the one every player has, first
         var sets: [MPD.AdaptationSet] = []
-        if !video.isEmpty {
-            sets.append(MPD.AdaptationSet(id: 0, contentType: muxed ? nil : .video, mimeType: "video/mp4", representations: video))
+        for (i, f) in families.enumerated() {
+            // ids: the first video set 0, the audio 1 (as before a ladder could mix codecs), other video sets 2, 3 ...
+            sets.append(MPD.AdaptationSet(id: i == 0 ? 0 : i + 1, contentType: muxed ? nil : .video, mimeType: "video/mp4",
+                                          representations: video.filter { family($0.codecs) == f }))
         }
         if !audio.isEmpty {
             sets.append(MPD.AdaptationSet(id: 1, contentType: .audio, mimeType: "audio/mp4", language: language,
                                           representations: audio))
         }
-        return sets
+        return sets.sorted { $0.id < $1.id }
+    }
+
+    /// The sample entry of a representation's first codec: `avc1`, `hvc1`, `av01`.
+    private static func family(_ codecs: String) -> String {
+        String(codecs.prefix { $0 != "." && $0 != "," })
     }
 
     /// A measured frame rate as `FrameRateType`: whole rates exactly, NTSC rates as `N×1000/1001`, else to 1/1000.

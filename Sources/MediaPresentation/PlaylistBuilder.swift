@@ -46,14 +46,9 @@ public enum PlaylistBuilder {
                                    programDateTime: seg.info.programDateTime, discontinuity: seg.discontinuity, mapURI: map,
                                    parts: i >= partsFrom ? playlistParts(seg.parts, seg.sequence, scheme) : [])
         }
-        let type: MediaPlaylist.PlaylistType? = switch playlistType {
-        case .event: .event
-        case .vod: snap.finished ? .vod : nil
-        case nil: nil
-        }
         var playlist = MediaPlaylist(targetDuration: td, mediaSequence: snap.mediaSequence,
                                      discontinuitySequence: snap.discontinuitySequence, mapURI: scheme.initURI(firstInit),
-                                     playlistType: type, segments: segments, endList: snap.finished)
+                                     playlistType: renderedType(playlistType, snap), segments: segments, endList: snap.finished)
         if let partTarget {
             // PART-HOLD-BACK ≥ 3 × PART-TARGET, HOLD-BACK ≥ 3 × TARGETDURATION (§4.4.3.8); the policy's part target
             // is fixed for the stream, so neither value ever changes.
@@ -92,6 +87,15 @@ public enum PlaylistBuilder {
         return playlist
     }
 
+    /// `EXT-X-PLAYLIST-TYPE` as rendered: `VOD` only once the window is finished (a VOD playlist cannot change).
+    static func renderedType<P>(_ type: MediaPlaylist.PlaylistType?, _ snap: WindowSnapshot<P>) -> MediaPlaylist.PlaylistType? {
+        switch type {
+        case .event: .event
+        case .vod: snap.finished ? .vod : nil
+        case nil: nil
+        }
+    }
+
     /// `EXT-X-RENDITION-REPORT` for a rendition, from its snapshot (RFC 8216bis §4.4.5.4: LAST-MSN and LAST-PART
     /// are those of the last segment and part of the rendition's playlist).
     public static func renditionReport<P>(_ snap: WindowSnapshot<P>, scheme: URIScheme,
@@ -109,9 +113,11 @@ public enum PlaylistBuilder {
     /// `statistics` replaces what is measured over the snapshots' windows (a recorder measures every segment
     /// of the current init as it goes, and keeps only a one-segment window).
     /// `uriQuery`: a query (without `?`) every listed URI carries (`""`: none).
+    /// `iFrames`: an `EXT-X-I-FRAME-STREAM-INF` for each variant whose window lists I-frames (`iFramePlaylist`), for
+    /// an output that serves or writes those playlists.
     public static func multivariant<P>(_ renditions: [Rendition], _ snapshots: [WindowSnapshot<P>],
                                        statistics measured: [VariantStatistics?]? = nil,
-                                       uriQuery: String = "") -> MultivariantPlaylist? {
+                                       uriQuery: String = "", iFrames: Bool = false) -> MultivariantPlaylist? {
         guard renditions.count == snapshots.count, snapshots.allSatisfy(\.isPlayable) else { return nil }
         let stats = zip(renditions, snapshots).enumerated().map { i, rs in
             measured.flatMap { $0.indices.contains(i) ? $0[i] : nil } ?? statistics(rs.0, rs.1)
@@ -126,7 +132,7 @@ public enum PlaylistBuilder {
             let track = snapshots[i].inits.last?.tracks.first
             media.append(MediaRendition(type: .audio, groupID: group, name: r.name, language: r.language,
                                         isDefault: first, autoselect: true,
-                                        channels: track.map { String($0.channelCount) },
+                                        channels: track.map(\.hlsChannels),
                                         uri: SuffixedScheme(r.scheme, uriQuery).playlistURI))
             groupPeak[group] = max(groupPeak[group] ?? 0, stats[i].peakBitRate)
             groupAverage[group] = max(groupAverage[group] ?? 0, stats[i].averageBitRate)
@@ -148,7 +154,10 @@ public enum PlaylistBuilder {
             }
         }
         variants.sort { $0.bandwidth > $1.bandwidth }
-        return MultivariantPlaylist(variants: variants, media: media)
+        let iFrameStreams = !iFrames ? [] : zip(renditions, snapshots).compactMap { r, snap in
+            r.kind == .audio ? nil : iFrameStream(snap, scheme: r.scheme, uriQuery: uriQuery)
+        }.sorted { $0.bandwidth > $1.bandwidth }
+        return MultivariantPlaylist(variants: variants, media: media, iFrameStreams: iFrameStreams)
     }
 
     private static func variant<P>(_ r: Rendition, _ snap: WindowSnapshot<P>, _ s: VariantStatistics, audioGroup: String?,
@@ -215,6 +224,7 @@ struct SuffixedScheme {
     }
 
     var playlistURI: String { scheme.playlistURI + suffix }
+    var iFramePlaylistURI: String { scheme.iFramePlaylistURI + suffix }
     func initURI(_ index: Int) -> String { scheme.initURI(index) + suffix }
     func segmentURI(_ sequence: UInt64) -> String { scheme.segmentURI(sequence) + suffix }
     func partURI(_ sequence: UInt64, _ index: Int) -> String { scheme.partURI(sequence, index) + suffix }

@@ -65,14 +65,15 @@ public final class Presentation<Payload: Sendable>: PresentationConsumer, Sendab
         public let renditions: [Rendition]
         public let windows: [LiveWindow<Payload>]
         public let policy: TimingPolicy
-        let byPlaylist: [String: Int]
+        /// Media and I-frame playlists by URI.
+        let byPlaylist: [String: (rendition: Int, object: URIScheme.Object)]
         let byDirectory: [String: Int]
         /// The rendition whose objects sit at the root (`directory == ""`), if any.
         let rootRendition: Int?
 
         /// The rendition and object a root-relative path (no leading `/`) names.
         public func resolve(_ path: Substring) -> (rendition: Int, object: URIScheme.Object)? {
-            if let r = byPlaylist[String(path)] { return (r, .playlist) }
+            if let named = byPlaylist[String(path)] { return named }
             if let slash = path.firstIndex(of: "/") {
                 let dir = String(path[...slash])
                 guard let r = byDirectory[dir], let o = URIScheme.mediaObject(path[path.index(after: slash)...]) else { return nil }
@@ -205,12 +206,17 @@ public final class Presentation<Payload: Sendable>: PresentationConsumer, Sendab
 
     private func announce(_ renditions: [Rendition], _ policy: TimingPolicy) throws {
         guard !renditions.isEmpty else { throw PresentationError.noRenditions }
-        var byPlaylist: [String: Int] = [:]
+        var byPlaylist: [String: (rendition: Int, object: URIScheme.Object)] = [:]
         var byDirectory: [String: Int] = [:]
         var root: Int?
         for (i, r) in renditions.enumerated() {
-            guard byPlaylist.updateValue(i, forKey: r.scheme.playlistURI) == nil, r.scheme.playlistURI != "index.m3u8" else {
-                throw PresentationError.duplicateName(r.name)
+            // An audio rendition has no I-frames: its I-frame playlist's name is nobody's.
+            let playlists = [(r.scheme.playlistURI, URIScheme.Object.playlist)]
+                + (r.kind == .audio ? [] : [(r.scheme.iFramePlaylistURI, .iFramePlaylist)])
+            for (uri, object) in playlists {
+                guard byPlaylist.updateValue((i, object), forKey: uri) == nil, uri != "index.m3u8" else {
+                    throw PresentationError.duplicateName(r.name)
+                }
             }
             if r.scheme.directory.isEmpty {
                 guard root == nil else { throw PresentationError.duplicateName(r.name) }

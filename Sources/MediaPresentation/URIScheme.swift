@@ -8,6 +8,10 @@
 /// ```
 /// Init segments after a codec change are `init1.mp4`, `init2.mp4`, …
 ///
+/// A video rendition's I-frame playlist (RFC 8216 §4.3.3.6) sits beside its media playlist, named like it with
+/// `.iframes` before `.m3u8`: `stream.iframes.m3u8`, `720p.iframes.m3u8`. A rendition name has no `.`, so no other
+/// rendition's playlist can take that name; it lists byte ranges of the same segments.
+///
 /// A single-file rendition (`package --single-file`) is one file beside its playlist, named like it:
 /// `stream.mp4` for the muxed root rendition, `720p.mp4` for a nested one (its directory stays unused).
 public struct URIScheme: Sendable, Hashable {
@@ -40,13 +44,20 @@ public struct URIScheme: Sendable, Hashable {
     /// The segment URI as a DASH `SegmentTemplate@media` (`$Number$` is the segment's sequence number).
     public var segmentTemplate: String { directory + "seg$Number$.m4s" }
     /// The one CMAF file of a single-file rendition: the playlist's name with `.mp4` (`720p.m3u8` → `720p.mp4`).
-    public var singleFileURI: String {
-        (playlistURI.hasSuffix(".m3u8") ? String(playlistURI.dropLast(5)) : playlistURI) + ".mp4"
+    public var singleFileURI: String { playlistStem + ".mp4" }
+    /// The I-frame playlist (`EXT-X-I-FRAMES-ONLY`): the playlist's name with `.iframes.m3u8`
+    /// (`720p.m3u8` → `720p.iframes.m3u8`).
+    public var iFramePlaylistURI: String { playlistStem + ".iframes.m3u8" }
+
+    private var playlistStem: String {
+        playlistURI.hasSuffix(".m3u8") ? String(playlistURI.dropLast(5)) : playlistURI
     }
 
     /// One object of a rendition.
     public enum Object: Sendable, Hashable {
         case playlist
+        /// The I-frame playlist (`iFramePlaylistURI`).
+        case iFramePlaylist
         case initSegment(Int)
         case segment(UInt64)
         case part(UInt64, Int)
@@ -56,6 +67,7 @@ public struct URIScheme: Sendable, Hashable {
     /// Numbers are strict decimals: no sign, no leading zero, at most 19 digits.
     public func object(at path: Substring) -> Object? {
         if path == playlistURI[...] { return .playlist }
+        if path == iFramePlaylistURI[...] { return .iFramePlaylist }
         guard path.hasPrefix(directory) else { return nil }
         return Self.mediaObject(path.dropFirst(directory.count))
     }

@@ -71,6 +71,11 @@ struct FastPath: Sendable {
             guard window.snapshot().isPlayable,
                   let (body, fields, head) = responder.preparedMediaPlaylist(presentation, layout, r) else { return nil }
             found = (head, fields, Body(body), nil)
+        case .iFramePlaylist:
+            guard window.snapshot().isPlayable, let e = responder.iFramePlaylistEntry(presentation, layout, r, uriQuery: "") else {
+                return nil
+            }
+            found = (e.head, e.headers, Body(e.body), nil)
         case .initSegment(let i):
             guard let o = window.snapshot().initSegment(i), let head = o.payload.head else { return nil }
             found = (head, o.payload.headers, o.payload.body, nil)

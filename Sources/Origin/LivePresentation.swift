@@ -315,6 +315,8 @@ final class PlaylistCache: Sendable {
         let skip: Bool
         /// The signature query the URIs carry (`""` without signed URLs).
         var uriQuery = ""
+        /// The rendition's I-frame playlist rather than its media playlist.
+        var iFrames = false
     }
     /// Entries for signed requests, beyond which those are dropped (one per signature in use, per playlist).
     static let signedEntryLimit = 256

@@ -19,7 +19,7 @@ extension OriginResponder {
         let key = PlaylistCache.Key(presentation: p.serial, rendition: -1, skip: false, uriQuery: uriQuery)
         let tileSnap = tiles?.snapshot()
         guard let (body, headers) = playlists.get(key, versions: snaps.map(\.version) + [tileSnap?.version ?? 0], render: {
-            guard var m = PlaylistBuilder.multivariant(layout.renditions, snaps, uriQuery: uriQuery) else { return nil }
+            guard var m = PlaylistBuilder.multivariant(layout.renditions, snaps, uriQuery: uriQuery, iFrames: true) else { return nil }
             if let tileSnap { ThumbnailManifests.add(tileSnap, to: &m, uriQuery: uriQuery) }
             return m.render()
         }) else { return send(Self.retryLater(p), request) }
@@ -123,6 +123,33 @@ extension OriginResponder {
             return PlaylistBuilder.mediaPlaylist(snaps[r], scheme: layout.renditions[r].scheme,
                                                  playlistType: p.playlistType, reports: reports, skip: skip,
                                                  uriQuery: uriQuery)?.render()
+        })
+    }
+
+    /// Rendition `r`'s I-frame playlist (RFC 8216 §4.3.3.6), answered like a media playlist without delivery
+    /// directives (it lists whole segments only). 404 once the rendition is playable without video.
+    func iFramePlaylist(_ p: LivePresentation, _ layout: LivePresentation.Layout, _ r: Int, _ request: Request,
+                        _ uriQuery: String) async -> Response {
+        let window = layout.windows[r]
+        if !window.snapshot().isPlayable {
+            _ = await window.wait(for: .playable, timeout: firstWait(layout))
+        }
+        guard let entry = iFramePlaylistEntry(p, layout, r, uriQuery: uriQuery) else {
+            let snap = window.snapshot()
+            let noVideo = snap.isPlayable && !(snap.inits.last?.tracks.contains { $0.kind == .video } ?? false)
+            return send(noVideo ? Self.notFound : Self.retryLater(p), request)
+        }
+        return send(.ok, entry.headers, entry.body, request)
+    }
+
+    /// The I-frame playlist as it is now, rendered once per change of its window (`PlaylistCache`); also `FastPath`'s.
+    func iFramePlaylistEntry(_ p: LivePresentation, _ layout: LivePresentation.Layout, _ r: Int,
+                             uriQuery: String) -> PlaylistCache.Entry? {
+        let snap = layout.windows[r].snapshot()
+        let key = PlaylistCache.Key(presentation: p.serial, rendition: r, skip: false, uriQuery: uriQuery, iFrames: true)
+        return playlists.entry(key, versions: [snap.version], render: {
+            PlaylistBuilder.iFramePlaylist(snap, scheme: layout.renditions[r].scheme, playlistType: p.playlistType,
+                                           uriQuery: uriQuery)?.render()
         })
     }
 

@@ -225,9 +225,11 @@ struct OriginResponder: HTTPResponder {
             stats.sawViewer(remote, stream: name)
             // Not announced yet: only a playlist can be waited for.
             guard inner.hasSuffix(".m3u8"), await presentation.waitUntilPlayable(timeout: firstWait(nil)),
-                  let layout = presentation.layout, let (r, object) = layout.resolve(inner), object == .playlist else {
+                  let layout = presentation.layout, let (r, object) = layout.resolve(inner),
+                  object == .playlist || object == .iFramePlaylist else {
                 return send(Self.retryLater(presentation), request)
             }
+            if object == .iFramePlaylist { return await iFramePlaylist(presentation, layout, r, request, uriQuery) }
             return await mediaPlaylist(presentation, layout, r, request, uriQuery, remote, stream: stream)
         case .object(let r, let object, let layout):
             stats.sawViewer(remote, stream: name)
@@ -235,6 +237,8 @@ struct OriginResponder: HTTPResponder {
             switch object {
             case .playlist:
                 return await mediaPlaylist(presentation, layout, r, request, uriQuery, remote, stream: stream)
+            case .iFramePlaylist:
+                return await iFramePlaylist(presentation, layout, r, request, uriQuery)
             case .initSegment(let i):
                 guard let o = window.snapshot().initSegment(i) else { return send(Self.notFound, request) }
                 return send(.ok, o.payload.headers, o.payload.body, request)

@@ -33,7 +33,7 @@ enum Route: Sendable {
         case multivariant
         case manifest
         case time
-        /// A rendition's playlist, init segment, segment or part (the layout is announced).
+        /// A rendition's playlist, I-frame playlist, init segment, segment or part (the layout is announced).
         case object(rendition: Int, URIScheme.Object, LivePresentation.Layout)
         /// Thumbnail tiles (`--thumbnails`): the image playlist, the WebVTT list or a sheet.
         case tiles(LiveTileSheets, TileObject)
@@ -139,7 +139,7 @@ enum Route: Sendable {
             case .tiles(_, let object): return (stream, "", object.label)
             case .object(let r, let object, let layout):
                 let kind = switch object {
-                case .playlist: "playlist"
+                case .playlist, .iFramePlaylist: "playlist"
                 case .initSegment: "init"
                 case .segment: "segment"
                 case .part: "part"

@@ -16,8 +16,11 @@ public struct LadderRung: Sendable, Equatable, CustomStringConvertible {
     /// VBV buffer in bits (`VideoEncoderOptions.bufferSize`): one segment at `maxBitRate`; nil for `source`.
     public var bufferSize: Int?
     public var isSource: Bool
+    /// What an encoded rung is encoded to (a `source` rung keeps the input's codec; this is then unused).
+    public var codec: VideoCodecName
 
-    public init(name: String, width: Int, height: Int, bitRate: Int?, maxBitRate: Int?, bufferSize: Int?, isSource: Bool) {
+    public init(name: String, width: Int, height: Int, bitRate: Int?, maxBitRate: Int?, bufferSize: Int?, isSource: Bool,
+                codec: VideoCodecName = .h264) {
         self.name = name
         self.width = width
         self.height = height
@@ -25,11 +28,13 @@ public struct LadderRung: Sendable, Equatable, CustomStringConvertible {
         self.maxBitRate = maxBitRate
         self.bufferSize = bufferSize
         self.isSource = isSource
+        self.codec = codec
     }
 
     public var description: String {
         let rate = bitRate.map { " \(Ladder.formatRate($0))" } ?? ""
-        return isSource ? "source \(width)x\(height)\(rate) (copied)" : "\(name) \(width)x\(height)\(rate)"
+        let codecText = codec == .h264 ? "" : " \(codec)"
+        return isSource ? "source \(width)x\(height)\(rate) (copied)" : "\(name) \(width)x\(height)\(rate)\(codecText)"
     }
 }
 
@@ -63,11 +68,12 @@ extension Ladder {
 
     /// Parses and plans in one step.
     public static func plan(_ value: String, sourceWidth: Int, sourceHeight: Int, sourceSampleAspectRatio: Rational,
-                            sourceCopyable: Bool, sourceBitRate: Int?, segmentDuration: MediaTime = .seconds(1))
+                            sourceCopyable: Bool, sourceBitRate: Int?, segmentDuration: MediaTime = .seconds(1),
+                            codec: VideoCodecName = .h264)
         throws(LadderError) -> (rungs: [LadderRung], notices: [String]) {
         try plan(try parse(value), sourceWidth: sourceWidth, sourceHeight: sourceHeight,
                  sourceSampleAspectRatio: sourceSampleAspectRatio, sourceCopyable: sourceCopyable,
-                 sourceBitRate: sourceBitRate, segmentDuration: segmentDuration)
+                 sourceBitRate: sourceBitRate, segmentDuration: segmentDuration, codec: codec)
     }
 
     /// The rungs to produce from this source, highest first (`source` before all), and notices for the log.
@@ -78,16 +84,18 @@ extension Ladder {
     ///   encoded. Nothing left, a duplicate height, or `source` without H.264 input is an error.
     /// - Rate control: `maxBitRate = bitRate × 1.1`, `bufferSize = maxBitRate × segmentDuration`, so a
     ///   segment's size stays near the target while a 1-second IDR still gets its bits.
+    /// - Codec: the rung's own (`1080:hevc`), else `codec` (the stream's `--video-codec`). A rung encoded to anything
+    ///   but H.264 is named with it (`1080p-hevc`), so one height can be offered in two codecs.
     public static func plan(_ requests: [LadderRequest], sourceWidth: Int, sourceHeight: Int,
                             sourceSampleAspectRatio: Rational, sourceCopyable: Bool, sourceBitRate: Int?,
-                            segmentDuration: MediaTime = .seconds(1))
+                            segmentDuration: MediaTime = .seconds(1), codec defaultCodec: VideoCodecName = .h264)
         throws(LadderError) -> (rungs: [LadderRung], notices: [String]) {
         guard !requests.isEmpty else { throw .empty }
         guard sourceWidth > 0, sourceHeight > 0 else { throw .invalidSource(width: sourceWidth, height: sourceHeight) }
         let sar = sourceSampleAspectRatio.isValid ? sourceSampleAspectRatio : Rational(1, 1)
         var source: LadderRung?
         var encoded: [LadderRung] = []
-        var seen: Set<Int> = []
+        var seen: Set<String> = []
         var dropped: [Int] = []
         var notices: [String] = []
         for request in requests {
@@ -98,11 +106,13 @@ extension Ladder {
                 source = LadderRung(name: "source", width: sourceWidth, height: sourceHeight,
                                     bitRate: sourceBitRate.flatMap { $0 > 0 ? $0 : nil },
                                     maxBitRate: nil, bufferSize: nil, isSource: true)
-            case .height(let requested, let requestedRate):
+            case .height(let requested, let requestedRate, let requestedCodec):
                 let h = requested & ~1
                 if h != requested { notices.append("--ladder: \(requested) rounded down to \(h)p (4:2:0 needs an even height)") }
                 guard heights.contains(h) else { throw .heightOutOfRange(String(requested)) }
-                guard seen.insert(h).inserted else { throw .duplicateHeight(h) }
+                let codec = requestedCodec ?? defaultCodec
+                let name = codec == .h264 ? "\(h)p" : "\(h)p-\(codec.rawValue)"
+                guard seen.insert(name).inserted else { throw .duplicateHeight(h) }
                 if h > sourceHeight { dropped.append(h); continue }
                 // round(h × W × sarN / (sarD × H) / 2) × 2, in integers.
                 let num = Int64(h) * Int64(sourceWidth) * Int64(sar.numerator)
@@ -111,15 +121,17 @@ extension Ladder {
                 let rate = requestedRate ?? defaultBitRate(height: h)
                 let peak = rate * peakPercent / 100
                 let buffer = MediaTime.rescale(Int64(peak) * segmentDuration.value, from: segmentDuration.timescale, to: 1)
-                encoded.append(LadderRung(name: "\(h)p", width: width, height: h, bitRate: rate, maxBitRate: peak,
-                                          bufferSize: Int(max(1, buffer)), isSource: false))
+                encoded.append(LadderRung(name: name, width: width, height: h, bitRate: rate, maxBitRate: peak,
+                                          bufferSize: Int(max(1, buffer)), isSource: false, codec: codec))
             }
         }
         let droppedNames = dropped.sorted(by: >).map { "\($0)p" }
         if !droppedNames.isEmpty {
             notices.append("--ladder: dropping \(droppedNames.joined(separator: ", ")) (taller than the \(sourceWidth)x\(sourceHeight) source)")
         }
-        let rungs = (source.map { [$0] } ?? []) + encoded.sorted { $0.height > $1.height }
+        let rungs = (source.map { [$0] } ?? []) + encoded.sorted {
+            $0.height != $1.height ? $0.height > $1.height : ($0.codec != .h264 && $1.codec == .h264)
+        }
         guard !rungs.isEmpty else { throw .nothingLeft(dropped: droppedNames, sourceWidth: sourceWidth, sourceHeight: sourceHeight) }
         return (rungs, notices)
     }
@@ -144,6 +156,7 @@ extension LadderRung {
         s.bitRate = bitRate
         s.maxBitRate = maxBitRate
         s.bufferSize = bufferSize
+        s.codec = codec
         return s
     }
 }

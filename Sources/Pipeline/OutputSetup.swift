@@ -14,8 +14,8 @@ struct ProcessorSlot {
 
 /// What a demuxed input becomes: processors per input stream, output tracks, and the renditions they form.
 ///
-/// - Without a ladder: one muxed rendition (video and audio tracks in the same fragments), H.264/AAC copied
-///   when `--transcode` allows, anything else encoded.
+/// - Without a ladder: one muxed rendition (video and audio tracks in the same fragments), H.264 and AAC, Opus,
+///   AC-3 or E-AC-3 copied when `--transcode` allows, anything else encoded.
 /// - With a ladder: one video rendition per rung (a `source` rung copies the input's H.264; the others are one
 ///   decode, one scale and one libx264 encode each), and the audio as its own rendition in group `audio`
 ///   (`Ladder.renditions`, the same plan the test pattern uses).
@@ -48,7 +48,7 @@ struct OutputSetup {
                 let planned = try Ladder.plan(spec, sourceWidth: v.width, sourceHeight: v.height,
                                               sourceSampleAspectRatio: v.sampleAspectRatio, sourceCopyable: canCopyVideo(v),
                                               sourceBitRate: v.bitRate > 0 ? v.bitRate : nil,
-                                              segmentDuration: options.segmentDuration)
+                                              segmentDuration: options.segmentDuration, codec: options.video.codec)
                 planned.notices.forEach { logger.notice("\($0)") }
                 ladder = planned.rungs
             } else {
@@ -102,7 +102,7 @@ struct OutputSetup {
             }
             setup.statsProcessor = 0
             add(v, p)
-            logger.info("video: \(v.codecName) \(v.width)x\(v.height) \(setup.copiesVideo ? "copied" : "encoded to H.264")")
+            logger.info("video: \(v.codecName) \(v.width)x\(v.height) \(setup.copiesVideo ? "copied" : "encoded to \(options.video.codec)")")
         }
         if let a = audio {
             add(a, try audioProcessor(a, demuxer: demuxer, options: options, trackID: UInt32(nextTrack + 1), logger: logger))
@@ -114,14 +114,15 @@ struct OutputSetup {
     private static func audioProcessor(_ a: StreamInfo, demuxer: Demuxer, options: PipelineOptions, trackID: UInt32,
                                        logger: Logger) throws -> any TrackProcessor {
         let p: any TrackProcessor
-        if a.isAAC && options.transcode != .always {
-            p = try AACCopyProcessor(stream: a, trackID: trackID)
+        if options.transcode != .always, let copy = try audioCopyProcessor(for: a, trackID: trackID) {
+            p = copy
         } else if options.transcode == .never {
             throw PipelineError.cannotCopy(kind: "audio", codec: a.codecName)
         } else {
-            p = try AudioTranscodeProcessor(demuxer: demuxer, stream: a, bitRate: options.audioBitRate, trackID: trackID)
+            p = try AudioTranscodeProcessor(demuxer: demuxer, stream: a, codec: options.audioCodec, bitRate: options.audioBitRate,
+                                            trackID: trackID)
         }
-        logger.info("audio: \(a.codecName) \(a.sampleRate) Hz \(a.channelCount) ch \(p is AACCopyProcessor ? "copied" : "encoded to AAC")")
+        logger.info("audio: \(a.codecName) \(a.sampleRate) Hz \(a.channelCount) ch \(p is AudioTranscodeProcessor ? "encoded to AAC" : "copied")")
         return p
     }
 

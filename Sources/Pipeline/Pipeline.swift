@@ -22,6 +22,8 @@ public struct PipelineOptions: Sendable {
     public var transcode = TranscodeMode.auto
     public var video = VideoSettings()
     public var audioBitRate = 128_000
+    /// What encoded audio becomes (`--audio-codec`).
+    public var audioCodec = AudioCodecName.aac
     /// Ignore input timestamps; stamp packets with their arrival time.
     public var wallclockTimestamps = false
     /// An ABR ladder (`--ladder 720,480,360`): one rendition per rung plus an audio rendition. `nil`: one muxed

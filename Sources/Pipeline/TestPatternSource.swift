@@ -34,7 +34,8 @@ final class TestPatternSource: MediaSource {
         var rungs: [VideoRung] = []
         if let spec = options.ladder {
             let planned = try Ladder.plan(spec, sourceWidth: width, sourceHeight: height, sourceSampleAspectRatio: Rational(1, 1),
-                                          sourceCopyable: false, sourceBitRate: nil, segmentDuration: options.segmentDuration)
+                                          sourceCopyable: false, sourceBitRate: nil, segmentDuration: options.segmentDuration,
+                                          codec: options.video.codec)
             planned.notices.forEach { logger.notice("\($0)") }
             for (i, r) in planned.rungs.enumerated() {
                 rungs.append(VideoRung(generator: generator(r.width, r.height),
@@ -53,7 +54,7 @@ final class TestPatternSource: MediaSource {
             plan = .muxed(trackCount: 2)
         }
         self.rungs = rungs
-        audioStage = try AudioEncodeStage(sampleRate: 48_000, channelCount: 2, bitRate: options.audioBitRate,
+        audioStage = try AudioEncodeStage(codec: options.audioCodec, sampleRate: 48_000, channelCount: 2, bitRate: options.audioBitRate,
                                           trackID: UInt32(rungs.count + 1))
         kinds = rungs.map { _ in .video } + [.audio]
         timeBase = rungs[0].generator.videoTimeBase

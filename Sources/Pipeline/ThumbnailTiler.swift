@@ -19,7 +19,7 @@ public struct ThumbnailSettings: Sendable, Equatable {
 /// Makes thumbnail sheets from the segments as they are published (a `PresentationConsumer`, placed before the
 /// outputs in the fan-out so a sheet is listed no later than the segment that completed it).
 ///
-/// Every segment opens with a keyframe, and the segmenter hands it forward (`SegmentInfo.keyframe`): the tiler decodes
+/// Every segment opens with a keyframe, and the segmenter hands it forward (`SegmentInfo.keyframeSample`): the tiler decodes
 /// that one frame of the smallest video rendition (a ladder's lowest rung decodes fastest), whatever made the video —
 /// copied, transcoded or a ladder — and scales it into each tile whose start lies in the segment (`TileGrid.tiles`).
 /// With the default interval (the segment duration) that is one tile per segment, showing the frame at the tile's
@@ -84,7 +84,7 @@ public final class ThumbnailTiler: PresentationConsumer, Sendable {
             // The smallest video rendition: every rendition's first init came before any segment.
             s.chosen = s.formats.min { $0.value.width * $0.value.height < $1.value.width * $1.value.height }?.key
         }
-        guard r == s.chosen, let format = s.formats[r], let keyframe = info.keyframe else { return }
+        guard r == s.chosen, let format = s.formats[r], let keyframe = info.keyframeSample else { return }
         guard case .h264(let avcC) = format.codec else {
             if !s.warned { logger.notice("thumbnail tiles: only H.264 video is tiled; this stream has none") }
             s.warned = true

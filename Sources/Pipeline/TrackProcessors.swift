@@ -5,7 +5,7 @@ import Segmenter
 
 /// What to do with input codecs that an HLS fMP4 track cannot carry as they are.
 public enum TranscodeMode: String, Sendable, CaseIterable {
-    /// Copy H.264 and AAC untouched; encode anything else.
+    /// Copy H.264 and AAC, Opus, AC-3, E-AC-3 untouched; encode anything else (video to H.264, audio to AAC).
     case auto
     /// Always decode and encode.
     case always
@@ -14,6 +14,8 @@ public enum TranscodeMode: String, Sendable, CaseIterable {
 }
 
 public struct VideoSettings: Sendable {
+    /// What to encode to (`--video-codec`).
+    public var codec = VideoCodecName.h264
     public var preset = "veryfast"
     public var tune: String? = "zerolatency"
     public var crf: Int?
@@ -179,6 +181,7 @@ final class VideoEncodeStage {
     private var schedule: KeyframeGrid
     private var lastPTS: Int64?
     private let frameTicks: Int64
+    private let codec: VideoCodecName
 
     /// - Parameter startupKeyframe: an extra IDR this long after the first frame (the LL-HLS part duration: the
     ///   first segment is one part long, see `Segmenter`).
@@ -191,6 +194,7 @@ final class VideoEncodeStage {
         let gopFrames = Int(clamping: max(1, fr.frames(in: segmentDuration, rounding: .up)))
         var o = VideoEncoderOptions(width: width, height: height, timeBase: Rational(1, timescale),
                                     frameRate: fr, gopFrames: gopFrames)
+        o.codec = settings.codec
         o.preset = settings.preset
         o.tune = settings.tune
         o.crf = settings.crf
@@ -198,8 +202,13 @@ final class VideoEncodeStage {
         o.maxBitRate = settings.maxBitRate
         o.bufferSize = settings.bufferSize
         encoder = try VideoEncoder(o)
-        let avcC = try AVC.avcC(fromExtradata: encoder.extradata)
-        format = TrackFormat(trackID: trackID, kind: .video, timescale: timescale, codec: .h264(avcC: avcC),
+        codec = settings.codec
+        let record: TrackFormat.Codec = switch settings.codec {
+        case .h264: .h264(avcC: try AVC.avcC(fromExtradata: encoder.extradata))
+        case .hevc: .hevc(hvcC: try HEVC.hvcC(fromExtradata: encoder.extradata))
+        case .av1: .av1(av1C: try AV1.av1C(fromExtradata: encoder.extradata))
+        }
+        format = TrackFormat(trackID: trackID, kind: .video, timescale: timescale, codec: record,
                              width: width, height: height)
         schedule = KeyframeGrid(interval: segmentDuration.converted(to: timescale).value,
                                     startup: startupKeyframe.map { $0.converted(to: timescale).value },
@@ -210,7 +219,7 @@ final class VideoEncodeStage {
     func encode(_ frame: RawVideoFrame) throws -> [Sample] {
         var f = frame
         f.pts = nextPTS(frame.pts)
-        return try encoder.encode(f, forceKeyframe: schedule.isBoundary(f.pts)).map(Self.sample)
+        return try encoder.encode(f, forceKeyframe: schedule.isBoundary(f.pts)).map(sample)
     }
 
     /// A decoded frame as it is (no copy); `pts` in `timescale` ticks. `forceKeyframe` adds an IDR off the
@@ -218,7 +227,7 @@ final class VideoEncodeStage {
     func encode(_ frame: VideoFrame, pts: Int64, forceKeyframe: Bool? = nil) throws -> [Sample] {
         let t = nextPTS(pts)
         let key = forceKeyframe ?? schedule.isBoundary(t)
-        return try encoder.encode(frame, pts: t, forceKeyframe: key).map(Self.sample)
+        return try encoder.encode(frame, pts: t, forceKeyframe: key).map(sample)
     }
 
     private func nextPTS(_ pts: Int64) -> Int64 {
@@ -231,31 +240,15 @@ final class VideoEncodeStage {
         return t
     }
 
-    func flush() throws -> [Sample] { try encoder.flush().map(Self.sample) }
+    func flush() throws -> [Sample] { try encoder.flush().map(sample) }
 
-    static func sample(_ p: EncodedPacket) -> Sample {
-        let data = AVC.isAnnexB(p.data) ? AVC.lengthPrefixed(fromAnnexB: p.data) : p.data
+    func sample(_ p: EncodedPacket) -> Sample {
+        let data = switch codec {
+        case .h264: AVC.isAnnexB(p.data) ? AVC.lengthPrefixed(fromAnnexB: p.data) : p.data
+        case .hevc: HEVC.sample(from: p.data)
+        case .av1: AV1.sample(from: p.data)
+        }
         return Sample(data: data, dts: p.dts, pts: p.pts, isSync: p.isKeyframe, durationHint: p.duration > 0 ? p.duration : nil)
-    }
-}
-
-/// Wraps the AAC encoder: raw audio in, AAC samples out (timescale = sample rate).
-final class AudioEncodeStage {
-    let encoder: AudioEncoder
-    let format: TrackFormat
-
-    init(sampleRate: Int, channelCount: Int, bitRate: Int, trackID: UInt32) throws {
-        encoder = try AudioEncoder(AudioEncoderOptions(sampleRate: sampleRate, channelCount: channelCount, bitRate: bitRate))
-        format = TrackFormat(trackID: trackID, kind: .audio, timescale: Int32(sampleRate),
-                             codec: .aac(audioSpecificConfig: encoder.extradata),
-                             sampleRate: sampleRate, channelCount: channelCount)
-    }
-
-    func encode(_ frame: RawAudioFrame) throws -> [Sample] { try encoder.encode(frame).map(Self.sample) }
-    func flush() throws -> [Sample] { try encoder.flush().map(Self.sample) }
-
-    static func sample(_ p: EncodedPacket) -> Sample {
-        Sample(data: p.data, dts: p.dts, pts: p.pts, isSync: true, durationHint: p.duration > 0 ? p.duration : nil)
     }
 }
 
@@ -301,25 +294,4 @@ final class VideoTranscodeProcessor: TrackProcessor {
         let pts = MediaTime.rescale(frame.pts, timeBase: timeBase, to: stage.timescale)
         return try stage.encode(frame, pts: pts)
     }
-}
-
-/// Decode any audio codec, resample to s16 (48 kHz or the input rate when AAC supports it), encode AAC-LC.
-final class AudioTranscodeProcessor: TrackProcessor {
-    let kind = TrackFormat.Kind.audio
-    var format: TrackFormat? { stage.format }
-    let formatVersion = 1
-    var timescale: Int32 { Int32(stage.format.sampleRate) }
-    private let decoder: AudioDecoder
-    private let stage: AudioEncodeStage
-    static let aacRates: Set<Int> = [8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000]
-
-    init(demuxer: Demuxer, stream: StreamInfo, bitRate: Int, trackID: UInt32) throws {
-        let rate = Self.aacRates.contains(stream.sampleRate) ? stream.sampleRate : 48_000
-        let channels = min(max(stream.channelCount, 1), 2)
-        decoder = try demuxer.makeAudioDecoder(stream: stream.index, output: AudioOutputFormat(sampleRate: rate, channelCount: channels))
-        stage = try AudioEncodeStage(sampleRate: rate, channelCount: channels, bitRate: bitRate, trackID: trackID)
-    }
-
-    func samples(for packet: Packet) throws -> [Sample] { try decoder.decode(packet).flatMap(stage.encode) }
-    func flushSamples() throws -> [Sample] { try decoder.flush().flatMap(stage.encode) + stage.flush() }
 }

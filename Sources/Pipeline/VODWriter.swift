@@ -6,8 +6,9 @@ import MediaPresentation
 import Synchronization
 
 /// Writes a VOD presentation to a directory, in the same layout the live origin serves: per rendition its init
-/// segment(s), segments and media playlist (`EXT-X-PLAYLIST-TYPE:VOD`, `EXT-X-ENDLIST`), `index.m3u8`, and a
-/// static DASH `manifest.mpd` over the same segments.
+/// segment(s), segments and media playlist (`EXT-X-PLAYLIST-TYPE:VOD`, `EXT-X-ENDLIST`), per video rendition its
+/// I-frame playlist (byte ranges of the same segments), `index.m3u8`, and a static DASH `manifest.mpd` over the same
+/// segments.
 /// Playlists come from the same window snapshots and builders as live ones; they are written once every segment
 /// is on disk.
 ///
@@ -124,9 +125,14 @@ public final class VODWriter: PresentationConsumer, Sendable {
             guard let playlist = PlaylistBuilder.mediaPlaylist(snap, scheme: scheme, playlistType: .vod,
                                                                singleFile: singles[r]) else { continue }
             try write(Array(playlist.render().utf8), to: scheme.playlistURI)
+            // Byte ranges of the same segments (or of the one file): a video rendition's I-frames cost one playlist.
+            if layout.renditions[r].kind != .audio,
+               let iFrames = PlaylistBuilder.iFramePlaylist(snap, scheme: scheme, playlistType: .vod, singleFile: singles[r]) {
+                try write(Array(iFrames.render().utf8), to: scheme.iFramePlaylistURI)
+            }
         }
         let tiles = try writeThumbnails()
-        if var multivariant = PlaylistBuilder.multivariant(layout.renditions, snapshots) {
+        if var multivariant = PlaylistBuilder.multivariant(layout.renditions, snapshots, iFrames: true) {
             if let tiles { ThumbnailManifests.add(tiles, to: &multivariant) }
             try write(Array(multivariant.render().utf8), to: "index.m3u8")
         }

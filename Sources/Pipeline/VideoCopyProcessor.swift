@@ -73,15 +73,25 @@ enum HEVCCopy: CopiedVideoCodec {
     }
 }
 
-/// AV1 as `av01`: the container's `av1C` (MP4, Matroska, WebM); samples are the container's OBUs as they are.
+/// AV1 as `av01`: the container's `av1C` (MP4, Matroska, WebM) or one built from the sequence header OBU (an OBU or
+/// IVF stream's extradata, or in-band); temporal delimiters leave the samples (AV1-ISOBMFF §2.4).
 enum AV1Copy: CopiedVideoCodec {
-    static func record(fromExtradata data: [UInt8]) -> [UInt8]? { try? AV1.av1C(fromExtradata: data) }
-    static func record(inBand data: [UInt8]) -> [UInt8]? { nil }
-    static func same(_ a: [UInt8], _ b: [UInt8]) -> Bool { a == b }
-    static func sample(from data: [UInt8]) -> [UInt8] { data }
+    static func record(fromExtradata data: [UInt8]) -> [UInt8]? { data.isEmpty ? nil : try? AV1.av1C(fromExtradata: data) }
+    static func record(inBand data: [UInt8]) -> [UInt8]? { (try? AV1.av1C(inBand: data)) ?? nil }
+    /// Two records are the same configuration when their sequence headers say the same (a keyframe repeating the
+    /// container's sequence header is no change); without configOBUs, their four fixed bytes.
+    static func same(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        if a == b { return true }
+        let sa = AV1.sequenceHeader(av1C: a), sb = AV1.sequenceHeader(av1C: b)
+        if let sa, let sb { return sa == sb }
+        return a.prefix(4) == b.prefix(4)
+    }
+    static func sample(from data: [UInt8]) -> [UInt8] { AV1.sample(from: data) }
     static func isSync(_ sample: [UInt8]) -> Bool { false }
+    /// The picture size is the sequence header's maximum (what encoders write for a stream of one size).
     static func describe(_ record: [UInt8]) -> (codec: TrackFormat.Codec, width: Int?, height: Int?, sar: Rational?) {
-        (.av1(av1C: record), nil, nil, nil)
+        let header = AV1.sequenceHeader(av1C: record)
+        return (.av1(av1C: record), header?.maxWidth, header?.maxHeight, nil)
     }
 }
 
@@ -162,13 +172,11 @@ final class VideoCopyProcessor<Codec: CopiedVideoCodec>: TrackProcessor {
 func videoCopyProcessor(for stream: StreamInfo, trackID: UInt32) throws -> (any TrackProcessor)? {
     if stream.isH264 { return try VideoCopyProcessor<H264Copy>(stream: stream, trackID: trackID) }
     if stream.isHEVC { return try VideoCopyProcessor<HEVCCopy>(stream: stream, trackID: trackID) }
-    if stream.isAV1, AV1Copy.record(fromExtradata: stream.extradata) != nil {
-        return try VideoCopyProcessor<AV1Copy>(stream: stream, trackID: trackID)
-    }
+    if stream.isAV1 { return try VideoCopyProcessor<AV1Copy>(stream: stream, trackID: trackID) }
     return nil
 }
 
 /// The codecs `videoCopyProcessor` copies.
 func canCopyVideo(_ stream: StreamInfo) -> Bool {
-    stream.isH264 || stream.isHEVC || (stream.isAV1 && AV1Copy.record(fromExtradata: stream.extradata) != nil)
+    stream.isH264 || stream.isHEVC || stream.isAV1
 }

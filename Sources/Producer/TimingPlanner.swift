@@ -78,8 +78,8 @@ public enum TimingPlanner {
         var longest = target
         for group in groups where !group.contains(ref) {
             let own = group.first { formats[$0].kind == .video } ?? group[0]
-            // AAC frames are 1024 samples when none has been seen yet.
-            if let frame = frameDurations[own] ?? (formats[own].kind == .audio ? 1024 : nil), frame > 0 {
+            // When no frame has been seen yet, the codec's longest (AAC 1024 samples, AC-3 1536, Opus 60 ms).
+            if let frame = frameDurations[own] ?? formats[own].longestAudioFrame, frame > 0 {
                 longest = max(longest, target + MediaTime(value: frame, timescale: formats[own].timescale))
             }
         }

@@ -19,54 +19,7 @@ extension Segmenter {
 
         var parts: [Part] = []
         for (g, members) in groups.enumerated() where members.contains(where: { !taken[$0].isEmpty }) {
-            var trafs: [TrackFragment] = []
-            var payload = 0
-            for t in members where !taken[t].isEmpty {
-                let items = taken[t]
-                trafs.append(TrackFragment(
-                    trackID: tracks[t].trackID,
-                    baseMediaDecodeTime: UInt64(items.first!.sample.dts),
-                    samples: items.map {
-                        FragmentSample(duration: UInt32(clamping: $0.duration), size: UInt32($0.sample.data.count),
-                                       isSync: $0.sample.isSync,
-                                       compositionOffset: Int32(clamping: $0.sample.pts - $0.sample.dts))
-                    },
-                    isVideo: tracks[t].kind == .video))
-                payload += items.reduce(0) { $0 + $1.sample.data.count }
-            }
-            var sequenceNumber = groupStates[g].fragmentSequence
-            groupStates[g].fragmentSequence &+= 1
-            if anchor.isEpoch,
-               let t = taken[groupReference[g]].isEmpty ? members.first(where: { !taken[$0].isEmpty }) : groupReference[g] {
-                // Epoch-locked, the `mfhd` sequence number cannot count fragments since this process started (a
-                // redundant origin started elsewhere would differ): it is the fragment's start on the input clock in
-                // milliseconds, modulo 2^32, which increases from one fragment to the next (they are at least a
-                // frame apart) and wraps every 49.7 days.
-                let ms = MediaTime.rescale(taken[t].first!.sample.dts, from: states[t].timescale, to: 1000, rounding: .down)
-                sequenceNumber = max(1, UInt32(truncatingIfNeeded: ms))
-            }
-            let first = groupStates[g].parts.isEmpty
-            // The segment's `styp` opens its first part, as a CMAF segment's first chunk carries it: a segment is
-            // then exactly its parts in turn. The samples' own arrays follow the header, uncopied.
-            let header = try MediaSegmentBoxes.fragmentHeader(sequenceNumber: sequenceNumber, tracks: trafs)
-            var bytes = MediaBytes(first ? MediaSegmentBoxes.styp() + header : header)
-            for t in members { for item in taken[t] { bytes.append(item.sample.data) } }
-            assert(bytes.count == (first ? MediaSegmentBoxes.styp().count : 0) + header.count + payload)
-
-            let ref = taken[groupReference[g]]
-            let duration = ref.reduce(Int64(0)) { $0 + $1.duration }
-            let independent = ref.first?.sample.isSync ?? first
-            if first {
-                groupStates[g].startsWithSync = ref.first?.sample.isSync ?? false
-                groupStates[g].keyframe = ref.first.flatMap { $0.sample.isSync ? $0.sample.data : nil }
-            }
-            let index = groupStates[g].parts.count
-            let offset = groupStates[g].parts.last.map { $0.offset + $0.bytes.count } ?? 0
-            groupStates[g].parts.append((bytes, offset, duration, independent))
-            parts.append(Part(group: g, segmentSequence: groupStates[g].nextSequence, index: index, bytes: bytes,
-                              offset: offset,
-                              duration: MediaTime(value: duration, timescale: states[groupReference[g]].timescale),
-                              independent: independent))
+            parts.append(try writePart(group: g, members: members, taken: taken))
         }
         if let last = taken[referenceTrack].last { referenceEnd = last.sample.dts + last.duration }
         for t in states.indices {
@@ -81,6 +34,65 @@ extension Segmenter {
             states[t].ready.removeFirst(taken[t].count)
         }
         return parts
+    }
+
+    /// One group's part: its tracks' samples taken before the cut, as one `moof`+`mdat` (the segment's first part
+    /// opens with its `styp`).
+    private mutating func writePart(group g: Int, members: [Int], taken: [ArraySlice<Ready>]) throws -> Part {
+        var trafs: [TrackFragment] = []
+        var payload = 0
+        for t in members where !taken[t].isEmpty {
+            let items = taken[t]
+            trafs.append(TrackFragment(
+                trackID: tracks[t].trackID,
+                baseMediaDecodeTime: UInt64(items.first!.sample.dts),
+                samples: items.map {
+                    FragmentSample(duration: UInt32(clamping: $0.duration), size: UInt32($0.sample.data.count),
+                                   isSync: $0.sample.isSync,
+                                   compositionOffset: Int32(clamping: $0.sample.pts - $0.sample.dts))
+                },
+                isVideo: tracks[t].kind == .video))
+            payload += items.reduce(0) { $0 + $1.sample.data.count }
+        }
+        var sequenceNumber = groupStates[g].fragmentSequence
+        groupStates[g].fragmentSequence &+= 1
+        if anchor.isEpoch,
+           let t = taken[groupReference[g]].isEmpty ? members.first(where: { !taken[$0].isEmpty }) : groupReference[g] {
+            // Epoch-locked, the `mfhd` sequence number cannot count fragments since this process started (a
+            // redundant origin started elsewhere would differ): it is the fragment's start on the input clock in
+            // milliseconds, modulo 2^32, which increases from one fragment to the next (they are at least a
+            // frame apart) and wraps every 49.7 days.
+            let ms = MediaTime.rescale(taken[t].first!.sample.dts, from: states[t].timescale, to: 1000, rounding: .down)
+            sequenceNumber = max(1, UInt32(truncatingIfNeeded: ms))
+        }
+        let first = groupStates[g].parts.isEmpty
+        // The segment's `styp` opens its first part, as a CMAF segment's first chunk carries it: a segment is
+        // then exactly its parts in turn. The samples' own arrays follow the header, uncopied.
+        let header = try MediaSegmentBoxes.fragmentHeader(sequenceNumber: sequenceNumber, tracks: trafs)
+        let styp = first ? MediaSegmentBoxes.styp() : []
+        var bytes = MediaBytes(styp + header)
+        for t in members { for item in taken[t] { bytes.append(item.sample.data) } }
+        assert(bytes.count == styp.count + header.count + payload)
+
+        let ref = taken[groupReference[g]]
+        let duration = ref.reduce(Int64(0)) { $0 + $1.duration }
+        let independent = ref.first?.sample.isSync ?? first
+        if first {
+            groupStates[g].startsWithSync = ref.first?.sample.isSync ?? false
+            groupStates[g].keyframeSample = ref.first.flatMap { $0.sample.isSync ? $0.sample.data : nil }
+        }
+        let index = groupStates[g].parts.count
+        let offset = groupStates[g].parts.last.map { $0.offset + $0.bytes.count } ?? 0
+        groupStates[g].parts.append((bytes, offset, duration, independent))
+        let timescale = states[groupReference[g]].timescale
+        if groupStates[g].keyframe == nil, tracks[groupReference[g]].kind == .video, let k = ref.first, k.sample.isSync {
+            // The segment's first video keyframe opens this fragment: its `moof` (after any `styp`) to its `mdat`'s
+            // end is what an I-frame playlist lists.
+            groupStates[g].keyframe = KeyframeFragment(range: (offset + styp.count)..<(offset + bytes.count),
+                                                       decodeTime: MediaTime(value: k.sample.dts, timescale: timescale))
+        }
+        return Part(group: g, segmentSequence: groupStates[g].nextSequence, index: index, bytes: bytes, offset: offset,
+                    duration: MediaTime(value: duration, timescale: timescale), independent: independent)
     }
 
     mutating func closeSegment(nextWallClock: WallClock?) throws -> [SegmenterEvent] {
@@ -118,6 +130,8 @@ extension Segmenter {
             segment.discontinuity = groupStates[g].discontinuity
             segment.keyframe = groupStates[g].keyframe
             groupStates[g].keyframe = nil
+            segment.keyframeSample = groupStates[g].keyframeSample
+            groupStates[g].keyframeSample = nil
             segment.videoSampleCount = videoTracks.isEmpty ? nil : videoTracks.reduce(0) { $0 + states[$1].segmentSampleCount }
             groupStates[g].discontinuity = false
             groupStates[g].nextSequence += 1

@@ -88,8 +88,10 @@ public struct Segmenter {
         var fragmentSequence: UInt32 = 1
         var startsWithSync = false
         var discontinuity = false
-        /// The reference track's first sample when it is a sync sample (its array, shared): `Segment.keyframe`.
-        var keyframe: [UInt8]?
+        /// The fragment of the segment in progress that opens with its first video keyframe, once written.
+        var keyframe: KeyframeFragment?
+        /// The reference track's first sample when it is a sync sample (its array, shared): `Segment.keyframeSample`.
+        var keyframeSample: [UInt8]?
     }
     var groupStates: [GroupState]
     /// The timeline this segmenter continues (after a codec change), if any.

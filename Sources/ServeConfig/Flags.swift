@@ -1,4 +1,5 @@
 import ArgumentParser
+public import MediaCore
 
 /// Input and encoding flags shared by `serve` and `package`: each stream's defaults (`serve`), or the one stream
 /// (`package`). They read into a `StreamOptions`, as a config file's stream does.
@@ -32,13 +33,16 @@ public struct MediaOptions: ParsableArguments, Sendable {
     @Option(name: .customLong("segment-duration"), help: ArgumentHelp("Target segment duration in seconds (segments start on keyframes).", valueName: "seconds"))
     public var segmentDuration: String = "1"
 
-    @Option(help: ArgumentHelp("auto: copy H.264/AAC, encode anything else; always; never.", valueName: "mode"))
+    @Option(help: ArgumentHelp("auto: copy H.264, H.265, AV1 and AAC/Opus/AC-3/E-AC-3, encode anything else; always; never.", valueName: "mode"))
     public var transcode: Transcode = .auto
 
-    @Option(help: ArgumentHelp("x264 preset when encoding.", valueName: "name"))
+    @Option(name: .customLong("video-codec"), help: ArgumentHelp("What video is encoded to: h264 (libx264), hevc (libx265, hvc1) or av1 (SVT-AV1). A ladder rung can say its own (1080:hevc).", valueName: "codec"))
+    public var videoCodec: VideoCodecName = .h264
+
+    @Option(help: ArgumentHelp("x264/x265 preset when encoding.", valueName: "name"))
     public var preset: String = "veryfast"
 
-    @Option(help: ArgumentHelp("x264 tune when encoding ('none' for no tune).", valueName: "name"))
+    @Option(help: ArgumentHelp("x264/x265 tune when encoding ('none' for no tune).", valueName: "name"))
     public var tune: String = "zerolatency"
 
     @Option(name: .customLong("video-bitrate"), help: ArgumentHelp("Video bit rate when encoding (e.g. 3M, 2500k). Default: --crf 23.", valueName: "rate"))
@@ -50,10 +54,13 @@ public struct MediaOptions: ParsableArguments, Sendable {
     @Option(help: ArgumentHelp("Scale encoded video to this size (WxH, or Wx-1 to keep the aspect ratio).", valueName: "WxH"))
     public var size: String?
 
-    @Option(name: .customLong("audio-bitrate"), help: ArgumentHelp("AAC bit rate when encoding.", valueName: "rate"))
+    @Option(name: .customLong("audio-bitrate"), help: ArgumentHelp("Audio bit rate when encoding.", valueName: "rate"))
     public var audioBitrate: String = "128k"
 
-    @Option(help: ArgumentHelp("Adaptive bit rate: one video rendition per rung, plus the audio as its own rendition. Rungs are heights, optionally with a bit rate (720:3000k), or 'source' to copy the input's H.264. Default rates: 1080p 5000k, 720p 2800k, 480p 1400k, 360p 800k, 240p 400k.", valueName: "rungs"))
+    @Option(name: .customLong("audio-codec"), help: ArgumentHelp("What audio is encoded to: aac, opus (libopus, 48 kHz) or ac3.", valueName: "codec"))
+    public var audioCodec: AudioCodecName = .aac
+
+    @Option(help: ArgumentHelp("Adaptive bit rate: one video rendition per rung, plus the audio as its own rendition. Rungs are heights, optionally with a bit rate (720:3000k) and a codec (1080:5M:hevc), or 'source' to copy the input's H.264, H.265 or AV1. Default rates: 1080p 5000k, 720p 2800k, 480p 1400k, 360p 800k, 240p 400k.", valueName: "rungs"))
     public var ladder: String?
 
     @Flag(name: .customLong("wallclock-timestamps"), help: "Ignore input timestamps and stamp frames with their arrival time.")
@@ -89,12 +96,14 @@ public struct MediaOptions: ParsableArguments, Sendable {
         o.channels = channels
         o.segmentDuration = try read(segmentDuration, .segmentDuration)
         o.transcode = transcode
+        o.videoCodec = videoCodec
         o.preset = preset
         o.tune = tune
         o.videoBitrate = try read(videoBitrate, .videoBitrate)
         o.crf = crf
         o.size = try read(size, .size)
         o.audioBitrate = try read(audioBitrate, .audioBitrate)
+        o.audioCodec = audioCodec
         o.ladder = try read(ladder, .ladder)
         o.wallclockTimestamps = wallclockTimestamps
         o.thumbnails = thumbnails

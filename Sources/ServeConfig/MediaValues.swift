@@ -98,7 +98,7 @@ public struct LadderSpec: OptionValue, Hashable {
     public func hash(into hasher: inout Hasher) { hasher.combine(text) }
 }
 
-/// `--transcode`: auto (copy H.264/AAC, encode anything else), always, never.
+/// `--transcode`: auto (copy H.264 and AAC/Opus/AC-3/E-AC-3, encode anything else), always, never.
 public enum Transcode: String, CaseIterable, Codable, Sendable, ExpressibleByArgument {
     case auto, always, never
 
@@ -109,5 +109,47 @@ public enum Transcode: String, CaseIterable, Codable, Sendable, ExpressibleByArg
             throw InvalidValue(codingPath: decoder.codingPath, error: OptionError(" is auto, always or never (got '\(text)')"))
         }
         self = mode
+    }
+}
+
+/// `--video-codec` / `video_codec`: what encoded video is encoded to (h264, hevc; also h265, x265, avc …).
+extension VideoCodecName: ExpressibleByArgument, Codable {
+    public init?(argument: String) { self.init(parsing: argument) }
+
+    public static var allValueStrings: [String] { allCases.map(\.rawValue) }
+
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.singleValueContainer()
+        let text = try c.decode(String.self)
+        guard let codec = VideoCodecName(parsing: text) else {
+            throw InvalidValue(codingPath: decoder.codingPath, error: OptionError(" is h264, hevc or av1 (got '\(text)')"))
+        }
+        self = codec
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.singleValueContainer()
+        try c.encode(rawValue)
+    }
+}
+
+/// `--audio-codec` / `audio_codec`: what encoded audio is encoded to (aac, opus, ac3).
+extension AudioCodecName: ExpressibleByArgument, Codable {
+    public init?(argument: String) { self.init(parsing: argument) }
+
+    public static var allValueStrings: [String] { allCases.map(\.rawValue) }
+
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.singleValueContainer()
+        let text = try c.decode(String.self)
+        guard let codec = AudioCodecName(parsing: text) else {
+            throw InvalidValue(codingPath: decoder.codingPath, error: OptionError(" is aac, opus or ac3 (got '\(text)')"))
+        }
+        self = codec
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.singleValueContainer()
+        try c.encode(rawValue)
     }
 }

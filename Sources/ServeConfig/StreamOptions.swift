@@ -1,3 +1,5 @@
+public import MediaCore
+
 /// One stream's options, as the flags of `serve` and `package` give them and as a config file's `[streams.NAME]`
 /// entry gives them: the same value either way. `nil`: not set here (an entry's unset option is the flag's; a flag's
 /// unset option is the pipeline's default). `merged(over:)` gives the effective options, `validate(naming:)` holds
@@ -22,8 +24,12 @@ public struct StreamOptions: Codable, Equatable, Sendable {
     /// Segments in the live playlist.
     public var window: Int?
     public var transcode: Transcode?
+    /// What encoded video becomes (the ladder's rungs without a codec of their own too).
+    public var videoCodec: VideoCodecName?
     public var videoBitrate: BitRate?
     public var audioBitrate: BitRate?
+    /// What encoded audio becomes.
+    public var audioCodec: AudioCodecName?
     public var crf: Int?
     public var preset: String?
     /// x264 tune; "none": no tune.
@@ -59,7 +65,9 @@ public struct StreamOptions: Codable, Equatable, Sendable {
         case ladder
         case segmentDuration = "segment_duration", partDuration = "part_duration"
         case window, transcode
+        case videoCodec = "video_codec"
         case videoBitrate = "video_bitrate", audioBitrate = "audio_bitrate"
+        case audioCodec = "audio_codec"
         case crf, preset, tune, size
         case inputFormat = "input_format", inputOptions = "input_options"
         case videoSize = "video_size", pixelFormat = "pixel_format", framerate
@@ -114,8 +122,10 @@ public struct StreamOptions: Codable, Equatable, Sendable {
         o.partDuration = partDuration ?? defaults.partDuration
         o.window = window ?? defaults.window
         o.transcode = transcode ?? defaults.transcode
+        o.videoCodec = videoCodec ?? defaults.videoCodec
         o.videoBitrate = videoBitrate ?? defaults.videoBitrate
         o.audioBitrate = audioBitrate ?? defaults.audioBitrate
+        o.audioCodec = audioCodec ?? defaults.audioCodec
         o.crf = crf ?? defaults.crf
         o.preset = preset ?? defaults.preset
         o.tune = tune ?? defaults.tune
@@ -179,6 +189,9 @@ public struct StreamOptions: Codable, Equatable, Sendable {
             throw naming.error("\(name(.window)) must be between 1 and 1000 segments", key: .window)
         }
         if let crf, !Self.crfs.contains(crf) { throw naming.error("\(name(.crf)) must be 0-51", key: .crf) }
+        if audioCodec == .ac3, let rate = audioBitrate?.bitsPerSecond, rate % 1000 != 0 || !AudioCodecName.ac3BitRates.contains(rate / 1000) {
+            throw naming.error("\(name(.audioBitrate)) must be an AC-3 rate with \(name(.audioCodec)) ac3 (\(AudioCodecName.ac3BitRates.map { "\($0)k" }.joined(separator: ", ")))", key: .audioBitrate)
+        }
         try validateThumbnails(naming: naming)
         if loop == true && input == "-" {
             throw naming.error("\(name(.loop)) needs a file: standard input cannot be rewound", key: .loop)

@@ -33,6 +33,7 @@ extension PipelineOptions {
         case .never?: transcode = .never
         case nil: break
         }
+        if let codec = o.videoCodec { video.codec = codec }
         if let preset = o.preset { video.preset = preset }
         if let tune = o.tune { video.tune = tune == "none" ? nil : tune }
         video.crf = o.crf
@@ -40,6 +41,7 @@ extension PipelineOptions {
         video.width = o.size?.width
         video.height = o.size?.height
         if let rate = o.audioBitrate { audioBitRate = rate.bitsPerSecond }
+        if let codec = o.audioCodec { audioCodec = codec }
         if let wallclock = o.wallclockTimestamps { wallclockTimestamps = wallclock }
         ladder = o.ladder?.text
         if o.thumbnails == true {

@@ -58,7 +58,7 @@ import Testing
                         ]),
                         MPD.AdaptationSet(id: 1, contentType: .audio, mimeType: "audio/mp4", language: "en&fr", representations: [
                             MPD.Representation(id: "audio", bandwidth: 130_000, codecs: "mp4a.40.2", audioSamplingRate: 48_000,
-                                               audioChannels: 2, segments: .template(template)),
+                                               audioChannelConfiguration: .mpeg(channelCount: 2), segments: .template(template)),
                         ]),
                       ])],
                       availabilityStartTime: WallClock(millisecondsSince1970: 1_763_785_226_123),

@@ -167,6 +167,74 @@ struct CodecTests {
         #expect(nalTypes == [true, true, true])  // every keyframe carries an IDR slice (type 5)
     }
 
+    /// libx265 through the same encoder: Annex-B VPS/SPS/PPS as extradata, IDRs (IDR_W_RADL/IDR_N_LP) exactly
+    /// where forced, and ffprobe (an independent decoder) finds the keyframes there.
+    @Test func hevcForcedKeyframesLandExactly() throws {
+        let f = try Fixtures.get()
+        let frames = try decodeAllVideo(f.mpeg4)
+        var o = VideoEncoderOptions(width: 320, height: 240, timeBase: Rational(1, 90_000), frameRate: Rational(30, 1),
+                                    gopFrames: 300)
+        o.codec = .hevc
+        o.preset = "ultrafast"
+        o.crf = 30
+        let encoder = try VideoEncoder(o)
+        #expect(Array(HEVCNALTypes(encoder.extradata).prefix(3)) == [32, 33, 34])   // then x265's own info SEI
+        var packets: [EncodedPacket] = []
+        for (i, var frame) in frames.enumerated() {
+            frame.pts = Int64(i) * 3000
+            packets += try encoder.encode(frame, forceKeyframe: i % 30 == 0 || i == 47)
+        }
+        packets += try encoder.flush()
+        #expect(packets.count == 60)
+        #expect(packets.filter(\.isKeyframe).map(\.pts) == [0, 90_000, 141_000])
+        #expect(packets.filter(\.isKeyframe).allSatisfy { HEVCNALTypes($0.data).contains { $0 == 19 || $0 == 20 } })
+        let path = f.temp("forced.hevc")
+        try Data(encoder.extradata + packets.flatMap(\.data)).write(to: URL(fileURLWithPath: path))
+        let text = try run("ffprobe", ["-v", "error", "-show_entries", "frame=key_frame", "-of", "csv=p=0", path])
+        // One row per frame ("1," on a frame with side data: x265's SEI on the first).
+        let rows = text.split(separator: "\n").map { $0.split(separator: ",").first.map(String.init) ?? "" }
+        #expect(rows.count == 60)
+        #expect(rows.indices.filter { rows[$0] == "1" } == [0, 30, 47])
+    }
+
+    /// SVT-AV1: a sequence header OBU as extradata; keyframes from the fixed GOP (every 30 frames here), which is what
+    /// the segment grid gets (SVT-AV1 1.4 does not honour a forced keyframe: frame 47 is not one, and the test says so
+    /// so a later version that does is noticed).
+    @Test func av1KeyframesFollowTheGOP() throws {
+        let f = try Fixtures.get()
+        let frames = try decodeAllVideo(f.mpeg4)
+        var o = VideoEncoderOptions(width: 320, height: 240, timeBase: Rational(1, 90_000), frameRate: Rational(30, 1),
+                                    gopFrames: 30)
+        o.codec = .av1
+        o.preset = "ultrafast"
+        let encoder = try VideoEncoder(o)
+        #expect(encoder.extradata.first.map { $0 >> 3 & 0x0F } == 1)   // OBU_SEQUENCE_HEADER
+        var packets: [EncodedPacket] = []
+        for (i, var frame) in frames.enumerated() {
+            frame.pts = Int64(i) * 3000
+            packets += try encoder.encode(frame, forceKeyframe: i % 30 == 0 || i == 47)
+        }
+        packets += try encoder.flush()
+        #expect(packets.count == 60)
+        #expect(packets.filter(\.isKeyframe).map(\.pts) == [0, 90_000])
+        #expect(packets.allSatisfy { $0.pts == $0.dts })                // low delay: no reordering
+    }
+
+    /// nal_unit_type of each NAL unit of an Annex-B buffer (H.265 §7.3.1.2).
+    private func HEVCNALTypes(_ data: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = []
+        var i = 0
+        while i + 3 < data.count {
+            if data[i] == 0, data[i + 1] == 0, data[i + 2] == 1 {
+                out.append(data[i + 3] >> 1 & 0x3F)
+                i += 3
+            } else {
+                i += 1
+            }
+        }
+        return out
+    }
+
     @Test func videoEncoderRejectsWrongFrames() throws {
         let encoder = try VideoEncoder(VideoEncoderOptions(width: 64, height: 48, timeBase: Rational(1, 90_000),
                                                            frameRate: Rational(25, 1), gopFrames: 25))
@@ -215,6 +283,33 @@ struct CodecTests {
         let middle = samples[(20_000 * 2)..<(30_000 * 2)]
         let rms = (middle.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(middle.count)).squareRoot()
         #expect(abs(rms - 16_384 / 2.0.squareRoot()) < 600, "rms \(rms)")
+    }
+
+    /// libopus (interleaved float in) and FFmpeg's AC-3 (planar float, whole frames: the last completed with silence):
+    /// frame sizes, delays, extradata, and an independent decoder reading the packets as raw AC-3.
+    @Test func opusAndAC3Encoders() throws {
+        let f = try Fixtures.get()
+        let tone = (0..<48_000).flatMap { i -> [Int16] in
+            let v = Int16(16_384 * sin(2 * Double.pi * 1_000 * Double(i) / 48_000))
+            return [v, v]
+        }
+        var opus = AudioEncoderOptions(sampleRate: 48_000, channelCount: 2, bitRate: 96_000)
+        opus.codec = .opus
+        let o = try AudioEncoder(opus)
+        #expect(o.frameSize == 960 && o.primingSamples == 312)
+        #expect(Array(o.extradata.prefix(8)) == Array("OpusHead".utf8))
+        var packets = try o.encode(RawAudioFrame(sampleRate: 48_000, channelCount: 2, samples: tone, pts: 0)) + o.flush()
+        #expect(packets.count >= 50 && packets.allSatisfy { !$0.data.isEmpty })
+        var ac3 = AudioEncoderOptions(sampleRate: 48_000, channelCount: 2, bitRate: 192_000)
+        ac3.codec = .ac3
+        let a = try AudioEncoder(ac3)
+        #expect(a.frameSize == 1536 && a.extradata.isEmpty)
+        packets = try a.encode(RawAudioFrame(sampleRate: 48_000, channelCount: 2, samples: tone, pts: 0)) + a.flush()
+        // 48 000 samples (+ 256 delay) in whole frames of 1536: 32 frames (31.4 rounded up), each 768 bytes at 192k.
+        #expect(packets.count == 32 && packets.allSatisfy { $0.data.count == 768 && $0.data.prefix(2) == [0x0B, 0x77] })
+        let path = f.temp("tone.ac3")
+        try Data(packets.flatMap(\.data)).write(to: URL(fileURLWithPath: path))
+        #expect(try ffprobeCounts(path) == [32])
     }
 
     @Test func aacEncoderMono44k() throws {

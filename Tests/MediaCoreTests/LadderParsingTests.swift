@@ -16,6 +16,8 @@ struct LadderParsingTests {
                     .height(144, bitRate: 250_000), .height(1080, bitRate: 5_000_000)])
         #expect(try Ladder.parse("SOURCE") == [.source])
         #expect(try Ladder.parse("481") == [.height(481, bitRate: nil)])  // rounded by the plan, which says so
+        #expect(try Ladder.parse("1080:hevc,1080:5M:H265,720:x264") == [.height(1080, bitRate: nil, codec: .hevc),
+            .height(1080, bitRate: 5_000_000, codec: .hevc), .height(720, bitRate: nil, codec: .h264)])
     }
 
     @Test func errorsAreOneClearLine() {
@@ -31,13 +33,14 @@ struct LadderParsingTests {
             ("0", "--ladder: '0' is out of range (heights go from 16 to 4320)"),
             ("8640", "--ladder: '8640' is out of range (heights go from 16 to 4320)"),
             ("1234567", "--ladder: '1234567' is not a height (use e.g. 720,480,360 or 720:3000k)"),
-            ("720:3000x", "--ladder: '3000x' in '720:3000x' is not a bit rate (use e.g. 3000k or 1.2M)"),
-            ("720:", "--ladder: '' in '720:' is not a bit rate (use e.g. 3000k or 1.2M)"),
-            ("720:1.2.3M", "--ladder: '1.2.3M' in '720:1.2.3M' is not a bit rate (use e.g. 3000k or 1.2M)"),
-            ("720:1.5", "--ladder: '1.5' in '720:1.5' is not a bit rate (use e.g. 3000k or 1.2M)"),
-            ("720:3M:4M", "--ladder: '3M:4M' in '720:3M:4M' is not a bit rate (use e.g. 3000k or 1.2M)"),
+            ("720:3000x", "--ladder: '3000x' in '720:3000x' is not a bit rate or a codec (use e.g. 3000k, 1.2M, hevc)"),
+            ("720:", "--ladder: '' in '720:' is not a bit rate or a codec (use e.g. 3000k, 1.2M, hevc)"),
+            ("720:1.2.3M", "--ladder: '1.2.3M' in '720:1.2.3M' is not a bit rate or a codec (use e.g. 3000k, 1.2M, hevc)"),
+            ("720:1.5", "--ladder: '1.5' in '720:1.5' is not a bit rate or a codec (use e.g. 3000k, 1.2M, hevc)"),
+            ("720:3M:4M", "--ladder: '720:3M:4M' has more than a height, a rate and a codec (use e.g. 1080:5M:hevc)"),
+            ("720:3M:hevc:x", "--ladder: '720:3M:hevc:x' has more than a height, a rate and a codec (use e.g. 1080:5M:hevc)"),
             ("720:10k", "--ladder: '10k' in '720:10k' is out of range (from 16k to 200000k)"),
-            ("720:1G", "--ladder: '1G' in '720:1G' is not a bit rate (use e.g. 3000k or 1.2M)"),
+            ("720:1G", "--ladder: '1G' in '720:1G' is not a bit rate or a codec (use e.g. 3000k, 1.2M, hevc)"),
             ("720:500M", "--ladder: '500M' in '720:500M' is out of range (from 16k to 200000k)"),
         ]
         for (value, expected) in cases {

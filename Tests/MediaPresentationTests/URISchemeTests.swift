@@ -16,6 +16,9 @@ import TestSupport
             #expect(scheme.object(at: Substring(scheme.segmentURI(9_000_000_000))) == .segment(9_000_000_000))
             #expect(scheme.object(at: Substring(scheme.partURI(5, 0))) == .part(5, 0))
         }
+        #expect(URIScheme.nested("720p").iFramePlaylistURI == "720p.iframes.m3u8")
+        #expect(URIScheme.root("stream").iFramePlaylistURI == "stream.iframes.m3u8")
+        #expect(URIScheme.nested("720p").object(at: "720p.iframes.m3u8") == .iFramePlaylist)
         #expect(URIScheme.nested("720p").singleFileURI == "720p.mp4")
         #expect(URIScheme.root("stream").singleFileURI == "stream.mp4")
         #expect(URIScheme.nested("720p").playlistURI == "720p.m3u8")
@@ -41,6 +44,7 @@ import TestSupport
             guard let o = s.object(at: Substring(path)) else { continue }
             let back: String = switch o {
             case .playlist: s.playlistURI
+            case .iFramePlaylist: s.iFramePlaylistURI
             case .initSegment(let i): s.initURI(i)
             case .segment(let n): s.segmentURI(n)
             case .part(let n, let i): s.partURI(n, i)

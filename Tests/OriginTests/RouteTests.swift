@@ -56,7 +56,9 @@ import Testing
             ("/", "page"), ("/index.html", "page"), ("/hls.mjs", "hls.js"), ("/streams.json", "streams.json"),
             ("/metrics", "metrics"), ("/time", "time"), ("/cam1", "redirect /cam1/"),
             ("/index.m3u8", "root: multivariant"), ("/manifest.mpd", "root: manifest"),
-            ("/720p.m3u8", "root: rendition 0 playlist"), ("/720p/init.mp4", "root: rendition 0 initSegment(0)"),
+            ("/720p.m3u8", "root: rendition 0 playlist"), ("/720p.iframes.m3u8", "root: rendition 0 iFramePlaylist"),
+            ("/audio.iframes.m3u8", "root: unknown"), ("/cam1/stream.iframes.m3u8", "cam1: before layout stream.iframes.m3u8"),
+            ("/720p/init.mp4", "root: rendition 0 initSegment(0)"),
             ("/720p/init2.mp4", "root: rendition 0 initSegment(2)"), ("/audio/seg7.m4s", "root: rendition 1 segment(7)"),
             ("/720p/seg7.2.m4s", "root: rendition 0 part(7, 2)"), ("/720p/seg07.m4s", "root: unknown"),
             ("/1080p.m3u8", "root: unknown"), ("/thumbnail.jpg", "root: thumbnail"), ("/qoe", "root: qoe"),
@@ -84,6 +86,7 @@ import Testing
         #expect(labels("/720p/seg3.m4s") == ["default", "720p", "segment"], "the root stream is labelled default")
         #expect(labels("/audio/seg3.1.m4s") == ["default", "audio", "part"])
         #expect(labels("/720p/init.mp4") == ["default", "720p", "init"])
+        #expect(labels("/720p.iframes.m3u8") == ["default", "720p", "playlist"])
         #expect(labels("/index.m3u8") == ["default", "", "playlist"])
         #expect(labels("/cam1/qoe") == ["cam1", "", "qoe"])
         #expect(labels("/cam1/whatever") == ["cam1", "", "other"])

@@ -18,6 +18,18 @@ private func message(_ body: () throws -> Any) -> String? {
 
 @Suite("--ladder plan")
 struct LadderPlanTests {
+    /// A rung's codec, else the stream's: H.265 rungs are named with it, so a height can be offered in both.
+    @Test func codecsPerRung() throws {
+        let rungs = try Ladder.plan("1080:hevc,1080,720", sourceWidth: 1920, sourceHeight: 1080,
+                                    sourceSampleAspectRatio: Rational(1, 1), sourceCopyable: true, sourceBitRate: nil).rungs
+        #expect(rungs.map(\.name) == ["1080p-hevc", "1080p", "720p"])
+        #expect(rungs.map(\.codec) == [.hevc, .h264, .h264])
+        let all = try Ladder.plan("720,360", sourceWidth: 1280, sourceHeight: 720, sourceSampleAspectRatio: Rational(1, 1),
+                                  sourceCopyable: true, sourceBitRate: nil, codec: .hevc).rungs
+        #expect(all.map(\.name) == ["720p-hevc", "360p-hevc"])
+        #expect(message { try plan("720:hevc,720:h265") } == "--ladder: 720p is given twice")
+    }
+
     @Test func widthsFollowTheDisplayAspectRatio() throws {
         // 16:9 square pixels.
         #expect(sizes(try plan("720,480,360,240").rungs) == ["1280x720", "854x480", "640x360", "426x240"])

@@ -42,7 +42,7 @@ import Testing
         let (dir, writer) = try Self.package(seconds: seconds, expected: expected)
         defer { try? FileManager.default.removeItem(at: dir) }
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted()
-                == ["index.m3u8", "manifest.mpd", "stream.m3u8", "stream.mp4"])
+                == ["index.m3u8", "manifest.mpd", "stream.iframes.m3u8", "stream.m3u8", "stream.mp4"])
         // The MPD addresses the same file: SegmentBase with the sidx's range (inclusive) and the init segment's.
         let mpd = try String(contentsOf: dir.appendingPathComponent("manifest.mpd"), encoding: .utf8)
         let written = try #require(writer.singleFiles.first)
@@ -102,7 +102,7 @@ import Testing
         try p.finish()
         try writer.finish()
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted()
-                == ["720p.m3u8", "720p.mp4", "audio.m3u8", "audio.mp4", "index.m3u8", "manifest.mpd"])
+                == ["720p.iframes.m3u8", "720p.m3u8", "720p.mp4", "audio.m3u8", "audio.mp4", "index.m3u8", "manifest.mpd"])
         #expect(writer.singleFiles.map(\.fileURI) == ["720p.mp4", "audio.mp4"])
         for (name, index) in zip(["720p", "audio"], writer.singleFiles) {
             let file = [UInt8](try Data(contentsOf: dir.appendingPathComponent(name + ".mp4")))

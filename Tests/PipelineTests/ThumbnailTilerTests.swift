@@ -55,7 +55,7 @@ struct ThumbnailTilerTests {
         for (k, key) in keys.enumerated() {
             for (r, bytes) in [(0, [0, 0, 0, 2, 0x65, 0x88] as [UInt8]), (1, key.data)] {
                 let info = SegmentInfo(sequence: UInt64(k), startTime: MediaTime(value: Int64(k) * 90_000, timescale: 90_000),
-                                       duration: .seconds(1, timescale: 90_000), byteCount: 0, keyframe: bytes)
+                                       duration: .seconds(1, timescale: 90_000), byteCount: 0, keyframeSample: bytes)
                 try tiler.consume(.segment(rendition: r, info, bytes: MediaBytes()))
             }
         }

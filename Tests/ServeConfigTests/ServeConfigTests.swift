@@ -20,6 +20,7 @@ import Testing
     size = "1280x-1"
     framerate = "30000/1001"
     transcode = "always"
+    video_codec = "hevc"
     """
 
     static let yaml = """
@@ -29,7 +30,8 @@ import Testing
         ladder: "720,480,360"
         input_options: { passphrase: "0123456789" }
       movie: { input: movie.mp4, loop: true, segment_duration: 2, part_duration: 0.5, window: 10, video_bitrate: 2.5M,
-               audio_bitrate: 96000, size: 1280x-1, framerate: 30000/1001, transcode: always }
+               audio_bitrate: 96000, size: 1280x-1, framerate: 30000/1001, transcode: always,
+               video_codec: hevc }
     """
 
     static var movie: StreamOptions {
@@ -44,6 +46,7 @@ import Testing
         o.size = PictureSize(width: 1280, height: nil)
         o.framerate = try? FrameRate(parsing: "30000/1001")
         o.transcode = .always
+        o.videoCodec = .hevc
         return o
     }
 
@@ -84,6 +87,8 @@ import Testing
     part_duration = 0
     window = 3
     transcode = "never"
+    video_codec = "hevc"
+    audio_codec = "opus"
     video_bitrate = 3000000
     audio_bitrate = "128k"
     crf = 20
@@ -118,6 +123,8 @@ import Testing
         part_duration: 0
         window: 3
         transcode: never
+        video_codec: hevc
+        audio_codec: opus
         video_bitrate: 3M
         audio_bitrate: 128000
         crf: 20
@@ -196,6 +203,8 @@ import Testing
             ("framerate = 0", "streams.a: framerate takes a positive rate like 30 or 30000/1001 (got '0')"),
             ("ladder = \"abc\"", "streams.a: --ladder: 'abc' is not a height (use e.g. 720,480,360 or 720:3000k)"),
             ("transcode = \"sometimes\"", "streams.a: transcode is auto, always or never (got 'sometimes')"),
+            ("video_codec = \"vp9\"", "streams.a: video_codec is h264, hevc or av1 (got 'vp9')"),
+            ("audio_codec = \"mp3\"", "streams.a: audio_codec is aac, opus or ac3 (got 'mp3')"),
         ]
         for (line, message) in cases {
             #expect(throws: ConfigError(message), "\(line)") {

@@ -58,7 +58,7 @@ struct ServeFlags: ParsableArguments {
             "--segment-duration", "2", "--part-duration", "0.5", "--window", "10", "--loop", "--video-bitrate", "2.5M",
             "--audio-bitrate", "96000", "--size", "1280x-1", "--framerate", "30000/1001", "--transcode", "always",
             "--preset", "veryfast", "--tune", "zerolatency", "--no-realtime", "--no-reconnect", "--input-option", "a=1",
-            "--input-option", "b=x=y", "--ladder", "720,360", "--crf", "20",
+            "--input-option", "b=x=y", "--ladder", "720,360", "--crf", "20", "--video-codec", "h265", "--audio-codec", "aac",
         ])
         let file = try ServeConfig.parse("""
             [streams.s]
@@ -72,6 +72,8 @@ struct ServeFlags: ParsableArguments {
             size = "1280x-1"
             framerate = "30000/1001"
             transcode = "always"
+            video_codec = "hevc"
+            audio_codec = "aac"
             preset = "veryfast"
             tune = "zerolatency"
             realtime = false
@@ -98,6 +100,7 @@ struct ServeFlags: ParsableArguments {
             (["--window", "0"], "--window must be between 1 and 1000 segments"),
             (["--window", "1001"], "--window must be between 1 and 1000 segments"),
             (["--crf", "52"], "--crf must be 0-51"),
+            (["--audio-codec", "ac3", "--audio-bitrate", "100k"], "--audio-bitrate must be an AC-3 rate with --audio-codec ac3 (32k, 40k, 48k, 56k, 64k, 80k, 96k, 112k, 128k, 160k, 192k, 224k, 256k, 320k, 384k, 448k, 512k, 576k, 640k)"),
             (["--video-bitrate", "abc"], "--video-bitrate takes a rate like 128k or 3M (got 'abc')"),
             (["--audio-bitrate", "0"], "--audio-bitrate takes a rate like 128k or 3M (got '0')"),
             (["--size", "0x0"], "--size: bad size '0x0'"),

@@ -64,6 +64,7 @@ public enum BoxReader {
         "dref": 8,   // FullBox header + entry_count
         "avc1": 78,  // VisualSampleEntry fields
         "mp4a": 28,  // AudioSampleEntry fields
+        "Opus": 28, "ac-3": 28, "ec-3": 28,  // AudioSampleEntry fields
     ]
 
     /// Walks `range` of `bytes` as a sequence of boxes; every size must fit and the boxes must tile the range exactly.

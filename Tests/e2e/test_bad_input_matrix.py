@@ -679,7 +679,8 @@ def test_inband_parameter_sets_single_file(origin_bin, inputs, tmp_path):
     r = package(origin_bin, tmp_path, inputs("inband_parameter_sets.mp4"), "--single-file")
     assert r.rc == 0, r.stderr[-2000:]
     assert "warning" not in r.stderr and "format changed" not in r.stderr, r.stderr[-2000:]
-    assert sorted(os.listdir(r.out)) == ["index.m3u8", "manifest.mpd", "stream.m3u8", "stream.mp4"]
+    assert sorted(os.listdir(r.out)) == ["index.m3u8", "manifest.mpd", "stream.iframes.m3u8", "stream.m3u8",
+                                         "stream.mp4"]
     pl = m3u8.parse_media(open(os.path.join(r.out, "stream.m3u8")).read())
     assert not any(s.discontinuity for s in pl.segments) and pl.total_duration >= 3.9
 

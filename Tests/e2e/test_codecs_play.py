@@ -14,17 +14,19 @@ def _levels(res):
     return [], None
 
 
-def test_av1_plays_live_in_hlsjs(start_origin):
+def test_av1_and_opus_play_live_in_hlsjs(start_origin):
     need_chromium()
     need("ffmpeg")
     s = start_origin(media_mod.make("av1.mp4"), "--loop", "--transcode", "never")
     mv = m3u8.parse_multivariant(http.get(s.url("/index.m3u8")).text)
-    assert mv.variants[0].attrs["CODECS"].startswith("av01.0."), mv.raw
+    assert mv.variants[0].attrs["CODECS"].startswith("av01.0.") and mv.variants[0].attrs["CODECS"].endswith(",opus"), mv.raw
     res = chromium.chromium_play(s.url("/"), 6)
     print(chromium.summary(res))
     assert chromium.playback_problems(res, max_dropped=0.03) == []
     levels, _ = _levels(res)
     assert levels and all("av01" in (lv.get("codecs") or "") for lv in levels), levels
+    decoded = [x.get("audioDecodedBytes") or 0 for x in res["samples"]]
+    assert decoded[-1] > decoded[len(decoded) // 2] > 0, f"Opus not decoded: {decoded}"
     ff = clients.ffmpeg_read(s.url("/index.m3u8"), 4)
     assert ff.ok, str(ff)
 

@@ -27,7 +27,8 @@ def single(origin_bin, media, tmp_path_factory):
 
 def test_single_file_passes_the_vod_checks_and_keeps_every_packet(single, media):
     need("ffmpeg", "ffprobe")
-    assert sorted(os.listdir(single)) == ["index.m3u8", "manifest.mpd", "stream.m3u8", "stream.mp4"]
+    assert sorted(os.listdir(single)) == ["index.m3u8", "manifest.mpd", "stream.iframes.m3u8", "stream.m3u8",
+                                   "stream.mp4"]
     res = livecheck.check_vod_dir(single)
     assert res.errors == []
     assert res.segments >= 3 and abs(res.duration - 6.0) <= 0.15, (res.segments, res.duration)
@@ -95,7 +96,8 @@ def test_hlsjs_plays_single_file_over_range_requests(single, origin_bin, hlsjs):
 def test_ladder_single_file_one_file_per_rendition(origin_bin, media, tmp_path):
     need("ffmpeg", "ffprobe")
     out = run_package(origin_bin, media["clip.mp4"], str(tmp_path / "ladder"), "--ladder", "360")
-    assert sorted(os.listdir(out)) == ["360p.m3u8", "360p.mp4", "audio.m3u8", "audio.mp4", "index.m3u8", "manifest.mpd"]
+    assert sorted(os.listdir(out)) == ["360p.iframes.m3u8", "360p.m3u8", "360p.mp4", "audio.m3u8", "audio.mp4", "index.m3u8",
+                                "manifest.mpd"]
     res = presentation.check_vod_presentation(out)
     assert res.errors == []
     for name in ("360p", "audio"):

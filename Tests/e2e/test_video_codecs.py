@@ -115,6 +115,7 @@ def test_fixtures_are_what_they_claim(made):
     ts = _video(made["hevc_video.ts"])
     assert ts["codec_name"] == "hevc" and clients.probe_streams(made["hevc_video.ts"])["format"]["format_name"] == "mpegts"
     assert _video(made["av1.mp4"])["codec_name"] == "av1"
+    assert clients.ffprobe_json(made["av1.mp4"], "-select_streams", "a", "-show_streams")["streams"][0]["codec_name"] == "opus"
 
 
 def test_codecs_checker_reads_records_as_the_spec_says():
@@ -214,7 +215,7 @@ def test_av1_copied(origin_bin, made, tmp_path):
     src = made["av1.mp4"]
     out = _package(origin_bin, src, tmp_path / "out", "--transcode", "never")
     init = open(os.path.join(out, "init.mp4"), "rb").read()
-    assert [t.sample_entry for t in mp4.parse_init(init).tracks] == ["av01", "mp4a"]
+    assert [t.sample_entry for t in mp4.parse_init(init).tracks] == ["av01", "Opus"]
     av1c = _box(init, b"av1C")
     profile, level = av1c[1] >> 5, av1c[1] & 0x1F
     codecs = _variant(out).attrs["CODECS"].split(",")
@@ -256,3 +257,28 @@ def test_live_hdr_is_signalled_in_hls_and_dash(start_origin, made):
     assert rep.get("codecs").startswith("hvc1.2.4."), mpd.text
     r = clients.ffmpeg_read(s.url("/index.m3u8"), 3)
     assert r.ok, r
+
+
+def test_av1_sequence_header_change_is_a_new_init(origin_bin, tmp_path):
+    """Two AV1 OBU streams of different sizes end to end (a new sequence header mid-stream): one
+    EXT-X-DISCONTINUITY and a second init segment whose sample entry has the new size; every frame kept."""
+    need("ffmpeg", "ffprobe")
+    parts = []
+    for size in ("320x240", "480x270"):
+        p = tmp_path / f"{size}.obu"
+        subprocess.run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", f"testsrc2=size={size}:rate=30", "-t", "2",
+                        "-c:v", "libsvtav1", "-preset", "12", "-g", "30", "-f", "obu", str(p)],
+                       check=True, capture_output=True, env={**os.environ, "SVT_LOG": "1"})
+        parts.append(p.read_bytes())
+    src = tmp_path / "both.obu"
+    src.write_bytes(b"".join(parts))
+    probe = clients.ffprobe_json(str(src), "-count_frames", "-show_entries", "stream=codec_name,nb_read_frames")
+    assert probe["streams"][0]["codec_name"] == "av1" and int(probe["streams"][0]["nb_read_frames"]) == 120
+    out = _package(origin_bin, str(src), tmp_path / "out", "--transcode", "never")
+    pl = m3u8.parse_media(open(os.path.join(out, "stream.m3u8")).read())
+    assert sum(1 for s in pl.segments if s.discontinuity) == 1
+    maps = list(dict.fromkeys(s.map_uri for s in pl.segments))
+    assert len(maps) == 2
+    sizes = [(t.width, t.height) for m in maps for t in mp4.parse_init(open(os.path.join(out, m), "rb").read()).tracks]
+    assert sizes == [(320, 240), (480, 270)], sizes
+    assert _frames(os.path.join(out, "index.m3u8")) == 120

@@ -74,6 +74,7 @@ POLL_JS = r"""
   if (v) {
     out.t = v.currentTime; out.paused = v.paused; out.readyState = v.readyState; out.ended = v.ended;
     out.videoWidth = v.videoWidth; out.videoHeight = v.videoHeight;
+    out.audioDecodedBytes = v.webkitAudioDecodedByteCount;
     out.mediaError = v.error ? (v.error.code + ': ' + v.error.message) : null;
     out.buffered = [];
     for (let i = 0; i < v.buffered.length; i++) out.buffered.push([v.buffered.start(i), v.buffered.end(i)]);

@@ -464,6 +464,7 @@ def check_vod_dir(path):
         errors.add(f"segment names not continuous: {names[:3]}...")
     # manifest.mpd: the DASH manifest of the same segments, checked by hlsharness/dashcheck.py.
     listed = set(names) | set(files) | inits | {"index.m3u8", "stream.m3u8", "manifest.mpd"}
+    listed |= {f.get("URI") for f in mv.iframe_streams}  # byte ranges of the same segments (test_iframes.py)
     extra = sorted(set(os.listdir(path)) - listed)
     if extra:
         errors.add(f"files not referenced by the playlist: {extra[:5]}")

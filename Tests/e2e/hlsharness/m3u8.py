@@ -89,6 +89,7 @@ class Variant:
 class MultivariantPlaylist:
     variants: list = field(default_factory=list)
     media: list = field(default_factory=list)
+    iframe_streams: list = field(default_factory=list)  # EXT-X-I-FRAME-STREAM-INF attribute dicts (URI among them)
     independent_segments: bool = False
     raw: str = ""
 
@@ -205,6 +206,8 @@ def parse_multivariant(text):
             pending = parse_attrs(ln.split(":", 1)[1])
         elif ln.startswith("#EXT-X-MEDIA:"):
             mv.media.append(parse_attrs(ln.split(":", 1)[1]))
+        elif ln.startswith("#EXT-X-I-FRAME-STREAM-INF:"):
+            mv.iframe_streams.append(parse_attrs(ln.split(":", 1)[1]))
         elif ln == "#EXT-X-INDEPENDENT-SEGMENTS":
             mv.independent_segments = True
         elif ln.startswith("#EXTINF") or ln.startswith("#EXT-X-TARGETDURATION"):

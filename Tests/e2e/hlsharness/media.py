@@ -67,9 +67,9 @@ RECIPES = {
     "hevc_video.ts": ["-f", "lavfi", "-i", V.format(size="640x360", rate=30), "-t", "3", "-c:v", "libx265",
                       "-preset", "ultrafast", "-x265-params", X265_GOP + ":log-level=error", "-pix_fmt", "yuv420p",
                       "-f", "mpegts"],
-    # AV1 (SVT-AV1, 1 s GOP) + AAC, faststart MP4
+    # AV1 (SVT-AV1, 1 s GOP) + Opus, faststart MP4
     "av1.mp4": ["-f", "lavfi", "-i", V.format(size="640x360", rate=30), "-f", "lavfi", "-i", A, "-t", "4",
-                "-c:v", "libsvtav1", "-preset", "12", "-g", "30", "-pix_fmt", "yuv420p", "-c:a", "aac", "-ac", "2",
+                "-c:v", "libsvtav1", "-preset", "12", "-g", "30", "-pix_fmt", "yuv420p", "-c:a", "libopus", "-ac", "2",
                 "-movflags", "+faststart"],
 }
 

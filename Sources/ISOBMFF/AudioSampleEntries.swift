@@ -1,0 +1,124 @@
+import MediaCore
+
+/// The fields every AudioSampleEntry opens with, ISO/IEC 14496-12 §12.2.3 (version 0).
+enum AudioSampleEntryFields {
+    static func write(to w: inout BoxWriter, channelCount: Int, sampleRate: Int) {
+        w.writeZeros(6)                               // SampleEntry reserved
+        w.write(UInt16(1))                            // data_reference_index
+        w.writeZeros(8)                               // reserved 2x32
+        w.write(UInt16(clamping: channelCount))       // channelcount
+        w.write(UInt16(16))                           // samplesize
+        w.write(UInt16(0))                            // pre_defined
+        w.write(UInt16(0))                            // reserved
+        w.write(sampleRate <= 0xFFFF ? UInt32(sampleRate) << 16 : 0)   // samplerate 16.16
+    }
+}
+
+/// `Opus` OpusSampleEntry, "Encapsulation of Opus in ISO Base Media File Format" v0.6.8 §4.3.1: channelcount is
+/// OutputChannelCount, samplesize 16, samplerate 48000, then its `dOps`.
+///
+/// ```
+/// |Opus| |dOps|
+/// ```
+public enum OpusSampleEntry {
+    public static let type: FourCC = "Opus"
+
+    public static func write(to w: inout BoxWriter, config: OpusConfig) throws {
+        try w.box(type) { w in
+            AudioSampleEntryFields.write(to: &w, channelCount: Int(config.outputChannelCount), sampleRate: OpusConfig.sampleRate)
+            try OpusSpecificBox.write(to: &w, config: config)
+        }
+    }
+}
+
+/// `ac-3` AC3SampleEntry, ETSI TS 102 366 Annex F.3, with its `dac3`.
+///
+/// ```
+/// |ac-3| |dac3|
+/// ```
+public enum AC3SampleEntry {
+    public static let type: FourCC = "ac-3"
+
+    public static func write(to w: inout BoxWriter, config: AC3Config) throws {
+        try w.box(type) { w in
+            AudioSampleEntryFields.write(to: &w, channelCount: config.channelCount, sampleRate: config.sampleRate)
+            try AC3SpecificBox.write(to: &w, config: config)
+        }
+    }
+}
+
+/// `ec-3` EC3SampleEntry, ETSI TS 102 366 Annex F.5, with its `dec3`.
+///
+/// ```
+/// |ec-3| |dec3|
+/// ```
+public enum EC3SampleEntry {
+    public static let type: FourCC = "ec-3"
+
+    public static func write(to w: inout BoxWriter, config: EAC3Config) throws {
+        try w.box(type) { w in
+            AudioSampleEntryFields.write(to: &w, channelCount: config.channelCount, sampleRate: config.sampleRate)
+            try EC3SpecificBox.write(to: &w, config: config)
+        }
+    }
+}
+
+/// `dac3`, ETSI TS 102 366 F.4 (24 bits):
+///
+/// ```
+/// fscod(2) bsid(5) bsmod(3) acmod(3) lfeon(1) bit_rate_code(5) reserved(5) = 0
+/// ```
+public enum AC3SpecificBox {
+    public static let type: FourCC = "dac3"
+
+    public static func write(to w: inout BoxWriter, config c: AC3Config) throws {
+        var b = BitWriter()
+        b.put(c.fscod, 2); b.put(c.bsid, 5); b.put(c.bsmod, 3); b.put(c.acmod, 3); b.put(c.lfeon ? 1 : 0, 1)
+        b.put(c.bitRateCode, 5); b.put(0, 5)
+        try w.box(type) { w in w.write(bytes: b.bytes) }
+    }
+}
+
+/// `dec3`, ETSI TS 102 366 F.6:
+///
+/// ```
+/// data_rate(13) num_ind_sub(3)                               num_ind_sub = substreams - 1
+/// per independent substream:
+///   fscod(2) bsid(5) reserved(1) asvc(1) bsmod(3) acmod(3) lfeon(1) reserved(3) num_dep_sub(4)
+///   chan_loc(9) when num_dep_sub > 0, else reserved(1)
+/// reserved(7) flag_ec3_extension_type_a(1) complexity_index_type_a(8)   only for Joint Object Coding (Atmos)
+/// ```
+public enum EC3SpecificBox {
+    public static let type: FourCC = "dec3"
+
+    public static func write(to w: inout BoxWriter, config c: EAC3Config) throws {
+        precondition((1...8).contains(c.independentSubstreams.count), "dec3 holds 1 to 8 independent substreams")
+        var b = BitWriter()
+        b.put(UInt32(min(c.dataRate, 0x1FFF)), 13)
+        b.put(UInt32(c.independentSubstreams.count - 1), 3)
+        for s in c.independentSubstreams {
+            b.put(s.fscod, 2); b.put(s.bsid, 5); b.put(0, 1); b.put(0, 1); b.put(s.bsmod, 3); b.put(s.acmod, 3)
+            b.put(s.lfeon ? 1 : 0, 1); b.put(0, 3); b.put(s.dependentCount, 4)
+            if s.dependentCount > 0 { b.put(UInt32(s.channelLocations & 0x1FF), 9) } else { b.put(0, 1) }
+        }
+        if let joc = c.jocComplexityIndex {
+            b.put(0, 7); b.put(1, 1); b.put(joc, 8)
+        }
+        try w.box(type) { w in w.write(bytes: b.bytes) }
+    }
+}
+
+/// MSB-first bit packing for the Dolby configuration boxes; the last byte is padded with zeros.
+struct BitWriter {
+    private(set) var bytes: [UInt8] = []
+    private var used = 0
+
+    mutating func put<T: BinaryInteger>(_ value: T, _ count: Int) {
+        let v = UInt32(truncatingIfNeeded: value)
+        for i in stride(from: count - 1, through: 0, by: -1) {
+            if used == 0 { bytes.append(0) }
+            bytes[bytes.count - 1] |= UInt8((v >> UInt32(i)) & 1) << (7 - UInt8(used))
+            used = (used + 1) & 7
+        }
+    }
+}
