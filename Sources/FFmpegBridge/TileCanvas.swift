@@ -2,7 +2,7 @@ internal import CFFmpeg
 import MediaCore
 
 /// One sheet of thumbnail tiles being filled (trick play): a full-range yuv420p picture of `columns` × `rows` tiles,
-/// each placed from one H.264 keyframe (decoded on its own, as `JPEGThumbnail` does), scaled by libswscale straight
+/// each placed from one keyframe (H.264, H.265 or AV1, decoded on its own, as `JPEGThumbnail` does), scaled by libswscale straight
 /// into its rectangle, then the sheet encoded once by libavcodec's MJPEG encoder.
 ///
 /// Tile `i` lies at column `i % columns`, row `i / columns` (raster order, DASH-IF IOP 4.3 §6.2.6). Tile sizes are
@@ -54,11 +54,12 @@ public final class TileCanvas {
         f.data.2!.update(repeating: 128, count: Int(f.linesize.2) * ch)
     }
 
-    /// Decodes `sample` (one IDR access unit, length-prefixed NAL units, with the track's `avcC`) and scales it into
-    /// each of the tiles `indices` (raster order).
-    public func place(avcC: [UInt8], sample: [UInt8], at indices: [Int]) throws {
+    /// Decodes `sample` (one keyframe as MP4 stores it: H.264 or H.265 length-prefixed NAL units, AV1 OBUs) with the
+    /// track's configuration record (`avcC`, `hvcC`, `av1C`) and scales it into each of the tiles `indices` (raster
+    /// order).
+    public func place(_ record: TrackFormat.Codec, sample: [UInt8], at indices: [Int]) throws {
         guard !indices.isEmpty else { return }
-        let picture = try JPEGThumbnail.decode(avcC: avcC, sample: sample, context: context)
+        let picture = try JPEGThumbnail.decode(record, sample: sample, context: context)
         defer { var p: UnsafeMutablePointer<AVFrame>? = picture; av_frame_free(&p) }
         for i in indices { try scale(picture, into: i) }
     }

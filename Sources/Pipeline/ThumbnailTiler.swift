@@ -26,7 +26,8 @@ public struct ThumbnailSettings: Sendable, Equatable {
 /// start; a shorter interval than the keyframe spacing repeats the keyframe. One decode per segment, one JPEG per
 /// sheet. A sheet is published once full (or, the last one, at the end of the stream): its bytes never change.
 ///
-/// H.264 only (what the origin encodes, and copies most); another codec's stream has no tiles, said once.
+/// H.264, H.265 and AV1 (what the origin encodes and copies); a keyframe that does not decode is said once in the log
+/// and its tiles stay black.
 public final class ThumbnailTiler: PresentationConsumer, Sendable {
     private struct State {
         var renditions: [Rendition] = []
@@ -85,10 +86,9 @@ public final class ThumbnailTiler: PresentationConsumer, Sendable {
             s.chosen = s.formats.min { $0.value.width * $0.value.height < $1.value.width * $1.value.height }?.key
         }
         guard r == s.chosen, let format = s.formats[r], let keyframe = info.keyframeSample else { return }
-        guard case .h264(let avcC) = format.codec else {
-            if !s.warned { logger.notice("thumbnail tiles: only H.264 video is tiled; this stream has none") }
-            s.warned = true
-            return
+        switch format.codec {
+        case .h264, .hevc, .av1: break
+        default: return
         }
         let grid = try gridAndCanvas(format, timescale: info.startTime.timescale, &s)
         let perSheet = Int64(grid.tilesPerSheet)
@@ -104,7 +104,7 @@ public final class ThumbnailTiler: PresentationConsumer, Sendable {
                 try publish(&s)
             }
             guard let canvas = s.canvas, let last = indices.max() else { continue }
-            try canvas.place(avcC: avcC, sample: keyframe, at: indices)
+            try canvas.place(format.codec, sample: keyframe, at: indices)
             let filled = max(s.sheet?.filled ?? 0, last + 1)
             s.sheet = (number, filled)
             if filled == grid.tilesPerSheet { try publish(&s) }

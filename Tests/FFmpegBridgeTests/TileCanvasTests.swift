@@ -24,7 +24,7 @@ struct TileCanvasTests {
         let f = try Fixtures.get()
         let key = try JPEGThumbnailTests.firstKeyframe(f.mp4)
         let canvas = try TileCanvas(columns: 3, rows: 2, tileWidth: 96, tileHeight: 54)
-        try canvas.place(avcC: key.avcC, sample: key.sample, at: [1, 5])
+        try canvas.place(.h264(avcC: key.avcC), sample: key.sample, at: [1, 5])
         let jpeg = try canvas.jpeg()
         #expect(Array(jpeg.prefix(2)) == [0xFF, 0xD8] && Array(jpeg.suffix(2)) == [0xFF, 0xD9])
         let path = f.temp("sheet.jpg")
@@ -54,7 +54,7 @@ struct TileCanvasTests {
         let f = try Fixtures.get()
         let key = try JPEGThumbnailTests.firstKeyframe(f.mp4)
         let canvas = try TileCanvas(columns: 2, rows: 2, tileWidth: 16, tileHeight: 16)
-        #expect(throws: FFmpegError.self) { try canvas.place(avcC: key.avcC, sample: [0, 0, 0, 3, 0x65, 0xFF, 0xFF], at: [0]) }
-        #expect(throws: FFmpegError.self) { try canvas.place(avcC: [], sample: key.sample, at: [0]) }
+        #expect(throws: FFmpegError.self) { try canvas.place(.h264(avcC: key.avcC), sample: [0, 0, 0, 3, 0x65, 0xFF, 0xFF], at: [0]) }
+        #expect(throws: FFmpegError.self) { try canvas.place(.h264(avcC: []), sample: key.sample, at: [0]) }
     }
 }

@@ -5,8 +5,8 @@ import Synchronization
 import Testing
 @testable import Pipeline
 
-/// `ThumbnailTiler` on real H.264 keyframes (one a second from the encoder, 1 fps): which rendition it decodes, which
-/// tiles each segment fills, when a sheet is published, what is left at the end.
+/// `ThumbnailTiler` on real keyframes (one a second from the encoder, 1 fps; H.264, H.265 and AV1): which rendition it
+/// decodes, which tiles each segment fills, when a sheet is published, what is left at the end.
 @Suite("Thumbnail tiler", .timeLimit(.minutes(1)))
 struct ThumbnailTilerTests {
     final class Sink: TileSheetSink {
@@ -22,27 +22,29 @@ struct ThumbnailTilerTests {
         var sheets: [TileSheetInfo] { state.withLock { $0.sheets.map(\.info) } }
     }
 
-    /// `count` keyframes of a 64x48 picture, one a second, and their track's format.
-    static func keyframes(_ count: Int) throws -> (TrackFormat, [Sample]) {
+    /// `count` keyframes of a 128x72 picture, one a second (2 fps, a GOP of one second), and their track's format.
+    static func keyframes(_ count: Int, codec: VideoCodecName = .h264) throws -> (TrackFormat, [Sample]) {
         var settings = VideoSettings()
-        settings.preset = "ultrafast"
-        let stage = try VideoEncodeStage(width: 64, height: 48, frameRate: Rational(1, 1), settings: settings,
+        settings.codec = codec
+        if codec == .h264 { settings.preset = "ultrafast" }
+        let stage = try VideoEncodeStage(width: 128, height: 72, frameRate: Rational(2, 1), settings: settings,
                                          segmentDuration: .seconds(1), trackID: 1, timescale: 90_000, startupKeyframe: nil)
         var samples: [Sample] = []
-        for k in 0..<count {
-            let luma = [UInt8](repeating: UInt8(40 + 30 * k % 200), count: 64 * 48)
-            samples += try stage.encode(RawVideoFrame(width: 64, height: 48, y: luma, cb: .init(repeating: 128, count: 32 * 24),
-                                                      cr: .init(repeating: 128, count: 32 * 24), pts: Int64(k) * 90_000))
+        for k in 0..<2 * count {
+            let luma = [UInt8](repeating: UInt8(40 + 15 * k % 200), count: 128 * 72)
+            samples += try stage.encode(RawVideoFrame(width: 128, height: 72, y: luma, cb: .init(repeating: 128, count: 64 * 36),
+                                                      cr: .init(repeating: 128, count: 64 * 36), pts: Int64(k) * 45_000))
         }
         samples += try stage.flush()
         let format = try #require(stage.format)
-        try #require(samples.count == count && samples.allSatisfy(\.isSync))
-        return (format, samples)
+        let keys = samples.filter(\.isSync)
+        try #require(keys.map(\.pts) == (0..<Int64(count)).map { $0 * 90_000 }, "\(codec): a keyframe a second")
+        return (format, keys)
     }
 
     /// A ladder of two renditions: the big one's keyframes are garbage (decoding them would fail), the small one's real.
-    static func run(_ settings: ThumbnailSettings, segments: Int) throws -> Sink {
-        let (small, keys) = try keyframes(segments)
+    static func run(_ settings: ThumbnailSettings, segments: Int, codec: VideoCodecName = .h264) throws -> Sink {
+        let (small, keys) = try keyframes(segments, codec: codec)
         var big = small
         big.width = 1280
         big.height = 720
@@ -63,13 +65,14 @@ struct ThumbnailTilerTests {
         return sink
     }
 
-    @Test func oneTilePerSegmentSheetsWhenFull() throws {
+    @Test(arguments: [VideoCodecName.h264, .hevc, .av1])
+    func oneTilePerSegmentSheetsWhenFull(codec: VideoCodecName) throws {
         var settings = ThumbnailSettings()
         (settings.columns, settings.rows) = (2, 2)
-        let sink = try Self.run(settings, segments: 5)
+        let sink = try Self.run(settings, segments: 5, codec: codec)
         let s = sink.state.withLock { $0 }
-        // The 64x48 (4:3) rendition at 160 wide; one tile a second in the video's timescale.
-        #expect(s.grid == TileGrid(columns: 2, rows: 2, tileWidth: 160, tileHeight: 120, interval: .seconds(1, timescale: 90_000)))
+        // The 128x72 (16:9) rendition at 160 wide; one tile a second in the video's timescale.
+        #expect(s.grid == TileGrid(columns: 2, rows: 2, tileWidth: 160, tileHeight: 90, interval: .seconds(1, timescale: 90_000)))
         #expect(sink.sheets == [TileSheetInfo(number: 0, tileCount: 4), TileSheetInfo(number: 1, tileCount: 1)])
         #expect(s.finished)
         #expect(s.sheets.allSatisfy { Array($0.jpeg.prefix(2)) == [0xFF, 0xD8] })
