@@ -135,3 +135,18 @@ import Testing
         }
     }
 }
+
+@Suite struct KeyframeSampleRetentionTests {
+    /// A window lists a segment without the keyframe sample its event carried (a long time-shift window or a VOD
+    /// would otherwise keep a keyframe per segment in memory).
+    @Test func theWindowDoesNotKeepTheKeyframeSample() throws {
+        let p = Presentation<Void>(windowSize: 3, payloads: .none)
+        try p.consume(.layout([.muxed()], TimingPolicy(targetDuration: 1)))
+        try p.consume(.initSegment(rendition: 0, bytes: [1], tracks: []))
+        let info = SegmentInfo(sequence: 0, startTime: .seconds(0), duration: .seconds(1), byteCount: 4, keyframeSample: [9, 9, 9])
+        try p.consume(.segment(rendition: 0, info, bytes: [0, 0, 0, 0]))
+        let stored = try #require(p.layout?.windows[0].snapshot().window.last)
+        #expect(stored.info.keyframeSample == nil)
+        #expect(stored.info.duration == .seconds(1))
+    }
+}
