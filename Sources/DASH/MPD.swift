@@ -70,10 +70,13 @@ public struct MPD: Sendable, Equatable {
         public var id: String
         public var start: MediaTime
         public var adaptationSets: [AdaptationSet]
-        public init(id: String, start: MediaTime = .zero(1), adaptationSets: [AdaptationSet]) {
+        /// Thumbnail tiles (DASH-IF IOP 4.3 §6.2.6), rendered after the media AdaptationSets.
+        public var thumbnails: ThumbnailSet?
+        public init(id: String, start: MediaTime = .zero(1), adaptationSets: [AdaptationSet], thumbnails: ThumbnailSet? = nil) {
             self.id = id
             self.start = start
             self.adaptationSets = adaptationSets
+            self.thumbnails = thumbnails
         }
     }
 

@@ -28,6 +28,7 @@ extension MPD {
         for p in periods {
             x.open("Period", [("id", p.id), ("start", Self.duration(p.start))])
             for a in p.adaptationSets { render(a, into: &x) }
+            p.thumbnails?.render(into: &x)
             x.close("Period")
         }
         // §5.3.1.2: UTCTiming elements follow the Periods (and Metrics) in the MPD's content model.

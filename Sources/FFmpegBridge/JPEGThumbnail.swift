@@ -29,10 +29,25 @@ public enum JPEGThumbnail {
     }
 
     /// Decodes the one access unit (sent, then drained) into a new frame the caller frees.
-    private static func decode(avcC: [UInt8], sample: [UInt8], context: String) throws -> UnsafeMutablePointer<AVFrame> {
-        guard let codec = avcodec_find_decoder(AV_CODEC_ID_H264) else {
+    static func decode(avcC: [UInt8], sample: [UInt8], context: String) throws -> UnsafeMutablePointer<AVFrame> {
+        try decode(.h264(avcC: avcC), sample: sample, context: context)
+    }
+
+    /// `decode` for a keyframe of H.264 (`avcC`), H.265 (`hvcC`) or AV1 (`av1C`, dav1d preferred: FFmpeg 5.1's own AV1
+    /// decoder needs a hardware accelerator), the track's configuration record given to the decoder as its
+    /// extradata, as MP4 carries it.
+    static func decode(_ record: TrackFormat.Codec, sample: [UInt8], context: String) throws -> UnsafeMutablePointer<AVFrame> {
+        let found: (codec: UnsafePointer<AVCodec>?, extradata: [UInt8])
+        switch record {
+        case .h264(let avcC): found = (avcodec_find_decoder(AV_CODEC_ID_H264), avcC)
+        case .hevc(let hvcC): found = (avcodec_find_decoder(AV_CODEC_ID_HEVC), hvcC)
+        case .av1(let av1C): found = (avcodec_find_decoder_by_name("libdav1d") ?? avcodec_find_decoder(AV_CODEC_ID_AV1), av1C)
+        default: throw FFmpegError.invalid(context, "not a video codec with keyframes to decode")
+        }
+        guard let codec = found.codec else {
             throw FFmpegError(code: cff_averror_decoder_not_found(), call: "avcodec_find_decoder", context: context)
         }
+        let avcC = found.extradata
         var ctx = avcodec_alloc_context3(codec)
         var packet = av_packet_alloc()
         var frame = av_frame_alloc()
@@ -45,7 +60,8 @@ public enum JPEGThumbnail {
             throw FFmpegError(code: AV.enomem, call: "avcodec_alloc_context3", context: context)
         }
         do {
-            // avcC extradata: the decoder reads SPS/PPS from it and expects length-prefixed NAL units.
+            // The configuration record as extradata: the decoder reads the parameter sets (or the AV1 sequence
+            // header) from it and expects length-prefixed NAL units (AV1: OBUs as MP4 stores them).
             guard let extra = av_mallocz(avcC.count + Int(AV_INPUT_BUFFER_PADDING_SIZE))?.assumingMemoryBound(to: UInt8.self) else {
                 throw FFmpegError(code: AV.enomem, call: "av_mallocz", context: context)
             }
@@ -101,7 +117,7 @@ public enum JPEGThumbnail {
         }
     }
 
-    private static func encode(_ frame: UnsafeMutablePointer<AVFrame>, quality: Int, context: String) throws -> [UInt8] {
+    static func encode(_ frame: UnsafeMutablePointer<AVFrame>, quality: Int, context: String) throws -> [UInt8] {
         let core = try EncoderCore(codecName: "mjpeg", context: context) { ctx in
             ctx.pointee.width = frame.pointee.width
             ctx.pointee.height = frame.pointee.height

@@ -121,6 +121,8 @@ public struct MultivariantPlaylist: Sendable, Equatable {
     /// `EXT-X-I-FRAME-STREAM-INF` tags, rendered after the variants.
     public var iFrameStreams: [IFrameStream]
     public var independentSegments: Bool
+    /// `EXT-X-IMAGE-STREAM-INF` tags (thumbnail sheets), rendered after the variants.
+    public var imageStreams: [ImageStream] = []
 
     public init(variants: [VariantStream], media: [MediaRendition] = [], iFrameStreams: [IFrameStream] = [],
                 independentSegments: Bool = true) {
@@ -176,6 +178,7 @@ public struct MultivariantPlaylist: Sendable, Equatable {
             if let r = f.resolution { out += ",RESOLUTION=\(r.width)x\(r.height)" }
             out += ",URI=" + AttributeList.quoted(f.uri) + "\n"
         }
+        for i in imageStreams { out += i.render() + "\n" }
         return out
     }
 

@@ -27,13 +27,17 @@ public struct SegmentInfo: Sendable, Equatable {
     /// in the reference track's timescale): the segment's entry in an I-frame playlist. `nil` when the rendition has
     /// no video or the producer did not say (then the rendition has no I-frame playlist entry for it).
     public var keyframe: KeyframeFragment?
+    /// The sync sample the reference track opens with (the sample's own array, shared with the segment's bytes, not
+    /// a copy), for trick play (thumbnail tiles decode it); `nil` when the producer did not say or there is none.
+    public var keyframeSample: [UInt8]?
 
     public init(sequence: UInt64, startTime: MediaTime, duration: MediaTime, byteCount: Int,
                 programDateTime: WallClock? = nil, discontinuity: Bool = false, videoSampleCount: Int? = nil,
                 startsWithSyncSample: Bool = true, earliestPresentationTime: MediaTime? = nil,
-                partRanges: [Range<Int>] = [], keyframe: KeyframeFragment? = nil) {
+                partRanges: [Range<Int>] = [], keyframe: KeyframeFragment? = nil, keyframeSample: [UInt8]? = nil) {
         precondition(keyframe.map { $0.range.upperBound <= byteCount } ?? true, "the keyframe's fragment lies in the segment")
         self.keyframe = keyframe
+        self.keyframeSample = keyframeSample
         self.partRanges = partRanges
         self.earliestPresentationTime = earliestPresentationTime ?? startTime
         self.sequence = sequence

@@ -150,6 +150,10 @@ public final class LiveWindow<Payload: Sendable>: Sendable {
     /// segment when the window is full. Returns the sequence number it got.
     @discardableResult
     public func publishSegment(_ info: SegmentInfo, _ payload: Payload) -> UInt64? {
+        // The keyframe's sample is for the consumers that see the event (thumbnail tiles); a listed segment does not
+        // keep it alive (a day of time-shift, a whole VOD), its bytes are in the payload or the recording.
+        var info = info
+        info.keyframeSample = nil
         var assigned: UInt64?
         let windowSize = self.windowSize
         update { s in

@@ -18,7 +18,7 @@ extension OriginResponder {
     /// The live MPD. It names the time endpoint by absolute URL (players resolve `UTCTiming@value` against the
     /// page, not the MPD), built from the request's host when that is a plain host name or address.
     /// `uriQuery`: the signature query its URIs carry (`""`: none).
-    func manifest(_ p: LivePresentation, _ request: Request, _ uriQuery: String = "") async -> Response {
+    func manifest(_ p: LivePresentation, _ request: Request, _ uriQuery: String = "", tiles: LiveTileSheets? = nil) async -> Response {
         if !(p.layout.map { $0.snapshots().allSatisfy(\.isPlayable) } ?? false) {
             _ = await p.waitUntilPlayable(timeout: firstSegmentWait ?? .seconds(2 * (p.layout?.policy.targetDuration ?? 1)))
         }
@@ -26,11 +26,14 @@ extension OriginResponder {
         let snaps = layout.snapshots()
         let timeURL = Self.timeURL(request, scheme: urlScheme) + (uriQuery.isEmpty ? "" : "?" + uriQuery)
         let key = PlaylistCache.Key(presentation: p.serial, rendition: -2, skip: false, uriQuery: uriQuery)
-        guard let (body, headers) = playlists.get(key, versions: snaps.map(\.version), tag: timeURL,
+        let tileSnap = tiles?.snapshot()
+        guard let (body, headers) = playlists.get(key, versions: snaps.map(\.version) + [tileSnap?.version ?? 0], tag: timeURL,
                                                   headers: ResponseHeaders.manifest, render: {
-            ManifestBuilder.live(layout.renditions, snaps,
-                                options: .init(now: .now, timeURL: timeURL, uriQuery: uriQuery,
-                                               trickMode: p.dashTrickMode))?.render()
+            guard var mpd = ManifestBuilder.live(layout.renditions, snaps,
+                                                 options: .init(now: .now, timeURL: timeURL, uriQuery: uriQuery,
+                                                                trickMode: p.dashTrickMode)) else { return nil }
+            if let tileSnap { ThumbnailManifests.add(tileSnap, to: &mpd, uriQuery: uriQuery) }
+            return mpd.render()
         }) else { return send(Self.retryLater(p), request) }
         return send(.ok, headers, body, request)
     }

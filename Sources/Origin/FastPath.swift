@@ -55,6 +55,14 @@ struct FastPath: Sendable {
               case .stream(let name, let presentation, let route) = Route.resolve(path, in: responder.registry) else { return nil }
         // Read before the objects: an answer made from them is current while it has not moved.
         let changes = presentation.changeCount
+        if case .tiles(let sheets, .sheet(let n)) = route {
+            // A thumbnail sheet: immutable once published, like a segment.
+            guard let o = sheets.snapshot().sheet(n)?.payload, let head = o.head else { return nil }
+            if sawViewer(name) { responder.stats.sawViewer(remote, stream: name) }
+            return Answer(head: head, fields: o.headers, body: o.body, file: nil,
+                          labels: Route.stream(name: name, presentation, route).labels, stream: name,
+                          presentation: presentation, changes: changes, generation: generation)
+        }
         guard case .object(let r, let object, let layout) = route else { return nil }
         let window = layout.windows[r]
         let found: (head: ByteBuffer, fields: HTTPFields, body: Body, file: MemoryFile?)

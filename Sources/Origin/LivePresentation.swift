@@ -65,6 +65,17 @@ public struct ServedObject: Sendable {
         self.file = file
     }
 
+    /// A thumbnail sheet (`thumbnails/N.jpg`): immutable, like a segment.
+    init(sheet jpeg: [UInt8]) {
+        let body = Body(MediaBytes(jpeg))
+        var headers = ResponseHeaders.segment(contentLength: body.count, etag: Validators.entityTag(MediaBytes(jpeg)),
+                                              lastModified: WallClock.now.httpDate)
+        headers[.contentType] = "image/jpeg"
+        storage = .memory(body, headers)
+        head = FastPath.head(headers)
+        file = nil
+    }
+
     init(recorded: RecordedSegment) {
         file = nil
         head = nil
@@ -190,6 +201,16 @@ public final class RecordedSegments: Sendable {
 /// A presentation as the live origin holds it.
 public typealias LivePresentation = Presentation<ServedObject>
 
+/// A live stream's thumbnail sheets, each made into a served object once.
+public typealias LiveTileSheets = TileSheets<ServedObject>
+
+extension TileSheets where Payload == ServedObject {
+    /// `retention`: the window's span (sheets leave with the window).
+    public static func live(retention: MediaTime) -> LiveTileSheets {
+        LiveTileSheets(retention: retention) { ServedObject(sheet: $0) }
+    }
+}
+
 extension Presentation where Payload == ServedObject {
     /// A live presentation for the origin: a sliding window of `windowSize` segments per rendition.
     /// - Parameter clock: monotonic milliseconds, for retention (tests move it by hand).
@@ -212,6 +233,7 @@ extension Presentation where Payload == ServedObject {
 public final class PresentationRegistry: Sendable {
     private let entries = Mutex<[String: LivePresentation]>([:])
     private let thumbnailSources = Mutex<[String: any ThumbnailSource]>([:])
+    private let tileSheets = Mutex<[String: LiveTileSheets]>([:])
     private let registrations = Atomic<UInt64>(0)
 
     /// Moves whenever a presentation is registered, replaced or unregistered.
@@ -238,6 +260,7 @@ public final class PresentationRegistry: Sendable {
     public func unregister(_ name: String) {
         entries.withLock { $0[name] = nil }
         thumbnailSources.withLock { $0[name] = nil }
+        tileSheets.withLock { $0[name] = nil }
         registrations.add(1, ordering: .releasing)
     }
 
@@ -247,6 +270,14 @@ public final class PresentationRegistry: Sendable {
     }
 
     func thumbnails(for name: String) -> (any ThumbnailSource)? { thumbnailSources.withLock { $0[name] } }
+
+    /// The stream `name`'s thumbnail tiles (`--thumbnails`): its image playlist, sheets and WebVTT list.
+    public func setTileSheets(_ sheets: LiveTileSheets, for name: String) {
+        tileSheets.withLock { $0[name] = sheets }
+        registrations.add(1, ordering: .releasing)
+    }
+
+    func tileSheets(for name: String) -> LiveTileSheets? { tileSheets.withLock { $0[name] } }
 
     public var names: [String] { entries.withLock { Array($0.keys).sorted() } }
 

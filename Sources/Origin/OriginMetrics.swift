@@ -12,7 +12,8 @@ import Synchronization
 /// Labels: `stream` is the name the stream is served under, `default` for the one at the root (`""` when a request
 /// belongs to no stream: `/`, `/streams.json`, an unknown path); `rendition` is `Rendition.name` (`""` for the
 /// multivariant playlist and paths that name no rendition); `kind` is `playlist` (media, multivariant, DASH
-/// manifest), `segment`, `part`, `init`, `metrics` or `other`; `status` the response's status code. Every label value
+/// manifest, the thumbnail image playlist and WebVTT list), `segment`, `part`, `init`, `thumbnail` (a tile sheet),
+/// `metrics` or `other`; `status` the response's status code. Every label value
 /// comes from a registered name or a fixed set, never from a request path, so a scanner cannot grow the series.
 ///
 /// What is counted where: requests, bytes, viewers and held LL-HLS requests by the responder; segments, parts, segment

@@ -10,15 +10,18 @@ import NIOCore
 /// `PlaylistCache`), delivery directives (RFC 8216bis §6.2.5: blocking reloads, `_HLS_skip`) and parts not published
 /// yet, each wait holding a slot of the blocking budget.
 extension OriginResponder {
-    func multivariant(_ p: LivePresentation, _ request: Request, _ uriQuery: String) async -> Response {
+    func multivariant(_ p: LivePresentation, _ request: Request, _ uriQuery: String, tiles: LiveTileSheets? = nil) async -> Response {
         if !(p.layout.map { $0.snapshots().allSatisfy(\.isPlayable) } ?? false) {
             _ = await p.waitUntilPlayable(timeout: firstWait(p.layout))
         }
         guard let layout = p.layout else { return send(Self.retryLater(p), request) }
         let snaps = layout.snapshots()
         let key = PlaylistCache.Key(presentation: p.serial, rendition: -1, skip: false, uriQuery: uriQuery)
-        guard let (body, headers) = playlists.get(key, versions: snaps.map(\.version), render: {
-            PlaylistBuilder.multivariant(layout.renditions, snaps, uriQuery: uriQuery, iFrames: true)?.render()
+        let tileSnap = tiles?.snapshot()
+        guard let (body, headers) = playlists.get(key, versions: snaps.map(\.version) + [tileSnap?.version ?? 0], render: {
+            guard var m = PlaylistBuilder.multivariant(layout.renditions, snaps, uriQuery: uriQuery, iFrames: true) else { return nil }
+            if let tileSnap { ThumbnailManifests.add(tileSnap, to: &m, uriQuery: uriQuery) }
+            return m.render()
         }) else { return send(Self.retryLater(p), request) }
         return send(.ok, headers, body, request)
     }

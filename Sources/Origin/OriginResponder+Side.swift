@@ -1,5 +1,6 @@
 import Dispatch
 import Hummingbird
+import MediaPresentation
 import NIOCore
 
 /// The routes beside the media: players' QoE beacons and the stream list's thumbnails.
@@ -49,6 +50,30 @@ extension OriginResponder {
         case .failure(let error):
             Self.logger.warning("thumbnail", metadata: ["stream": "\(name)", "error": "\(error)"])
             return send(.text(.serviceUnavailable, "No thumbnail\n", extra: [.retryAfter: "2"]), request)
+        }
+    }
+}
+
+extension OriginResponder {
+    /// Thumbnail tiles (`--thumbnails`): the image playlist and the WebVTT list, rendered from the sheets kept now
+    /// (`no-cache`: they move with the window), and a sheet (immutable; 404 once it left the window).
+    func tiles(_ sheets: LiveTileSheets, _ object: Route.TileObject, _ request: Request, _ uriQuery: String) -> Response {
+        let snap = sheets.snapshot()
+        switch object {
+        case .playlist:
+            guard let playlist = ThumbnailManifests.imagePlaylist(snap, uriQuery: uriQuery) else {
+                return send(.text(.serviceUnavailable, "No thumbnails yet, retry shortly\n", extra: [.retryAfter: "1"]), request)
+            }
+            let body = ByteBuffer(string: playlist.render())
+            return send(.ok, ResponseHeaders.playlist(contentLength: body.readableBytes), body, request)
+        case .vtt:
+            let body = ByteBuffer(string: ThumbnailManifests.vtt(snap, uriQuery: uriQuery))
+            let headers = ResponseHeaders.make(contentType: "text/vtt; charset=utf-8", cacheControl: "no-cache",
+                                               contentLength: body.readableBytes)
+            return send(.ok, headers, body, request)
+        case .sheet(let n):
+            guard let o = snap.sheet(n)?.payload else { return send(Self.notFound, request) }
+            return send(.ok, o.headers, o.body, request)
         }
     }
 }

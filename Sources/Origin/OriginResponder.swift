@@ -206,15 +206,18 @@ struct OriginResponder: HTTPResponder {
         case .hlsJS: return send(hlsJS ?? Self.notFound, request)
         case .qoe: return await qoe(request, stream: stream, remote: remote)
         case .thumbnail: return await thumbnail(name, request)
+        case .tiles(let sheets, let object):
+            stats.sawViewer(remote, stream: name)
+            return tiles(sheets, object, request, uriQuery)
         case .time:
             stats.sawViewer(remote, stream: name)
             return time(request)
         case .multivariant:
             stats.sawViewer(remote, stream: name)
-            return await multivariant(presentation, request, uriQuery)
+            return await multivariant(presentation, request, uriQuery, tiles: registry.tileSheets(for: name))
         case .manifest:
             stats.sawViewer(remote, stream: name)
-            return await manifest(presentation, request, uriQuery)
+            return await manifest(presentation, request, uriQuery, tiles: registry.tileSheets(for: name))
         case .unknown:
             stats.sawViewer(remote, stream: name)
             return send(Self.notFound, request)

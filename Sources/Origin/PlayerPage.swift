@@ -36,6 +36,7 @@ enum PlayerPage {
           .stat b { font: 600 18px/1.3 ui-monospace, SFMono-Regular, Menlo, monospace; color: var(--accent); }
           #message { color: #ffb35a; margin-top: 10px; min-height: 1.4em; font-size: 13px; }
           code { color: var(--muted); }
+        \(thumbnailStyle)
         </style>
         </head>
         <body>
@@ -43,6 +44,7 @@ enum PlayerPage {
           <header><h1>hls-origin</h1><span class="live">● LIVE</span><span class="engine" id="engine">loading…</span>
             <select id="quality" aria-label="Rendition" hidden></select></header>
           <video id="video" muted autoplay playsinline controls></video>
+        \(thumbnailMarkup)
           <section id="stats">
             <div class="stat"><span>Mode</span><b id="mode">–</b></div>
             <div class="stat"><span>Latency</span><b id="latency">–</b></div>
@@ -179,6 +181,7 @@ enum PlayerPage {
         window.player.reportQoE = report;
         setInterval(report, 10000);
         addEventListener('pagehide', report);
+        \(thumbnailScript)
         </script>
         </body>
         </html>

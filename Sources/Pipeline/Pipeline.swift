@@ -39,6 +39,8 @@ public struct PipelineOptions: Sendable {
     /// input's timestamps read as a UTC clock (see `TimelineAnchor.inputClock`), so origins fed the same input serve
     /// the same bytes whenever they started.
     public var epochFromInput = false
+    /// Thumbnail tiles (`--thumbnails`): the fan-out's `ThumbnailTiler`; `nil`: none.
+    public var thumbnails: ThumbnailSettings?
 
     public init(input: InputSpec) { self.input = input }
 }

@@ -23,13 +23,17 @@ public final class VODWriter: PresentationConsumer, Sendable {
     private let indexes = Mutex<[SingleFileIndex]>([])
     /// Segments are written on a thread of their own (`FileWriterQueue`): the kernel's file work overlaps the demuxing.
     private let writes = FileWriterQueue()
+    /// `--thumbnails`: the sheets, written with the playlists (`writeThumbnails`).
+    public let thumbnails: TileSheets<[UInt8]>?
 
     /// Its manifest.mpd carries DASH trick-mode sets.
     private let dashTrickMode: Bool
 
-    public init(directory: URL, singleFile: SingleFileOptions? = nil, dashTrickMode: Bool = false) throws {
+    public init(directory: URL, singleFile: SingleFileOptions? = nil, thumbnails: TileSheets<[UInt8]>? = nil,
+                dashTrickMode: Bool = false) throws {
         self.directory = directory
         self.singleFile = singleFile
+        self.thumbnails = thumbnails
         self.dashTrickMode = dashTrickMode
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         presentation = Presentation(windowSize: 1, playlistType: .vod, payloads: .none)
@@ -132,12 +136,15 @@ public final class VODWriter: PresentationConsumer, Sendable {
                 try write(Array(iFrames.render().utf8), to: scheme.iFramePlaylistURI)
             }
         }
-        if let multivariant = PlaylistBuilder.multivariant(layout.renditions, snapshots, iFrames: true) {
+        let tiles = try writeThumbnails()
+        if var multivariant = PlaylistBuilder.multivariant(layout.renditions, snapshots, iFrames: true) {
+            if let tiles { ThumbnailManifests.add(tiles, to: &multivariant) }
             try write(Array(multivariant.render().utf8), to: "index.m3u8")
         }
-        let mpd = singleFile == nil ? ManifestBuilder.onDemand(layout.renditions, snapshots, trickMode: dashTrickMode)
+        var mpd = singleFile == nil ? ManifestBuilder.onDemand(layout.renditions, snapshots, trickMode: dashTrickMode)
             : ManifestBuilder.singleFile(layout.renditions, snapshots, files: singles)
-        if let mpd {
+        if var mpd {
+            if let tiles { ThumbnailManifests.add(tiles, to: &mpd) }
             try write(Array(mpd.render().utf8), to: "manifest.mpd")
         }
         return first.window.count

@@ -53,7 +53,7 @@ public struct SegmentPublisher {
                     programDateTime: programDateTime(s, epochSlips: epochSlips) ?? .now, discontinuity: s.discontinuity,
                     videoSampleCount: s.videoSampleCount, startsWithSyncSample: s.startsWithSyncSample,
                     earliestPresentationTime: s.earliestPresentationTime, partRanges: s.partRanges,
-                    keyframe: s.keyframe)
+                    keyframe: s.keyframe, keyframeSample: s.keyframeSample)
     }
 
     private mutating func programDateTime(_ s: Segment, epochSlips: Int) -> WallClock? {

@@ -66,7 +66,10 @@ extension Segmenter {
 
         let duration = ref.reduce(Int64(0)) { $0 + $1.duration }
         let independent = ref.first?.sample.isSync ?? first
-        if first { groupStates[g].startsWithSync = ref.first?.sample.isSync ?? false }
+        if first {
+            groupStates[g].startsWithSync = ref.first?.sample.isSync ?? false
+            groupStates[g].keyframeSample = ref.first.flatMap { $0.sample.isSync ? $0.sample.data : nil }
+        }
         let index = groupStates[g].parts.count
         let offset = groupStates[g].parts.last.map { $0.offset + $0.bytes.count } ?? 0
         groupStates[g].parts.append((bytes, offset, duration, independent))
@@ -151,6 +154,8 @@ extension Segmenter {
             segment.discontinuity = groupStates[g].discontinuity
             segment.keyframe = groupStates[g].keyframe
             groupStates[g].keyframe = nil
+            segment.keyframeSample = groupStates[g].keyframeSample
+            groupStates[g].keyframeSample = nil
             segment.videoSampleCount = videoTracks.isEmpty ? nil : videoTracks.reduce(0) { $0 + states[$1].segmentSampleCount }
             groupStates[g].discontinuity = false
             groupStates[g].nextSequence += 1

@@ -90,6 +90,8 @@ public struct Segmenter {
         var discontinuity = false
         /// The fragment of the segment in progress that opens with its first video keyframe, once written.
         var keyframe: KeyframeFragment?
+        /// The reference track's first sample when it is a sync sample (its array, shared): `Segment.keyframeSample`.
+        var keyframeSample: [UInt8]?
     }
     var groupStates: [GroupState]
     /// The timeline this segmenter continues (after a codec change), if any.

@@ -33,6 +33,9 @@ public struct Segment: Sendable {
     /// The fragment that opens with the segment's first keyframe on its video reference track (what an I-frame
     /// playlist lists); `nil` when the group has no video or the segment no keyframe at a fragment's start.
     public var keyframe: KeyframeFragment?
+    /// The sync sample the reference track opens with (its array, shared, not copied), for trick play: thumbnail
+    /// tiles decode it. `nil` when the segment does not open with one.
+    public var keyframeSample: [UInt8]?
 }
 
 /// A low-latency part: one `moof`+`mdat` fragment of the segment in progress, handed on as soon as it is complete.

@@ -66,6 +66,17 @@ public struct MediaOptions: ParsableArguments, Sendable {
     @Flag(name: .customLong("wallclock-timestamps"), help: "Ignore input timestamps and stamp frames with their arrival time.")
     public var wallclockTimestamps = false
 
+    @Flag(help: "Thumbnail tiles for trick play: JPEG sheets of tiles (thumbnails/N.jpg), an HLS image playlist (EXT-X-IMAGE-STREAM-INF), a DASH thumbnail AdaptationSet and a WebVTT sprite list (thumbnails.vtt).")
+    public var thumbnails = false
+
+    @Option(name: .customLong("thumbnail-interval"), help: ArgumentHelp("Seconds per thumbnail tile (default: the segment duration).", valueName: "seconds"))
+    public var thumbnailInterval: String?
+
+    @Option(name: .customLong("thumbnail-grid"), help: ArgumentHelp("Tiles per sheet, columns x rows (default 5x5).", valueName: "CxR"))
+    public var thumbnailGrid: String?
+
+    @Option(name: .customLong("thumbnail-width"), help: ArgumentHelp("Thumbnail tile width in pixels (default 160).", valueName: "pixels"))
+    public var thumbnailWidth: Int?
     @Flag(name: .customLong("dash-trick-mode"), help: "DASH trick-mode AdaptationSets: the keyframes of each video set's segments, by byte range.")
     public var dashTrickMode = false
 
@@ -98,6 +109,10 @@ public struct MediaOptions: ParsableArguments, Sendable {
         o.ladder = try read(ladder, .ladder)
         o.wallclockTimestamps = wallclockTimestamps
         o.dashTrickMode = dashTrickMode
+        o.thumbnails = thumbnails
+        o.thumbnailInterval = try read(thumbnailInterval, .thumbnailInterval)
+        o.thumbnailGrid = try read(thumbnailGrid, .thumbnailGrid)
+        o.thumbnailWidth = thumbnailWidth
         return o
     }
 

@@ -49,6 +49,14 @@ public struct StreamOptions: Codable, Equatable, Sendable {
     public var channels: Int?
     /// Ignore input timestamps; stamp frames with their arrival time.
     public var wallclockTimestamps: Bool?
+    /// Thumbnail tiles (trick play): JPEG sheets, an HLS image playlist, a DASH thumbnail set, a WebVTT sprite list.
+    public var thumbnails: Bool?
+    /// One tile's time span (default: the segment duration).
+    public var thumbnailInterval: Seconds?
+    /// Tiles per sheet, columns x rows.
+    public var thumbnailGrid: PictureSize?
+    /// One tile's width in pixels (its height keeps the picture's aspect).
+    public var thumbnailWidth: Int?
     /// DASH trick-mode AdaptationSets (the keyframes of the video sets' segments).
     public var dashTrickMode: Bool?
 
@@ -67,6 +75,8 @@ public struct StreamOptions: Codable, Equatable, Sendable {
         case videoSize = "video_size", pixelFormat = "pixel_format", framerate
         case audioFormat = "audio_format", sampleRate = "sample_rate", channels
         case wallclockTimestamps = "wallclock_timestamps"
+        case thumbnails, thumbnailInterval = "thumbnail_interval", thumbnailGrid = "thumbnail_grid"
+        case thumbnailWidth = "thumbnail_width"
         case dashTrickMode = "dash_trick_mode"
 
         public static var allNames: [String] { allCases.map(\.rawValue) }
@@ -94,6 +104,11 @@ public struct StreamOptions: Codable, Equatable, Sendable {
     /// The pipeline's segment duration when none is set.
     public static let defaultSegmentDuration = Seconds(milliseconds: 1000)
     public static let crfs = 0...51
+    /// Thumbnail tile intervals, milliseconds; tiles per side of a sheet; tile widths (DASH-IF IOP 4.3 §6.2.6: a
+    /// tile at most 1080 wide).
+    public static let thumbnailIntervals: ClosedRange<Int64> = 100...600_000
+    public static let thumbnailGridSides = 1...20
+    public static let thumbnailWidths = 16...1080
     /// The input that stands for the built-in test pattern among several named inputs (`clock=testpattern:`).
     public static let testPatternInput = "testpattern:"
 
@@ -127,6 +142,10 @@ public struct StreamOptions: Codable, Equatable, Sendable {
         o.sampleRate = sampleRate ?? defaults.sampleRate
         o.channels = channels ?? defaults.channels
         o.wallclockTimestamps = wallclockTimestamps ?? defaults.wallclockTimestamps
+        o.thumbnails = thumbnails ?? defaults.thumbnails
+        o.thumbnailInterval = thumbnailInterval ?? defaults.thumbnailInterval
+        o.thumbnailGrid = thumbnailGrid ?? defaults.thumbnailGrid
+        o.thumbnailWidth = thumbnailWidth ?? defaults.thumbnailWidth
         o.dashTrickMode = dashTrickMode ?? defaults.dashTrickMode
         return o
     }
@@ -177,6 +196,7 @@ public struct StreamOptions: Codable, Equatable, Sendable {
         if audioCodec == .ac3, let rate = audioBitrate?.bitsPerSecond, rate % 1000 != 0 || !AudioCodecName.ac3BitRates.contains(rate / 1000) {
             throw naming.error("\(name(.audioBitrate)) must be an AC-3 rate with \(name(.audioCodec)) ac3 (\(AudioCodecName.ac3BitRates.map { "\($0)k" }.joined(separator: ", ")))", key: .audioBitrate)
         }
+        try validateThumbnails(naming: naming)
         if loop == true && input == "-" {
             throw naming.error("\(name(.loop)) needs a file: standard input cannot be rewound", key: .loop)
         }
@@ -216,5 +236,24 @@ public enum StreamInput: Equatable, Sendable {
             return
         }
         self = .url(text)
+    }
+}
+
+extension StreamOptions {
+    /// The thumbnail options' ranges.
+    func validateThumbnails(naming: OptionNaming) throws(ConfigError) {
+        if let thumbnailInterval {
+            do throws(OptionError) { try thumbnailInterval.check(within: Self.thumbnailIntervals) } catch {
+                throw naming.error(error.message(option: naming.name(.thumbnailInterval)), key: .thumbnailInterval)
+            }
+        }
+        if let grid = thumbnailGrid {
+            guard let c = grid.width, let r = grid.height, Self.thumbnailGridSides.contains(c), Self.thumbnailGridSides.contains(r) else {
+                throw naming.error("\(naming.name(.thumbnailGrid)) takes COLUMNSxROWS, each 1-20 (e.g. 5x5)", key: .thumbnailGrid)
+            }
+        }
+        if let w = thumbnailWidth, !Self.thumbnailWidths.contains(w) {
+            throw naming.error("\(naming.name(.thumbnailWidth)) must be 16-1080 pixels", key: .thumbnailWidth)
+        }
     }
 }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import MediaCore
+import MediaPresentation
 import Pipeline
 import ServeConfig
 
@@ -54,11 +55,16 @@ struct PackageCommand: AsyncParsableCommand {
             let single = singleFile ? SingleFileOptions(segmentDuration: options.segmentDuration,
                                                         expectedDuration: { stats.inputDuration }) : nil
             writer = try VODWriter(directory: URL(fileURLWithPath: output), singleFile: single,
+                                   thumbnails: options.thumbnails != nil ? TileSheets<[UInt8]>(retention: nil) { $0 } : nil,
                                    dashTrickMode: options.dashTrickMode)
         } catch {
             fail("cannot create '\(output)': \(error.localizedDescription)")
         }
-        let pipeline = Pipeline(options: options, output: writer, logger: logger, stats: stats)
+        // The tiler goes first: the last sheet is made before the writer lists the sheets.
+        let tiler = options.thumbnails.flatMap { settings in
+            writer.thumbnails.map { ThumbnailTiler(settings: settings, segmentDuration: options.segmentDuration, sink: $0, logger: logger) }
+        }
+        let pipeline = Pipeline(options: options, output: tiler.map { FanOut([$0, writer]) } ?? writer, logger: logger, stats: stats)
         let status = StatusLine.onTerminal(quiet: quiet)
         let done = PipelineOutcome()
         let statusThread = Thread {

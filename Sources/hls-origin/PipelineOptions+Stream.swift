@@ -45,5 +45,12 @@ extension PipelineOptions {
         if let wallclock = o.wallclockTimestamps { wallclockTimestamps = wallclock }
         if let trick = o.dashTrickMode { dashTrickMode = trick }
         ladder = o.ladder?.text
+        if o.thumbnails == true {
+            var t = ThumbnailSettings()
+            t.interval = o.thumbnailInterval?.time
+            if let c = o.thumbnailGrid?.width, let r = o.thumbnailGrid?.height { (t.columns, t.rows) = (c, r) }
+            if let w = o.thumbnailWidth { t.tileWidth = w }
+            thumbnails = t
+        }
     }
 }

@@ -20,6 +20,8 @@ final class ServedStream: @unchecked Sendable {
     let recorder: Recorder?
     /// `--push`: feeds an HTTP ingest.
     let pusher: Pusher?
+    /// `--thumbnails`: the stream's tile sheets, kept as long as its window.
+    let tileSheets: LiveTileSheets?
     let outcome = PipelineOutcome()
     private let done = DispatchSemaphore(value: 0)
     private let thread: StartOnce
@@ -39,6 +41,15 @@ final class ServedStream: @unchecked Sendable {
                                                  dashTrickMode: options.dashTrickMode)
         self.presentation = presentation
         var consumers: [any PresentationConsumer] = []
+        var sheets: LiveTileSheets?
+        if let settings = options.thumbnails, serve {
+            // First in the fan-out: a sheet is listed no later than the segment that completed it.
+            let s = LiveTileSheets.live(retention: history ?? MediaTime(value: options.segmentDuration.value * Int64(window),
+                                                                       timescale: options.segmentDuration.timescale))
+            consumers.append(ThumbnailTiler(settings: settings, segmentDuration: options.segmentDuration, sink: s, logger: logger))
+            sheets = s
+        }
+        tileSheets = sheets
         if let recorder { consumers.append(recorder) }
         if serve { consumers.append(presentation) }
         if let pusher { consumers.append(pusher) }
@@ -47,6 +58,7 @@ final class ServedStream: @unchecked Sendable {
         self.pipeline = pipeline
         let outcome = self.outcome
         let recorder = self.recorder
+        let tileSheets = sheets
         let done = self.done
         // The pipeline blocks on reads: it gets its own thread. Its end (or failure) ends the playlist.
         thread = StartOnce(Thread {
@@ -57,6 +69,7 @@ final class ServedStream: @unchecked Sendable {
                 outcome.set(.failed(describe(error)))
             }
             presentation.finish()
+            tileSheets?.finish()
             recorder?.finish()
             pusher?.finish()
             done.signal()

@@ -165,6 +165,7 @@ final class StreamManager: StreamControl {
     private func publish(_ stream: ServedStream) {
         registry.register(stream.presentation, at: stream.name)
         registry.setThumbnails(Thumbnailer(keyframes: stream.pipeline.keyframes), for: stream.name)
+        if let sheets = stream.tileSheets { registry.setTileSheets(sheets, for: stream.name) }
         metrics.observe(stream.presentation, named: stream.name)
     }
 

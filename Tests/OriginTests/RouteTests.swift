@@ -42,6 +42,7 @@ import Testing
                 case .manifest: "manifest"
                 case .time: "time"
                 case .object(let r, let o, _): "rendition \(r) \(o)"
+                case .tiles(_, let t): "tiles \(t)"
                 case .beforeLayout(let p): "before layout \(p)"
                 case .unknown: "unknown"
                 }
@@ -90,6 +91,25 @@ import Testing
         #expect(labels("/cam1/qoe") == ["cam1", "", "qoe"])
         #expect(labels("/cam1/whatever") == ["cam1", "", "other"])
         #expect(labels("/streams.json") == ["", "", "other"])
+    }
+
+    /// With `--thumbnails`, a stream's tiles resolve before its renditions (and before its layout); without, they are
+    /// nothing.
+    @Test func thumbnailTilesResolveWhenTheStreamHasThem() throws {
+        let (registry, _, _) = try Self.registry()
+        #expect(Self.describe(Route.resolve("/thumbnails.m3u8", in: registry)) == "root: unknown")
+        registry.setTileSheets(.live(retention: .seconds(10)), for: "")
+        registry.setTileSheets(.live(retention: .seconds(10)), for: "cam1")
+        let table: [(String, String)] = [
+            ("/thumbnails.m3u8", "root: tiles playlist"), ("/thumbnails.vtt", "root: tiles vtt"),
+            ("/thumbnails/3.jpg", "root: tiles sheet(3)"), ("/thumbnails/03.jpg", "root: unknown"),
+            ("/cam1/thumbnails/0.jpg", "cam1: tiles sheet(0)"), ("/cam1/thumbnails.m3u8", "cam1: tiles playlist"),
+        ]
+        for (path, expected) in table {
+            #expect(Self.describe(Route.resolve(Substring(path), in: registry)) == expected, "\(path)")
+        }
+        let l = Route.resolve("/thumbnails/3.jpg", in: registry).labels
+        #expect([l.stream, l.rendition, l.kind] == ["default", "", "thumbnail"])
     }
 
     @Test func malformedPathsHaveNoRoute() {

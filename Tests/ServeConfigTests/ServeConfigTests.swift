@@ -104,6 +104,11 @@ import Testing
     sample_rate = 48000
     channels = 2
     wallclock_timestamps = true
+    thumbnails = true
+    dash_trick_mode = true
+    thumbnail_interval = 2
+    thumbnail_grid = "4x3"
+    thumbnail_width = 192
     """
 
     static let everyKeyYAML = """
@@ -136,6 +141,11 @@ import Testing
         sample_rate: 48000
         channels: 2
         wallclock_timestamps: true
+        thumbnails: true
+        dash_trick_mode: true
+        thumbnail_interval: 2
+        thumbnail_grid: 4x3
+        thumbnail_width: 192
     """
 
     @Test func epochFromInputIsAPerStreamKey() throws {

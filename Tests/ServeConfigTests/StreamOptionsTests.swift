@@ -83,6 +83,8 @@ struct ServeFlags: ParsableArguments {
             crf = 20
             epoch_from_input = false
             wallclock_timestamps = false
+            thumbnails = false
+            dash_trick_mode = false
             """, format: .toml).streams[0].options
         var expected = file
         expected.input = nil
@@ -110,6 +112,11 @@ struct ServeFlags: ParsableArguments {
             (["--input-option", "foo"], "--input-option takes KEY=VALUE (got 'foo')"),
             (["--input-format", "mpegts", "--audio-format", "s16le"], "give either --input-format or --audio-format, not both"),
             (["--input-format", "rawvideo"], "raw video input needs --video-size WxH (and --framerate, --pixel-format if not 25 fps yuv420p)"),
+            (["--thumbnail-interval", "0.05"], "--thumbnail-interval must be between 0.1 and 600.0 seconds"),
+            (["--thumbnail-grid", "5x0"], "--thumbnail-grid: bad size '5x0'"),
+            (["--thumbnail-grid", "21x2"], "--thumbnail-grid takes COLUMNSxROWS, each 1-20 (e.g. 5x5)"),
+            (["--thumbnail-grid", "5x-1"], "--thumbnail-grid takes COLUMNSxROWS, each 1-20 (e.g. 5x5)"),
+            (["--thumbnail-width", "8"], "--thumbnail-width must be 16-1080 pixels"),
         ]
         for (arguments, message) in cases {
             #expect(ServeFlags.refusal(arguments) == message, "\(arguments)")
