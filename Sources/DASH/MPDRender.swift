@@ -44,7 +44,9 @@ extension MPD {
         if a.segmentAlignment { attributes.append(("segmentAlignment", "true")) }
         if let s = a.startWithSAP { attributes.append(("startWithSAP", String(s))) }
         x.open("AdaptationSet", attributes)
-        if a.contentType == .audio { x.empty("Role", [("schemeIdUri", "urn:mpeg:dash:role:2011"), ("value", "main")]) }
+        if let role = a.role ?? (a.contentType == .audio ? "main" : nil) {
+            x.empty("Role", [("schemeIdUri", "urn:mpeg:dash:role:2011"), ("value", role)])
+        }
         for r in a.representations { render(r, into: &x) }
         x.close("AdaptationSet")
     }
