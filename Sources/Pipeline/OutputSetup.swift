@@ -15,10 +15,14 @@ struct ProcessorSlot {
 /// What a demuxed input becomes: processors per input stream, output tracks, and the renditions they form.
 ///
 /// - Without a ladder: one muxed rendition (video and audio tracks in the same fragments), H.264 and AAC, Opus,
-///   AC-3 or E-AC-3 copied when `--transcode` allows, anything else encoded.
+///   AC-3 or E-AC-3 copied when `--transcode` allows, anything else encoded. With several audio tracks the muxed
+///   rendition carries the default one (what a plain client plays) and each other is an audio rendition of group
+///   `audio`, which the muxed variant names.
 /// - With a ladder: one video rendition per rung (a `source` rung copies the input's H.264; the others are one
-///   decode, one scale and one libx264 encode each), and the audio as its own rendition in group `audio`
-///   (`Ladder.renditions`, the same plan the test pattern uses).
+///   decode, one scale and one libx264 encode each), and each audio track as its own rendition in group `audio`
+///   (`Ladder.renditions`, the same plan the test pattern uses), shared by every rung.
+///
+/// Which audio tracks, in which order and with which labels: `AudioTrackPlan`.
 struct OutputSetup {
     var processors: [ProcessorSlot] = []
     var plan: RenditionPlan
@@ -27,6 +31,8 @@ struct OutputSetup {
     var videoStream: StreamInfo?
     /// The processor whose packets are counted as input video frames for the status line.
     var statsProcessor: Int?
+    /// The `mdhd` language (ISO 639-2/T) of output tracks whose input says one, by output track.
+    var trackLanguages: [Int: String] = [:]
 
     /// The output tracks' kinds, in order.
     var kinds: [TrackFormat.Kind] { processors.flatMap(\.processor.outputKinds) }
@@ -34,8 +40,8 @@ struct OutputSetup {
     static func make(demuxer: Demuxer, url: String, options: PipelineOptions, logger: Logger) throws -> OutputSetup {
         let video = demuxer.streams.first { $0.kind == .video && $0.width > 0 && !isAttachedPicture($0) }
             ?? demuxer.streams.first { $0.kind == .video }
-        let audio = demuxer.streams.first { $0.kind == .audio }
-        guard video != nil || audio != nil else { throw PipelineError.noMediaStreams(url) }
+        let audioStreams = demuxer.streams.filter { $0.kind == .audio }
+        guard video != nil || !audioStreams.isEmpty else { throw PipelineError.noMediaStreams(url) }
         var setup = OutputSetup(plan: RenditionPlan(renditions: [], groups: []), copiesVideo: false, videoStream: video)
         var nextTrack = 0
         func add(_ stream: StreamInfo, _ p: any StreamProcessor) {
@@ -54,6 +60,16 @@ struct OutputSetup {
             } else {
                 logger.notice("--ladder: the input has no video; serving its audio as one rendition")
             }
+        }
+
+        let (audio, audioNotices) = try AudioTrackPlan.make(audioStreams.map(AudioTrackFacts.init),
+                                                            options: options.audioTracks, muxed: ladder == nil || video == nil)
+        audioNotices.forEach { logger.notice("\($0)") }
+        func addAudio(_ a: PlannedAudio) throws {
+            guard let stream = demuxer.streams.first(where: { $0.index == a.streamIndex }) else { return }
+            if a.iso639T != "und" { setup.trackLanguages[nextTrack] = a.iso639T }
+            add(stream, try audioProcessor(stream, demuxer: demuxer, options: options, trackID: UInt32(nextTrack + 1),
+                                           logger: logger))
         }
 
         if let v = video, let rungs = ladder {
@@ -80,10 +96,8 @@ struct OutputSetup {
                 add(v, p)
             }
             logger.info("video: \(v.codecName) \(v.width)x\(v.height) -> ladder \(rungs.map(\.description).joined(separator: ", "))")
-            if let a = audio {
-                add(a, try audioProcessor(a, demuxer: demuxer, options: options, trackID: UInt32(nextTrack + 1), logger: logger))
-            }
-            setup.plan = Ladder.renditions(rungs, frameRate: v.frameRate, audioBitRate: audio != nil ? options.audioBitRate : nil)
+            for a in audio { try addAudio(a) }
+            setup.plan = Ladder.renditions(rungs, frameRate: v.frameRate, audio: audio, audioBitRate: options.audioBitRate)
             return setup
         }
 
@@ -104,10 +118,19 @@ struct OutputSetup {
             add(v, p)
             logger.info("video: \(v.codecName) \(v.width)x\(v.height) \(setup.copiesVideo ? "copied" : "encoded to \(options.video.codec)")")
         }
-        if let a = audio {
-            add(a, try audioProcessor(a, demuxer: demuxer, options: options, trackID: UInt32(nextTrack + 1), logger: logger))
-        }
-        setup.plan = .muxed(trackCount: nextTrack)
+        // The default audio inside the muxed rendition, then the others as renditions of their own.
+        let main = audio.first(where: \.isDefault)
+        if let main { try addAudio(main) }
+        let muxedTracks = nextTrack
+        let alternates = audio.filter { $0 != main }
+        for a in alternates { try addAudio(a) }
+        setup.plan = main.map { main in
+            .muxed(trackCount: muxedTracks, main: main.rendition, alternates: alternates.map {
+                var r = $0.rendition
+                r.bitRate = options.audioBitRate
+                return r
+            })
+        } ?? .muxed(trackCount: muxedTracks)
         return setup
     }
 

@@ -24,6 +24,9 @@ public struct PipelineOptions: Sendable {
     public var audioBitRate = 128_000
     /// What encoded audio becomes (`--audio-codec`).
     public var audioCodec = AudioCodecName.aac
+    /// Which audio tracks become renditions and their labels (`--audio-tracks`, `--audio-name`, `--audio-language`,
+    /// `--default-audio`).
+    public var audioTracks = AudioTrackOptions()
     /// Ignore input timestamps; stamp packets with their arrival time.
     public var wallclockTimestamps = false
     /// An ABR ladder (`--ladder 720,480,360`): one rendition per rung plus an audio rendition. `nil`: one muxed

@@ -49,6 +49,14 @@ public struct StreamOptions: Codable, Equatable, Sendable {
     public var channels: Int?
     /// Ignore input timestamps; stamp frames with their arrival time.
     public var wallclockTimestamps: Bool?
+    /// Which input audio tracks become renditions, in order.
+    public var audioTracks: AudioTrackList?
+    /// A track's `NAME` by its position among the input's audio tracks (`"1" = "Français (VF)"`).
+    public var audioName: [String: String]?
+    /// A track's language by its position, instead of the container's tag.
+    public var audioLanguage: [String: String]?
+    /// The language of the default audio track (`DEFAULT=YES`).
+    public var defaultAudio: String?
 
     /// The config file's keys, in the order `--config`'s help and the unknown-key message list them.
     public enum CodingKeys: String, CodingKey, CaseIterable, Sendable {
@@ -65,6 +73,8 @@ public struct StreamOptions: Codable, Equatable, Sendable {
         case videoSize = "video_size", pixelFormat = "pixel_format", framerate
         case audioFormat = "audio_format", sampleRate = "sample_rate", channels
         case wallclockTimestamps = "wallclock_timestamps"
+        case audioTracks = "audio_tracks", audioName = "audio_name", audioLanguage = "audio_language"
+        case defaultAudio = "default_audio"
 
         public static var allNames: [String] { allCases.map(\.rawValue) }
 
@@ -124,6 +134,10 @@ public struct StreamOptions: Codable, Equatable, Sendable {
         o.sampleRate = sampleRate ?? defaults.sampleRate
         o.channels = channels ?? defaults.channels
         o.wallclockTimestamps = wallclockTimestamps ?? defaults.wallclockTimestamps
+        o.audioTracks = audioTracks ?? defaults.audioTracks
+        o.audioName = defaults.audioName.map { $0.merging(audioName ?? [:]) { $1 } } ?? audioName
+        o.audioLanguage = defaults.audioLanguage.map { $0.merging(audioLanguage ?? [:]) { $1 } } ?? audioLanguage
+        o.defaultAudio = defaultAudio ?? defaults.defaultAudio
         return o
     }
 
@@ -173,6 +187,7 @@ public struct StreamOptions: Codable, Equatable, Sendable {
         if audioCodec == .ac3, let rate = audioBitrate?.bitsPerSecond, rate % 1000 != 0 || !AudioCodecName.ac3BitRates.contains(rate / 1000) {
             throw naming.error("\(name(.audioBitrate)) must be an AC-3 rate with \(name(.audioCodec)) ac3 (\(AudioCodecName.ac3BitRates.map { "\($0)k" }.joined(separator: ", ")))", key: .audioBitrate)
         }
+        try validateAudioTracks(naming: naming)
         if loop == true && input == "-" {
             throw naming.error("\(name(.loop)) needs a file: standard input cannot be rewound", key: .loop)
         }

@@ -44,5 +44,9 @@ extension PipelineOptions {
         if let codec = o.audioCodec { audioCodec = codec }
         if let wallclock = o.wallclockTimestamps { wallclockTimestamps = wallclock }
         ladder = o.ladder?.text
+        audioTracks.tracks = o.audioTracks?.selectors
+        for (key, name) in o.audioName ?? [:] { if let i = Int(key) { audioTracks.names[i] = name } }
+        for (key, tag) in o.audioLanguage ?? [:] { if let i = Int(key), let l = LanguageTag(tag) { audioTracks.languages[i] = l } }
+        audioTracks.defaultLanguage = o.defaultAudio.flatMap(LanguageTag.init)
     }
 }

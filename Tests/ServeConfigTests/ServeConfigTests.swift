@@ -104,6 +104,10 @@ import Testing
     sample_rate = 48000
     channels = 2
     wallclock_timestamps = true
+    audio_tracks = "fr,0"
+    audio_name = { "0" = "English (original)" }
+    audio_language = { "1" = "fr" }
+    default_audio = "fr"
     """
 
     static let everyKeyYAML = """
@@ -136,6 +140,10 @@ import Testing
         sample_rate: 48000
         channels: 2
         wallclock_timestamps: true
+        audio_tracks: fr,0
+        audio_name: { "0": "English (original)" }
+        audio_language: { "1": fr }
+        default_audio: fr
     """
 
     @Test func epochFromInputIsAPerStreamKey() throws {
