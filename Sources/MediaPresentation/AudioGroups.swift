@@ -12,7 +12,7 @@ import HLS
 /// A group lists its default member first, then the others in the renditions' order; groups in order of appearance.
 ///
 /// Every member is `AUTOSELECT=YES` (a player may choose it by the user's language) and carries `CHANNELS` from its
-/// audio track. `peak`/`average`: the largest bit rates among a group's members with a URI (what a variant adds to
+/// audio track; audio description says so in `CHARACTERISTICS` (`AudioLabel.Role.characteristics`). `peak`/`average`: the largest bit rates among a group's members with a URI (what a variant adds to
 /// its own, §4.4.6.2 BANDWIDTH); `codecs`: each distinct codec of those members, once.
 struct AudioGroups {
     var media: [MediaRendition] = []
@@ -25,7 +25,8 @@ struct AudioGroups {
             guard let group = r.audioGroup, let label = r.audioLabel,
                   let track = snapshots[i].inits.last?.tracks.first(where: { $0.kind == .audio }) else { continue }
             media.append(MediaRendition(type: .audio, groupID: group, name: label.name, language: r.language,
-                                        isDefault: label.isDefault, autoselect: true, channels: track.hlsChannels))
+                                        isDefault: label.isDefault, autoselect: true, channels: track.hlsChannels,
+                                        characteristics: label.role.characteristics))
             if codecs[group] == nil { codecs[group] = [] }
         }
         for (i, r) in renditions.enumerated() where r.kind == .audio {
@@ -35,7 +36,8 @@ struct AudioGroups {
             media.append(MediaRendition(type: .audio, groupID: group, name: r.audioLabel?.name ?? r.name,
                                         language: r.language, isDefault: r.audioLabel?.isDefault ?? first, autoselect: true,
                                         channels: track.map(\.hlsChannels),
-                                        uri: SuffixedScheme(r.scheme, uriQuery).playlistURI))
+                                        uri: SuffixedScheme(r.scheme, uriQuery).playlistURI,
+                                        characteristics: r.audioLabel?.role.characteristics))
             peak[group] = max(peak[group] ?? 0, stats[i].peakBitRate)
             average[group] = max(average[group] ?? 0, stats[i].averageBitRate)
             for c in PlaylistBuilder.codecs(snapshots[i]).split(separator: ",").map(String.init)
@@ -51,4 +53,10 @@ struct AudioGroups {
             media.filter { $0.groupID == g && $0.isDefault } + media.filter { $0.groupID == g && !$0.isDefault }
         }
     }
+}
+
+extension AudioLabel.Role {
+    /// `CHARACTERISTICS` (RFC 8216bis §4.4.6.1): audio description is `public.accessibility.describes-video` (the UTI
+    /// Apple's players select for users who ask for audio descriptions); the other roles have none.
+    var characteristics: String? { self == .description ? "public.accessibility.describes-video" : nil }
 }

@@ -116,6 +116,22 @@ import TestSupport
         #expect(xml.contains(#"lang="fr""#) && xml.contains(#"value="alternate""#))
     }
 
+    @Test func audioDescriptionHasItsCharacteristics() throws {
+        var label = Self.french
+        label.role = .description
+        let v = Rendition(name: "720p", kind: .video, scheme: .nested("720p"), audioGroup: "audio")
+        let a = Rendition(name: "audio", kind: .audio, scheme: .nested("audio"), audioGroup: "audio", language: "en",
+                          audioLabel: Self.english)
+        let d = Rendition(name: "audio-en-2", kind: .audio, scheme: .nested("audio-en-2"), audioGroup: "audio", language: "en",
+                          audioLabel: label)
+        let p = try Self.fed([v, a, d], [[Fixture.video], [Fixture.audio], [Self.frenchTrack]], bytes: [1000, 100, 100])
+        let layout = try #require(p.layout)
+        let mv = try #require(PlaylistBuilder.multivariant(layout.renditions, layout.snapshots()))
+        #expect(mv.media.map(\.characteristics) == [nil, "public.accessibility.describes-video"])
+        #expect(mv.render().contains(#",CHARACTERISTICS="public.accessibility.describes-video",URI="audio-en-2.m3u8""#))
+        #expect(try MultivariantPlaylist.parse(mv.render()) == mv)
+    }
+
     @Test func commentaryIsItsOwnRole() throws {
         var label = Self.french
         label.role = .commentary
