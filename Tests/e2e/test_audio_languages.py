@@ -205,3 +205,23 @@ def test_live_loop_offers_both_languages(start_origin, inputs, ladder):
     mpd = text_of(s.url("/manifest.mpd"))
     langs = re.findall(r'<AdaptationSet[^>]*contentType="audio"[^>]*lang="([\w-]+)"', mpd)
     assert langs == (["en", "fr"] if ladder else ["en"]), mpd
+
+
+def test_commentary_and_audio_description_from_the_disposition(origin_bin, inputs, tmp_path):
+    """Matroska FlagCommentary / FlagVisualImpaired (FFmpeg's `comment` / `visual_impaired` dispositions, proven with
+    ffprobe) become DASH Role commentary / description, and audio description its HLS CHARACTERISTICS."""
+    roles = {}
+    for disposition, role in (("comment", "commentary"), ("visual_impaired", "description")):
+        src = str(tmp_path / f"{disposition}.mkv")
+        subprocess.run(["ffmpeg", "-nostdin", "-v", "error", "-y", "-i", inputs["en_fr.mkv"], "-map", "0", "-c", "copy",
+                        "-disposition:a:1", disposition, src], check=True, timeout=60)
+        probed = [s.get("disposition", {}).get(disposition) for s in clients.probe_streams(src)["streams"]
+                  if s["codec_type"] == "audio"]
+        assert probed == [0, 1], probed
+        out = package(origin_bin, src, tmp_path / disposition, "--ladder", "source")
+        mpd = open(os.path.join(out, "manifest.mpd")).read()
+        roles[disposition] = re.findall(r'<Role schemeIdUri="urn:mpeg:dash:role:2011" value="(\w+)"', mpd)
+        assert roles[disposition] == ["main", role], mpd
+        media = audio_media(open(os.path.join(out, "index.m3u8")).read())
+        expected = "public.accessibility.describes-video" if role == "description" else None
+        assert [m.get("CHARACTERISTICS") for m in media] == [None, expected], media
