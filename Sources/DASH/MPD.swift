@@ -90,6 +90,9 @@ public struct MPD: Sendable, Equatable {
         public var contentType: ContentType?
         public var mimeType: String
         public var language: String?
+        /// The `Role` value in scheme `urn:mpeg:dash:role:2011` (§5.8.5.5): `main`, `alternate`, `commentary`…; an
+        /// audio set without one is `main`.
+        public var role: String?
         /// Every segment boundary is aligned across representations (§5.3.3.2), and every segment starts with a
         /// SAP of type 1 or 2 (`startWithSAP`, §5.3.3.2).
         public var segmentAlignment: Bool
@@ -98,12 +101,13 @@ public struct MPD: Sendable, Equatable {
         /// `EssentialProperty schemeIdUri="http://dashif.org/guidelines/trickmode"`).
         public var trickModeOf: Int?
         public var representations: [Representation]
-        public init(id: Int, contentType: ContentType?, mimeType: String, language: String? = nil,
+        public init(id: Int, contentType: ContentType?, mimeType: String, language: String? = nil, role: String? = nil,
                     segmentAlignment: Bool = true, startWithSAP: Int? = 1, representations: [Representation]) {
             self.id = id
             self.contentType = contentType
             self.mimeType = mimeType
             self.language = language
+            self.role = role
             self.segmentAlignment = segmentAlignment
             self.startWithSAP = startWithSAP
             self.trickModeOf = nil

@@ -48,7 +48,9 @@ extension MPD {
         if let main = a.trickModeOf {
             x.empty("EssentialProperty", [("schemeIdUri", "http://dashif.org/guidelines/trickmode"), ("value", String(main))])
         }
-        if a.contentType == .audio { x.empty("Role", [("schemeIdUri", "urn:mpeg:dash:role:2011"), ("value", "main")]) }
+        if let role = a.role ?? (a.contentType == .audio ? "main" : nil) {
+            x.empty("Role", [("schemeIdUri", "urn:mpeg:dash:role:2011"), ("value", role)])
+        }
         for r in a.representations { render(r, into: &x) }
         x.close("AdaptationSet")
     }

@@ -183,7 +183,7 @@ public final class Demuxer {
             if kind == .video, p.format >= 0, let name = av_get_pix_fmt_name(AVPixelFormat(rawValue: p.format)) {
                 pixelFormat = String(cString: name)
             }
-            return StreamInfo(
+            var info = StreamInfo(
                 index: i, kind: kind, codecName: String(cString: avcodec_get_name(p.codec_id)),
                 timeBase: Rational(st.pointee.time_base),
                 extradata: copyBytes(p.extradata, count: Int(p.extradata_size)),
@@ -194,6 +194,12 @@ public final class Demuxer {
                 bitRate: Int(p.bit_rate), profile: p.profile, colour: kind == .video ? colourInfo(st, p) : nil,
                 startTime: st.pointee.start_time == AV.noPTS ? nil : st.pointee.start_time,
                 duration: st.pointee.duration == AV.noPTS ? nil : st.pointee.duration)
+            if let tag = av_dict_get(st.pointee.metadata, "language", nil, 0), let value = tag.pointee.value {
+                let text = String(cString: value)
+                info.language = text.isEmpty ? nil : text
+            }
+            info.disposition = StreamDisposition(rawValue: st.pointee.disposition)
+            return info
         }
     }
 }

@@ -33,6 +33,11 @@ public struct StreamInfo: Sendable {
     /// `color_trc`, `color_space`, `color_range`) and the stream's mastering display / content light level side
     /// data; nil when all three code points are unspecified.
     public var colour: ColourInfo?
+    /// The stream's `language` metadata tag as the container gives it (ISO 639-2 in MP4 and Matroska: `eng`, `fre`),
+    /// nil when absent.
+    public var language: String?
+    /// What the container says the stream is for (`AV_DISPOSITION_*`).
+    public var disposition: StreamDisposition = []
     /// Ticks of `timeBase`.
     public var startTime: Int64?
     /// Ticks of `timeBase`.
@@ -65,6 +70,17 @@ public struct StreamInfo: Sendable {
         self.startTime = startTime
         self.duration = duration
     }
+}
+
+/// A stream's disposition flags that say what it is for (libavformat's `AV_DISPOSITION_*`, from the container:
+/// Matroska `FlagDefault`/`FlagCommentary`/`FlagVisualImpaired`, MP4 `tkhd` enabled and `kind` boxes).
+public struct StreamDisposition: OptionSet, Sendable, Hashable {
+    public let rawValue: Int32
+    public init(rawValue: Int32) { self.rawValue = rawValue }
+    public static let `default` = StreamDisposition(rawValue: 1 << 0)
+    public static let comment = StreamDisposition(rawValue: 1 << 3)
+    public static let hearingImpaired = StreamDisposition(rawValue: 1 << 7)
+    public static let visualImpaired = StreamDisposition(rawValue: 1 << 8)
 }
 
 /// One demuxed packet. Timestamps are exactly what the container gives, in ticks of the stream's `timeBase`.

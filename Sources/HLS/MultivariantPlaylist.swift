@@ -77,6 +77,9 @@ public struct MediaRendition: Sendable, Equatable {
     public var autoselect: Bool
     /// `CHANNELS` (AUDIO only): the channel count first, e.g. `"2"`, `"6"`, `"16/JOC"`.
     public var channels: String?
+    /// `CHARACTERISTICS` (§4.4.6.1): Uniform Type Identifiers, comma-separated, e.g.
+    /// `public.accessibility.describes-video` for audio description.
+    public var characteristics: String?
     /// `INSTREAM-ID`: required for CLOSED-CAPTIONS (`"CC1"`…`"CC4"`, `"SERVICE1"`…`"SERVICE63"`).
     public var instreamID: String?
     /// The rendition's Media Playlist. Absent for AUDIO/VIDEO carried in the variant's own playlist; must be
@@ -84,7 +87,8 @@ public struct MediaRendition: Sendable, Equatable {
     public var uri: String?
 
     public init(type: MediaType, groupID: String, name: String, language: String? = nil, isDefault: Bool = false,
-                autoselect: Bool = false, channels: String? = nil, instreamID: String? = nil, uri: String? = nil) {
+                autoselect: Bool = false, channels: String? = nil, instreamID: String? = nil, uri: String? = nil,
+                characteristics: String? = nil) {
         self.type = type
         self.groupID = groupID
         self.name = name
@@ -94,6 +98,7 @@ public struct MediaRendition: Sendable, Equatable {
         self.channels = channels
         self.instreamID = instreamID
         self.uri = uri
+        self.characteristics = characteristics
     }
 }
 
@@ -158,6 +163,7 @@ public struct MultivariantPlaylist: Sendable, Equatable {
             if let l = m.language { out += ",LANGUAGE=" + AttributeList.quoted(l) }
             if let i = m.instreamID { out += ",INSTREAM-ID=" + AttributeList.quoted(i) }
             if let c = m.channels { out += ",CHANNELS=" + AttributeList.quoted(c) }
+            if let c = m.characteristics { out += ",CHARACTERISTICS=" + AttributeList.quoted(c) }
             if let u = m.uri { out += ",URI=" + AttributeList.quoted(u) }
             out += "\n"
         }
@@ -280,6 +286,7 @@ public struct MultivariantPlaylist: Sendable, Equatable {
                 guard let b = AttributeList.yesNo(value) else { throw HLSError.invalidAttribute(line: n, name: attr) }
                 if attr == "DEFAULT" { m.isDefault = b } else { m.autoselect = b }
             case "CHANNELS": m.channels = String(value)
+            case "CHARACTERISTICS": m.characteristics = String(value)
             case "INSTREAM-ID": m.instreamID = String(value)
             case "URI": m.uri = String(value)
             default: break

@@ -19,6 +19,7 @@ extension MultivariantPlaylist {
             checkQuoted(m.name, "NAME", owner)
             checkQuoted(m.language, "LANGUAGE", owner)
             checkQuoted(m.channels, "CHANNELS", owner)
+            checkQuoted(m.characteristics, "CHARACTERISTICS", owner)
             checkQuoted(m.instreamID, "INSTREAM-ID", owner)
             checkQuoted(m.uri, "URI", owner)
         }

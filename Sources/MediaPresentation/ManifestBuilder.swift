@@ -193,9 +193,8 @@ public enum ManifestBuilder {
 
     private static func adaptationSets(_ facts: [RepresentationFacts]) -> [MPD.AdaptationSet] {
         var video: [MPD.Representation] = []
-        var audio: [MPD.Representation] = []
+        var audio: [(key: AudioSetKey, representation: MPD.Representation)] = []
         var muxed = false
-        var language: String?
         for f in facts {
             let r = f.rendition, tracks = f.tracks, stats = f.statistics
             let v = tracks.first { $0.kind == .video }
@@ -208,8 +207,7 @@ public enum ManifestBuilder {
                 audioSamplingRate: v == nil ? a.map(\.sampleRate) : nil, audioChannelConfiguration: v == nil ? a.map(MPD.AudioChannelConfiguration.init(track:)) : nil,
                 colour: v?.colour, segments: f.segments)
             if r.kind == .audio {
-                audio.append(representation)
-                language = language ?? r.language
+                audio.append((AudioSetKey(language: r.language, label: r.audioLabel), representation))
             } else {
                 muxed = muxed || r.kind == .muxed
                 video.append(representation)
@@ -227,11 +225,25 @@ public enum ManifestBuilder {
             sets.append(MPD.AdaptationSet(id: i == 0 ? 0 : i + 1, contentType: muxed ? nil : .video, mimeType: "video/mp4",
                                           representations: video.filter { family($0.codecs) == f }))
         }
-        if !audio.isEmpty {
-            sets.append(MPD.AdaptationSet(id: 1, contentType: .audio, mimeType: "audio/mp4", language: language,
-                                          representations: audio))
+        // One audio AdaptationSet per language and label (DASH-IF IOP 4.3 §3.9.4: each language its own set, told
+        // apart by `lang` and `Role`); renditions without a label share one, as before languages were planned. The
+        // first set has id 1; the others follow every video set.
+        var keys: [AudioSetKey] = []
+        for a in audio where !keys.contains(a.key) { keys.append(a.key) }
+        var nextID = max(1, families.count) + 1
+        for (i, key) in keys.enumerated() {
+            let id = i == 0 ? 1 : nextID
+            if i > 0 { nextID += 1 }
+            sets.append(MPD.AdaptationSet(id: id, contentType: .audio, mimeType: "audio/mp4", language: key.language,
+                                          role: key.label?.role.rawValue,
+                                          representations: audio.filter { $0.key == key }.map(\.representation)))
         }
         return sets.sorted { $0.id < $1.id }
+    }
+
+    private struct AudioSetKey: Equatable {
+        var language: String?
+        var label: AudioLabel?
     }
 
     /// The sample entry of a representation's first codec: `avc1`, `hvc1`, `av01`.

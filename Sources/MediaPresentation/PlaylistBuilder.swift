@@ -122,27 +122,14 @@ public enum PlaylistBuilder {
         let stats = zip(renditions, snapshots).enumerated().map { i, rs in
             measured.flatMap { $0.indices.contains(i) ? $0[i] : nil } ?? statistics(rs.0, rs.1)
         }
-        var media: [MediaRendition] = []
-        var groupPeak: [String: Int] = [:]
-        var groupAverage: [String: Int] = [:]
-        var groupCodecs: [String: String] = [:]
-        for (i, r) in renditions.enumerated() where r.kind == .audio {
-            let group = r.audioGroup ?? "audio"
-            let first = groupCodecs[group] == nil
-            let track = snapshots[i].inits.last?.tracks.first
-            media.append(MediaRendition(type: .audio, groupID: group, name: r.name, language: r.language,
-                                        isDefault: first, autoselect: true,
-                                        channels: track.map(\.hlsChannels),
-                                        uri: SuffixedScheme(r.scheme, uriQuery).playlistURI))
-            groupPeak[group] = max(groupPeak[group] ?? 0, stats[i].peakBitRate)
-            groupAverage[group] = max(groupAverage[group] ?? 0, stats[i].averageBitRate)
-            if first { groupCodecs[group] = codecs(snapshots[i]) }
-        }
+        let groups = AudioGroups(renditions, snapshots, stats, uriQuery: uriQuery)
+        var media = groups.media
         var variants: [VariantStream] = []
         for (i, r) in renditions.enumerated() where r.kind != .audio {
-            let group = r.kind == .video ? (r.audioGroup ?? (groupCodecs["audio"] != nil ? "audio" : nil)) : nil
-            variants.append(variant(r, snapshots[i], stats[i], audioGroup: group.flatMap { groupCodecs[$0] != nil ? $0 : nil },
-                                    groupPeak: groupPeak, groupAverage: groupAverage, groupCodecs: groupCodecs,
+            let named = r.kind == .video ? (r.audioGroup ?? (groups.codecs["audio"] != nil ? "audio" : nil))
+                : (r.audioLabel != nil ? r.audioGroup : nil)
+            variants.append(variant(r, snapshots[i], stats[i], audioGroup: named.flatMap { groups.codecs[$0] != nil ? $0 : nil },
+                                    groupPeak: groups.peak, groupAverage: groups.average, groupCodecs: groups.codecs,
                                     uriQuery: uriQuery))
         }
         if variants.isEmpty {
@@ -162,7 +149,7 @@ public enum PlaylistBuilder {
 
     private static func variant<P>(_ r: Rendition, _ snap: WindowSnapshot<P>, _ s: VariantStatistics, audioGroup: String?,
                                    groupPeak: [String: Int], groupAverage: [String: Int],
-                                   groupCodecs: [String: String], uriQuery: String) -> VariantStream {
+                                   groupCodecs: [String: [String]], uriQuery: String) -> VariantStream {
         let video = snap.inits.last?.tracks.first { $0.kind == .video }
         var codecList = codecs(snap)
         var peak = s.peakBitRate
@@ -170,7 +157,10 @@ public enum PlaylistBuilder {
         if let g = audioGroup {
             peak += groupPeak[g] ?? 0
             average += groupAverage[g] ?? 0
-            if let c = groupCodecs[g] { codecList += "," + c }
+            // §4.4.6.2 CODECS: "every media format present in any Media Segment in any of the Renditions specified by
+            // the Variant Stream": each audio codec of the group once (a muxed variant lists its own already).
+            let own = Set(codecList.split(separator: ","))
+            for c in groupCodecs[g] ?? [] where !own.contains(Substring(c)) { codecList += "," + c }
         }
         var v = VariantStream(
             bandwidth: max(1, peak), averageBandwidth: max(1, average), codecs: codecList,
@@ -182,7 +172,7 @@ public enum PlaylistBuilder {
         return v
     }
 
-    private static func codecs<P>(_ snap: WindowSnapshot<P>) -> String {
+    static func codecs<P>(_ snap: WindowSnapshot<P>) -> String {
         (snap.inits.last?.tracks ?? []).map(\.codecString).joined(separator: ",")
     }
 

@@ -17,15 +17,21 @@ public struct Rendition: Sendable, Hashable {
     public var scheme: URIScheme
     /// Audio renditions: the `GROUP-ID` they belong to. Video renditions: the audio group they play with.
     public var audioGroup: String?
-    /// ISO 639 language of an audio rendition (`LANGUAGE`), when known.
+    /// The BCP 47 language (`LanguageTag.bcp47`) of an audio rendition, or of a muxed rendition's audio (`LANGUAGE`,
+    /// DASH `lang`), when known.
     public var language: String?
+    /// How its audio is offered among the languages of its `audioGroup` (`NAME`, `DEFAULT`, DASH `Role`); `nil`: as
+    /// before languages were planned (`NAME` is the rendition's name, the group's first rendition is the default).
+    /// A muxed rendition with a label and an `audioGroup` is that group's member whose audio is inside the variant
+    /// (an `EXT-X-MEDIA` without `URI`, RFC 8216bis §4.4.6.1).
+    public var audioLabel: AudioLabel?
     /// The bit rate the rendition is encoded at (bits/s), used for `BANDWIDTH` until segments can be measured.
     public var declaredBitRate: Int?
     /// The frame rate the rendition is encoded at, used for `FRAME-RATE` until it can be measured.
     public var declaredFrameRate: Double?
 
     public init(name: String, kind: Kind, scheme: URIScheme, audioGroup: String? = nil, language: String? = nil,
-                declaredBitRate: Int? = nil, declaredFrameRate: Double? = nil) {
+                declaredBitRate: Int? = nil, declaredFrameRate: Double? = nil, audioLabel: AudioLabel? = nil) {
         precondition(Self.isValidName(name), "a rendition name is 1-32 of [A-Za-z0-9_-]")
         self.name = name
         self.kind = kind
@@ -34,6 +40,7 @@ public struct Rendition: Sendable, Hashable {
         self.language = language
         self.declaredBitRate = declaredBitRate
         self.declaredFrameRate = declaredFrameRate
+        self.audioLabel = audioLabel
     }
 
     /// The single muxed rendition at the root: `stream.m3u8`, `init.mp4`, `seg<N>.m4s`.
@@ -48,5 +55,54 @@ public struct Rendition: Sendable, Hashable {
             (c >= UInt8(ascii: "a") && c <= UInt8(ascii: "z")) || (c >= UInt8(ascii: "A") && c <= UInt8(ascii: "Z"))
                 || (c >= UInt8(ascii: "0") && c <= UInt8(ascii: "9")) || c == UInt8(ascii: "-") || c == UInt8(ascii: "_")
         }
+    }
+}
+
+/// How one audio track is offered to a player choosing among languages: the HLS `EXT-X-MEDIA` `NAME` and `DEFAULT`
+/// (RFC 8216bis §4.4.6.1) and the DASH `Role` (ISO/IEC 23009-1 §5.8.5.5, scheme `urn:mpeg:dash:role:2011`).
+public struct AudioLabel: Sendable, Hashable {
+    /// DASH role values for audio (§5.8.5.5 Table 34).
+    public enum Role: String, Sendable, Hashable {
+        /// The default track.
+        case main
+        /// Another language of the same program.
+        case alternate
+        /// A commentary track (FFmpeg's `comment` disposition).
+        case commentary
+        /// Audio description for the visually impaired.
+        case description
+    }
+
+    /// `NAME`: readable, unique in the group ("English", "Français").
+    public var name: String
+    /// `DEFAULT=YES`: the one a player starts with (one per group).
+    public var isDefault: Bool
+    public var role: Role
+
+    public init(name: String, isDefault: Bool, role: Role) {
+        self.name = name
+        self.isDefault = isDefault
+        self.role = role
+    }
+}
+
+/// One planned audio rendition: its name (a URI path segment: `audio`, `audio-fr`), BCP 47 language and label.
+public struct AudioRendition: Sendable, Equatable {
+    public var name: String
+    public var language: String?
+    public var label: AudioLabel?
+    public var bitRate: Int?
+
+    public init(name: String, language: String? = nil, label: AudioLabel? = nil, bitRate: Int? = nil) {
+        self.name = name
+        self.language = language
+        self.label = label
+        self.bitRate = bitRate
+    }
+
+    /// The audio rendition in group `group`, its objects nested under its name.
+    public func rendition(group: String) -> Rendition {
+        Rendition(name: name, kind: .audio, scheme: .nested(name), audioGroup: group, language: language,
+                  declaredBitRate: bitRate, audioLabel: label)
     }
 }

@@ -135,7 +135,11 @@ final class DemuxedSource: MediaSource {
         if announced[p] != slot.processor.formatVersion {
             let formats = slot.processor.outputFormats
             if formats.allSatisfy({ $0 != nil }) || announced[p] == nil {
-                for (k, f) in formats.enumerated() { if let f { events.append(.format(track: slot.firstTrack + k, f)) } }
+                for (k, f) in formats.enumerated() {
+                    guard var f else { continue }
+                    if let language = setup.trackLanguages[slot.firstTrack + k] { f.language = language }
+                    events.append(.format(track: slot.firstTrack + k, f))
+                }
                 if formats.allSatisfy({ $0 != nil }) { announced[p] = slot.processor.formatVersion }
             }
         }

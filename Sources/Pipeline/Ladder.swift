@@ -148,6 +148,20 @@ extension Ladder {
     }
 }
 
+extension Ladder {
+    /// A ladder's renditions with one audio rendition per planned audio track (`AudioTrackPlan`), each at
+    /// `audioBitRate` until measured.
+    static func renditions(_ rungs: [LadderRung], frameRate: Rational?, audio: [PlannedAudio], audioBitRate: Int)
+        -> RenditionPlan {
+        let fps = frameRate.map { Double($0.numerator) / Double($0.denominator) }
+        return .ladder(rungs.map { ($0.name, $0.bitRate) }, frameRate: fps, audio: audio.map {
+            var r = $0.rendition
+            r.bitRate = audioBitRate
+            return r
+        })
+    }
+}
+
 extension LadderRung {
     /// The encoder settings of an encoded rung: `base` (preset, tune) with the rung's rate control (no CRF).
     func settings(_ base: VideoSettings) -> VideoSettings {

@@ -15,10 +15,14 @@ struct ProcessorSlot {
 /// What a demuxed input becomes: processors per input stream, output tracks, and the renditions they form.
 ///
 /// - Without a ladder: one muxed rendition (video and audio tracks in the same fragments), H.264 and AAC, Opus,
-///   AC-3 or E-AC-3 copied when `--transcode` allows, anything else encoded.
+///   AC-3 or E-AC-3 copied when `--transcode` allows, anything else encoded. With several audio tracks the muxed
+///   rendition carries the default one (what a plain client plays) and each other is an audio rendition of group
+///   `audio`, which the muxed variant names.
 /// - With a ladder: one video rendition per rung (a `source` rung copies the input's H.264; the others are one
-///   decode, one scale and one libx264 encode each), and the audio as its own rendition in group `audio`
-///   (`Ladder.renditions`, the same plan the test pattern uses).
+///   decode, one scale and one libx264 encode each), and each audio track as its own rendition in group `audio`
+///   (`Ladder.renditions`, the same plan the test pattern uses), shared by every rung.
+///
+/// Which audio tracks, in which order and with which labels: `AudioTrackPlan`.
 struct OutputSetup {
     var processors: [ProcessorSlot] = []
     var plan: RenditionPlan
@@ -27,21 +31,33 @@ struct OutputSetup {
     var videoStream: StreamInfo?
     /// The processor whose packets are counted as input video frames for the status line.
     var statsProcessor: Int?
+    /// The `mdhd` language (ISO 639-2/T) of output tracks whose input says one, by output track.
+    var trackLanguages: [Int: String] = [:]
 
     /// The output tracks' kinds, in order.
     var kinds: [TrackFormat.Kind] { processors.flatMap(\.processor.outputKinds) }
 
+    /// The output track index of the next processor's first output.
+    private var nextTrack: Int { processors.last.map { $0.firstTrack + $0.processor.outputKinds.count } ?? 0 }
+
+    private mutating func add(_ stream: StreamInfo, _ p: any StreamProcessor) {
+        processors.append(ProcessorSlot(streamIndex: stream.index, processor: p, firstTrack: nextTrack))
+    }
+
+    /// A planned audio track's processor (copy or encode), its output track tagged with its language.
+    private mutating func addAudio(_ a: PlannedAudio, demuxer: Demuxer, options: PipelineOptions, logger: Logger) throws {
+        guard let stream = demuxer.streams.first(where: { $0.index == a.streamIndex }) else { return }
+        if a.iso639T != "und" { trackLanguages[nextTrack] = a.iso639T }
+        add(stream, try Self.audioProcessor(stream, demuxer: demuxer, options: options, trackID: UInt32(nextTrack + 1),
+                                            logger: logger))
+    }
+
     static func make(demuxer: Demuxer, url: String, options: PipelineOptions, logger: Logger) throws -> OutputSetup {
         let video = demuxer.streams.first { $0.kind == .video && $0.width > 0 && !isAttachedPicture($0) }
             ?? demuxer.streams.first { $0.kind == .video }
-        let audio = demuxer.streams.first { $0.kind == .audio }
-        guard video != nil || audio != nil else { throw PipelineError.noMediaStreams(url) }
+        let audioStreams = demuxer.streams.filter { $0.kind == .audio }
+        guard video != nil || !audioStreams.isEmpty else { throw PipelineError.noMediaStreams(url) }
         var setup = OutputSetup(plan: RenditionPlan(renditions: [], groups: []), copiesVideo: false, videoStream: video)
-        var nextTrack = 0
-        func add(_ stream: StreamInfo, _ p: any StreamProcessor) {
-            setup.processors.append(ProcessorSlot(streamIndex: stream.index, processor: p, firstTrack: nextTrack))
-            nextTrack += p.outputKinds.count
-        }
         var ladder: [LadderRung]?
         if let spec = options.ladder {
             if let v = video {
@@ -55,44 +71,57 @@ struct OutputSetup {
                 logger.notice("--ladder: the input has no video; serving its audio as one rendition")
             }
         }
-
+        let (audio, audioNotices) = try AudioTrackPlan.make(audioStreams.map(AudioTrackFacts.init),
+                                                            options: options.audioTracks, muxed: ladder == nil)
+        audioNotices.forEach { logger.notice("\($0)") }
         if let v = video, let rungs = ladder {
-            let source = rungs.first(where: \.isSource)
-            let encoded = rungs.filter { !$0.isSource }
-            if source != nil {
-                guard let copy = try videoCopyProcessor(for: v, trackID: UInt32(nextTrack + 1)) else {
-                    throw PipelineError.cannotCopy(kind: "video", codec: v.codecName)
-                }
-                add(v, copy)
-                setup.copiesVideo = true
-                setup.statsProcessor = 0
-            }
-            if !encoded.isEmpty {
-                // Encoded rungs share the copied source's timescale, so segment N has the same tfdt in every rung.
-                let timescale = source != nil ? outputTimescale(for: v.timeBase, minimum: 10_000, fallback: 90_000)
-                    : VideoEncodeStage.defaultTimescale
-                let p = try LadderVideoProcessor(demuxer: demuxer, stream: v, rungs: encoded, settings: options.video,
-                                                 segmentDuration: options.segmentDuration,
-                                                 firstTrackID: UInt32(nextTrack + 1), timescale: timescale,
-                                                 followSourceKeyframes: source != nil,
-                                                 startupKeyframe: source != nil ? nil : options.partDuration)
-                if setup.statsProcessor == nil { setup.statsProcessor = setup.processors.count }
-                add(v, p)
-            }
-            logger.info("video: \(v.codecName) \(v.width)x\(v.height) -> ladder \(rungs.map(\.description).joined(separator: ", "))")
-            if let a = audio {
-                add(a, try audioProcessor(a, demuxer: demuxer, options: options, trackID: UInt32(nextTrack + 1), logger: logger))
-            }
-            setup.plan = Ladder.renditions(rungs, frameRate: v.frameRate, audioBitRate: audio != nil ? options.audioBitRate : nil)
-            return setup
+            try setup.addLadder(v, rungs, audio: audio, demuxer: demuxer, options: options, logger: logger)
+        } else {
+            try setup.addMuxed(video, audio: audio, demuxer: demuxer, options: options, logger: logger)
         }
+        return setup
+    }
 
+    /// A ladder: the copied `source` rung and one decode for the encoded rungs, then each audio track.
+    private mutating func addLadder(_ v: StreamInfo, _ rungs: [LadderRung], audio: [PlannedAudio], demuxer: Demuxer,
+                                    options: PipelineOptions, logger: Logger) throws {
+        let source = rungs.first(where: \.isSource)
+        let encoded = rungs.filter { !$0.isSource }
+        if source != nil {
+            guard let copy = try videoCopyProcessor(for: v, trackID: UInt32(nextTrack + 1)) else {
+                throw PipelineError.cannotCopy(kind: "video", codec: v.codecName)
+            }
+            add(v, copy)
+            copiesVideo = true
+            statsProcessor = 0
+        }
+        if !encoded.isEmpty {
+            // Encoded rungs share the copied source's timescale, so segment N has the same tfdt in every rung.
+            let timescale = source != nil ? outputTimescale(for: v.timeBase, minimum: 10_000, fallback: 90_000)
+                : VideoEncodeStage.defaultTimescale
+            let p = try LadderVideoProcessor(demuxer: demuxer, stream: v, rungs: encoded, settings: options.video,
+                                             segmentDuration: options.segmentDuration,
+                                             firstTrackID: UInt32(nextTrack + 1), timescale: timescale,
+                                             followSourceKeyframes: source != nil,
+                                             startupKeyframe: source != nil ? nil : options.partDuration)
+            if statsProcessor == nil { statsProcessor = processors.count }
+            add(v, p)
+        }
+        logger.info("video: \(v.codecName) \(v.width)x\(v.height) -> ladder \(rungs.map(\.description).joined(separator: ", "))")
+        for a in audio { try addAudio(a, demuxer: demuxer, options: options, logger: logger) }
+        plan = Ladder.renditions(rungs, frameRate: v.frameRate, audio: audio, audioBitRate: options.audioBitRate)
+    }
+
+    /// The muxed default: the video and the default audio track in one rendition, the other tracks as renditions of
+    /// its audio group.
+    private mutating func addMuxed(_ video: StreamInfo?, audio: [PlannedAudio], demuxer: Demuxer, options: PipelineOptions,
+                                   logger: Logger) throws {
         if let v = video {
             let p: any TrackProcessor
             let copy = options.transcode == .always ? nil : try videoCopyProcessor(for: v, trackID: UInt32(nextTrack + 1))
             if let copy {
                 p = copy
-                setup.copiesVideo = true
+                copiesVideo = true
             } else if options.transcode == .never {
                 throw PipelineError.cannotCopy(kind: "video", codec: v.codecName)
             } else {
@@ -100,15 +129,22 @@ struct OutputSetup {
                                                 segmentDuration: options.segmentDuration, trackID: UInt32(nextTrack + 1),
                                                 startupKeyframe: options.partDuration)
             }
-            setup.statsProcessor = 0
+            statsProcessor = 0
             add(v, p)
-            logger.info("video: \(v.codecName) \(v.width)x\(v.height) \(setup.copiesVideo ? "copied" : "encoded to \(options.video.codec)")")
+            logger.info("video: \(v.codecName) \(v.width)x\(v.height) \(copiesVideo ? "copied" : "encoded to \(options.video.codec)")")
         }
-        if let a = audio {
-            add(a, try audioProcessor(a, demuxer: demuxer, options: options, trackID: UInt32(nextTrack + 1), logger: logger))
-        }
-        setup.plan = .muxed(trackCount: nextTrack)
-        return setup
+        let main = audio.first(where: \.isDefault)
+        if let main { try addAudio(main, demuxer: demuxer, options: options, logger: logger) }
+        let muxedTracks = nextTrack
+        let alternates = audio.filter { $0 != main }
+        for a in alternates { try addAudio(a, demuxer: demuxer, options: options, logger: logger) }
+        plan = main.map { main in
+            .muxed(trackCount: muxedTracks, main: main.rendition, alternates: alternates.map {
+                var r = $0.rendition
+                r.bitRate = options.audioBitRate
+                return r
+            })
+        } ?? .muxed(trackCount: muxedTracks)
     }
 
     private static func audioProcessor(_ a: StreamInfo, demuxer: Demuxer, options: PipelineOptions, trackID: UInt32,

@@ -27,6 +27,9 @@ public struct PipelineOptions: Sendable {
     /// DASH trick-mode AdaptationSets in the MPD (`--dash-trick-mode`): off by default, as packagers offer trick play
     /// on request (FFmpeg 5.1's DASH demuxer reads such sets as ordinary streams).
     public var dashTrickMode = false
+    /// Which audio tracks become renditions and their labels (`--audio-tracks`, `--audio-name`, `--audio-language`,
+    /// `--default-audio`).
+    public var audioTracks = AudioTrackOptions()
     /// Ignore input timestamps; stamp packets with their arrival time.
     public var wallclockTimestamps = false
     /// An ABR ladder (`--ladder 720,480,360`): one rendition per rung plus an audio rendition. `nil`: one muxed

@@ -30,17 +30,36 @@ public struct RenditionPlan: Sendable, Equatable {
     /// audio, when there is one, as its own rendition in group `audioGroup` (CMAF style: one track per rendition).
     public static func ladder(_ rungs: [(name: String, bitRate: Int?)], frameRate: Double?, audio: (bitRate: Int?, track: Int)?)
         -> RenditionPlan {
+        ladder(rungs, frameRate: frameRate, audio: audio.map { [AudioRendition(name: "audio", bitRate: $0.bitRate)] } ?? [])
+    }
+
+    /// A ladder with one audio rendition per audio track (`audio`, in track order after the rungs), all in group
+    /// `audioGroup`, shared by every rung.
+    public static func ladder(_ rungs: [(name: String, bitRate: Int?)], frameRate: Double?, audio: [AudioRendition])
+        -> RenditionPlan {
         var renditions = rungs.map {
-            Rendition(name: $0.name, kind: .video, scheme: .nested($0.name), audioGroup: audio != nil ? audioGroup : nil,
+            Rendition(name: $0.name, kind: .video, scheme: .nested($0.name), audioGroup: audio.isEmpty ? nil : audioGroup,
                       declaredBitRate: $0.bitRate, declaredFrameRate: frameRate)
         }
-        if let audio {
-            renditions.append(Rendition(name: "audio", kind: .audio, scheme: .nested("audio"), audioGroup: audioGroup,
-                                        declaredBitRate: audio.bitRate))
-        }
+        renditions += audio.map { $0.rendition(group: audioGroup) }
         return RenditionPlan(renditions: renditions, groups: renditions.indices.map { [$0] })
+    }
+
+    /// The muxed default with more than one audio track: the muxed rendition (tracks `0..<trackCount`: the video and
+    /// the `main` audio, what a plain client plays) is a member of group `audioGroup` through its own audio, and each
+    /// of `alternates` is an audio rendition of that group, one track each, in track order after the muxed ones.
+    public static func muxed(trackCount: Int, main: AudioRendition, alternates: [AudioRendition]) -> RenditionPlan {
+        guard !alternates.isEmpty else { return .muxed(trackCount: trackCount) }
+        var stream = Rendition.muxed()
+        stream.audioGroup = audioGroup
+        stream.language = main.language
+        stream.audioLabel = main.label
+        let renditions = [stream] + alternates.map { $0.rendition(group: audioGroup) }
+        return RenditionPlan(renditions: renditions,
+                             groups: [Array(0..<trackCount)] + alternates.indices.map { [trackCount + $0] })
     }
 
     /// The `GROUP-ID` of a ladder's audio rendition.
     public static let audioGroup = "audio"
 }
+

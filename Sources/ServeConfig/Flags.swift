@@ -77,8 +77,21 @@ public struct MediaOptions: ParsableArguments, Sendable {
 
     @Option(name: .customLong("thumbnail-width"), help: ArgumentHelp("Thumbnail tile width in pixels (default 160).", valueName: "pixels"))
     public var thumbnailWidth: Int?
+
     @Flag(name: .customLong("dash-trick-mode"), help: "DASH trick-mode AdaptationSets: the keyframes of each video set's segments, by byte range.")
     public var dashTrickMode = false
+
+    @Option(name: .customLong("audio-tracks"), help: ArgumentHelp("Which input audio tracks become audio renditions, in order: positions among the input's audio tracks (0,2) or languages (fr,en). Default: every audio track.", valueName: "list"))
+    public var audioTracks: String?
+
+    @Option(name: .customLong("audio-name"), help: ArgumentHelp("The NAME of an audio track, by its position among the input's audio tracks (repeatable): 1=\"Français (VF)\". Default: the language's own name.", valueName: "idx=name"))
+    public var audioNames: [String] = []
+
+    @Option(name: .customLong("audio-language"), help: ArgumentHelp("The language of an audio track, by position (repeatable), instead of the input's tag: 1=fr.", valueName: "idx=lang"))
+    public var audioLanguages: [String] = []
+
+    @Option(name: .customLong("default-audio"), help: ArgumentHelp("The language of the default audio track (DEFAULT=YES). Default: the first one.", valueName: "lang"))
+    public var defaultAudio: String?
 
     /// These flags as stream options, checked: a bad value or a broken rule is one line naming its flag.
     public func options() throws(ValidationError) -> StreamOptions {
@@ -113,16 +126,21 @@ public struct MediaOptions: ParsableArguments, Sendable {
         o.thumbnailInterval = try read(thumbnailInterval, .thumbnailInterval)
         o.thumbnailGrid = try read(thumbnailGrid, .thumbnailGrid)
         o.thumbnailWidth = thumbnailWidth
+        o.audioTracks = try read(audioTracks, .audioTracks)
+        o.audioName = try Self.keyValues(audioNames, flag: StreamOptions.CodingKeys.audioName.flag)
+        o.audioLanguage = try Self.keyValues(audioLanguages, flag: StreamOptions.CodingKeys.audioLanguage.flag)
+        o.defaultAudio = defaultAudio
         return o
     }
 
     /// `--input-option KEY=VALUE`, repeated (the last value of a key wins); `nil` for none.
-    static func keyValues(_ items: [String]) throws(ValidationError) -> [String: String]? {
+    static func keyValues(_ items: [String], flag: String = StreamOptions.CodingKeys.inputOptions.flag)
+        throws(ValidationError) -> [String: String]? {
         var options: [String: String] = [:]
         for item in items {
             let kv = item.split(separator: "=", maxSplits: 1).map(String.init)
             guard kv.count == 2, !kv[0].isEmpty else {
-                throw ValidationError("\(StreamOptions.CodingKeys.inputOptions.flag) takes KEY=VALUE (got '\(item)')")
+                throw ValidationError("\(flag) takes KEY=VALUE (got '\(item)')")
             }
             options[kv[0]] = kv[1]
         }

@@ -59,6 +59,14 @@ public struct StreamOptions: Codable, Equatable, Sendable {
     public var thumbnailWidth: Int?
     /// DASH trick-mode AdaptationSets (the keyframes of the video sets' segments).
     public var dashTrickMode: Bool?
+    /// Which input audio tracks become renditions, in order.
+    public var audioTracks: AudioTrackList?
+    /// A track's `NAME` by its position among the input's audio tracks (`"1" = "Français (VF)"`).
+    public var audioName: [String: String]?
+    /// A track's language by its position, instead of the container's tag.
+    public var audioLanguage: [String: String]?
+    /// The language of the default audio track (`DEFAULT=YES`).
+    public var defaultAudio: String?
 
     /// The config file's keys, in the order `--config`'s help and the unknown-key message list them.
     public enum CodingKeys: String, CodingKey, CaseIterable, Sendable {
@@ -78,6 +86,8 @@ public struct StreamOptions: Codable, Equatable, Sendable {
         case thumbnails, thumbnailInterval = "thumbnail_interval", thumbnailGrid = "thumbnail_grid"
         case thumbnailWidth = "thumbnail_width"
         case dashTrickMode = "dash_trick_mode"
+        case audioTracks = "audio_tracks", audioName = "audio_name", audioLanguage = "audio_language"
+        case defaultAudio = "default_audio"
 
         public static var allNames: [String] { allCases.map(\.rawValue) }
 
@@ -147,6 +157,10 @@ public struct StreamOptions: Codable, Equatable, Sendable {
         o.thumbnailGrid = thumbnailGrid ?? defaults.thumbnailGrid
         o.thumbnailWidth = thumbnailWidth ?? defaults.thumbnailWidth
         o.dashTrickMode = dashTrickMode ?? defaults.dashTrickMode
+        o.audioTracks = audioTracks ?? defaults.audioTracks
+        o.audioName = defaults.audioName.map { $0.merging(audioName ?? [:]) { $1 } } ?? audioName
+        o.audioLanguage = defaults.audioLanguage.map { $0.merging(audioLanguage ?? [:]) { $1 } } ?? audioLanguage
+        o.defaultAudio = defaultAudio ?? defaults.defaultAudio
         return o
     }
 
@@ -197,6 +211,7 @@ public struct StreamOptions: Codable, Equatable, Sendable {
             throw naming.error("\(name(.audioBitrate)) must be an AC-3 rate with \(name(.audioCodec)) ac3 (\(AudioCodecName.ac3BitRates.map { "\($0)k" }.joined(separator: ", ")))", key: .audioBitrate)
         }
         try validateThumbnails(naming: naming)
+        try validateAudioTracks(naming: naming)
         if loop == true && input == "-" {
             throw naming.error("\(name(.loop)) needs a file: standard input cannot be rewound", key: .loop)
         }

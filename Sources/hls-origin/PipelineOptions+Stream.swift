@@ -52,5 +52,9 @@ extension PipelineOptions {
             if let w = o.thumbnailWidth { t.tileWidth = w }
             thumbnails = t
         }
+        audioTracks.tracks = o.audioTracks?.selectors
+        for (key, name) in o.audioName ?? [:] { if let i = Int(key) { audioTracks.names[i] = name } }
+        for (key, tag) in o.audioLanguage ?? [:] { if let i = Int(key), let l = LanguageTag(tag) { audioTracks.languages[i] = l } }
+        audioTracks.defaultLanguage = o.defaultAudio.flatMap(LanguageTag.init)
     }
 }

@@ -109,6 +109,10 @@ import Testing
     thumbnail_interval = 2
     thumbnail_grid = "4x3"
     thumbnail_width = 192
+    audio_tracks = "fr,0"
+    audio_name = { "0" = "English (original)" }
+    audio_language = { "1" = "fr" }
+    default_audio = "fr"
     """
 
     static let everyKeyYAML = """
@@ -146,6 +150,10 @@ import Testing
         thumbnail_interval: 2
         thumbnail_grid: 4x3
         thumbnail_width: 192
+        audio_tracks: fr,0
+        audio_name: { "0": "English (original)" }
+        audio_language: { "1": fr }
+        default_audio: fr
     """
 
     @Test func epochFromInputIsAPerStreamKey() throws {
