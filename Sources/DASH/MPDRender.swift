@@ -127,15 +127,7 @@ extension MPD {
     }
 
     private func render(_ timeline: [TimelineEntry], into x: inout XMLText) {
-        x.open("SegmentTimeline", [])
-        for s in timeline {
-            var a: [(String, String)] = []
-            if let time = s.time { a.append(("t", String(time))) }
-            a.append(("d", String(s.duration)))
-            if s.repeatCount > 0 { a.append(("r", String(s.repeatCount))) }
-            x.empty("S", a)
-        }
-        x.close("SegmentTimeline")
+        TimelineEntry.render(timeline, into: &x)
     }
 
     /// `xs:duration` in seconds, exact to the millisecond and never above the value (`PT1.5S`, `PT86400S`).
@@ -209,5 +201,20 @@ struct XMLText {
             }
         }
         return out
+    }
+}
+
+extension MPD.TimelineEntry {
+    /// `SegmentTimeline` with its `S` elements (§5.3.9.6), for every segment addressing that has one.
+    static func render(_ timeline: [MPD.TimelineEntry], into x: inout XMLText) {
+        x.open("SegmentTimeline", [])
+        for s in timeline {
+            var a: [(String, String)] = []
+            if let time = s.time { a.append(("t", String(time))) }
+            a.append(("d", String(s.duration)))
+            if s.repeatCount > 0 { a.append(("r", String(s.repeatCount))) }
+            x.empty("S", a)
+        }
+        x.close("SegmentTimeline")
     }
 }

@@ -43,15 +43,7 @@ extension MPD {
         func render(into x: inout XMLText) {
             x.open("AdaptationSet", [("id", String(id)), ("contentType", "image"), ("mimeType", "image/jpeg")])
             x.open("SegmentTemplate", [("timescale", String(timescale)), ("media", media), ("startNumber", String(startNumber))])
-            x.open("SegmentTimeline", [])
-            for s in timeline {
-                var a: [(String, String)] = []
-                if let time = s.time { a.append(("t", String(time))) }
-                a.append(("d", String(s.duration)))
-                if s.repeatCount > 0 { a.append(("r", String(s.repeatCount))) }
-                x.empty("S", a)
-            }
-            x.close("SegmentTimeline")
+            MPD.TimelineEntry.render(timeline, into: &x)
             x.close("SegmentTemplate")
             x.open("Representation", [("id", representationID), ("bandwidth", String(bandwidth)),
                                       ("width", String(width)), ("height", String(height))])
