@@ -27,6 +27,9 @@ public struct SegmentInfo: Sendable, Equatable {
     /// in the reference track's timescale): the segment's entry in an I-frame playlist. `nil` when the rendition has
     /// no video or the producer did not say (then the rendition has no I-frame playlist entry for it).
     public var keyframe: KeyframeFragment?
+    /// How the segment's bytes were encrypted (`EXT-X-KEY`); `nil`: in the clear. An encrypted segment is one CBC
+    /// stream of its own, not its parts' bytes in turn: its `partRanges` and `keyframe` are then empty.
+    public var encryption: SegmentEncryption? = nil
 
     public init(sequence: UInt64, startTime: MediaTime, duration: MediaTime, byteCount: Int,
                 programDateTime: WallClock? = nil, discontinuity: Bool = false, videoSampleCount: Int? = nil,
@@ -63,6 +66,8 @@ public struct PartInfo: Sendable, Equatable {
     /// When the sample that closed this part reached the segmenter (the part is cut as the next sample arrives);
     /// `nil` when unknown. For metrics only: the time from it to publication.
     public var closedAt: WallClock?
+    /// How the part's bytes were encrypted: its segment's key and IV (`nil`: in the clear).
+    public var encryption: SegmentEncryption? = nil
 
     public init(segmentSequence: UInt64, index: Int, duration: MediaTime, byteCount: Int, independent: Bool,
                 endsSegment: Bool = false, closedAt: WallClock? = nil, offset: Int = 0) {
