@@ -35,6 +35,8 @@ enum Route: Sendable {
         case time
         /// A rendition's playlist, I-frame playlist, init segment, segment or part (the layout is announced).
         case object(rendition: Int, URIScheme.Object, LivePresentation.Layout)
+        /// A content key (`keys/<N>.key`, `URIScheme.keyURI`): served while a listed segment or part uses it.
+        case key(UInt64)
         /// A path under a presentation whose renditions are not announced yet (only a playlist can be waited for).
         case beforeLayout(Substring)
         case unknown
@@ -95,7 +97,9 @@ enum Route: Sendable {
         case Substring(manifestName): route = .manifest
         case Substring(timeName): route = .time
         default:
-            if let layout = presentation.layout {
+            if let id = URIScheme.keyObject(inner) {
+                route = .key(id)
+            } else if let layout = presentation.layout {
                 route = layout.resolve(inner).map { .object(rendition: $0.rendition, $0.object, layout) } ?? .unknown
             } else {
                 route = .beforeLayout(inner)
@@ -132,6 +136,7 @@ enum Route: Sendable {
             switch route {
             case .qoe: return (stream, "", "qoe")
             case .multivariant, .manifest: return (stream, "", "playlist")
+            case .key: return (stream, "", "key")
             case .object(let r, let object, let layout):
                 let kind = switch object {
                 case .playlist, .iFramePlaylist: "playlist"

@@ -43,6 +43,7 @@ import Testing
                 case .time: "time"
                 case .object(let r, let o, _): "rendition \(r) \(o)"
                 case .beforeLayout(let p): "before layout \(p)"
+                case .key(let id): "key \(id)"
                 case .unknown: "unknown"
                 }
             }()
