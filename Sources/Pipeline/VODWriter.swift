@@ -23,6 +23,8 @@ public final class VODWriter: PresentationConsumer, Sendable {
     private let indexes = Mutex<[SingleFileIndex]>([])
     /// Segments are written on a thread of their own (`FileWriterQueue`): the kernel's file work overlaps the demuxing.
     private let writes = FileWriterQueue()
+    /// Content keys written to `keys/` (an encrypted presentation: `URIScheme.keyURI`, beside the playlists).
+    private let keysWritten = Mutex<Set<UInt64>>([])
 
     public init(directory: URL, singleFile: SingleFileOptions? = nil) throws {
         self.directory = directory
@@ -75,6 +77,7 @@ public final class VODWriter: PresentationConsumer, Sendable {
                 let path = directory.appendingPathComponent(layout.renditions[r].scheme.segmentURI(info.sequence)).path
                 try writes.write(bytes) { try MediaFiles.write($0, to: path) }
             }
+            if let key = info.encryption?.key { try writeKey(key) }
             try presentation.consume(event)
         case .part:
             break
@@ -133,10 +136,20 @@ public final class VODWriter: PresentationConsumer, Sendable {
         }
         let mpd = singleFile == nil ? ManifestBuilder.onDemand(layout.renditions, snapshots)
             : ManifestBuilder.singleFile(layout.renditions, snapshots, files: singles)
-        if let mpd {
+        // Whole-segment AES-128 has no DASH signalling: no manifest.mpd for an encrypted presentation.
+        if let mpd, !snapshots.contains(where: { $0.encryption != nil }) {
             try write(Array(mpd.render().utf8), to: "manifest.mpd")
         }
         return first.window.count
+    }
+
+    /// `keys/<N>.key` (16 bytes, mode 0600) the first time a segment uses key N.
+    private func writeKey(_ key: ContentKey) throws {
+        guard keysWritten.withLock({ $0.insert(key.id).inserted }) else { return }
+        let url = directory.appendingPathComponent(URIScheme.keyURI(key.id))
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try write(key.bytes, to: URIScheme.keyURI(key.id))
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: url.path)
     }
 
     private func write(_ bytes: [UInt8], to name: String) throws {

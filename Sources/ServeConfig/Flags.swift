@@ -1,4 +1,7 @@
 import ArgumentParser
+#if canImport(Glibc)
+import Glibc
+#endif
 public import MediaCore
 
 /// Input and encoding flags shared by `serve` and `package`: each stream's defaults (`serve`), or the one stream
@@ -66,6 +69,15 @@ public struct MediaOptions: ParsableArguments, Sendable {
     @Flag(name: .customLong("wallclock-timestamps"), help: "Ignore input timestamps and stamp frames with their arrival time.")
     public var wallclockTimestamps = false
 
+    @Option(help: ArgumentHelp("Encrypt every segment and part: aes-128 (whole-segment AES-128-CBC, EXT-X-KEY; the origin serves the key at /NAME/keys/N.key to requests that pass its access control). See docs/encryption.md.", valueName: "scheme"))
+    public var encrypt: String?
+
+    @Option(help: ArgumentHelp("The AES-128 key, 32 hexadecimal digits (default: a random key made at start). Prefer $HLS_ORIGIN_KEY, which keeps it out of ps.", valueName: "hex"))
+    public var key: String?
+
+    @Option(name: .customLong("key-period"), help: ArgumentHelp("A new key every this much media (e.g. 60s, 10m), changed on a segment boundary; keys derived from --key.", valueName: "duration"))
+    public var keyPeriod: String?
+
     /// These flags as stream options, checked: a bad value or a broken rule is one line naming its flag.
     public func options() throws(ValidationError) -> StreamOptions {
         try parsed().checkedAsFlags()
@@ -94,6 +106,9 @@ public struct MediaOptions: ParsableArguments, Sendable {
         o.audioCodec = audioCodec
         o.ladder = try read(ladder, .ladder)
         o.wallclockTimestamps = wallclockTimestamps
+        o.encrypt = try read(encrypt, .encrypt)
+        o.key = try read(key ?? (encrypt != nil ? environmentKey() : nil), .key)
+        o.keyPeriod = try read(keyPeriod, .keyPeriod)
         return o
     }
 
@@ -145,6 +160,13 @@ public struct StreamFlags: ParsableArguments, Sendable {
         o.partDuration = try read(partDuration, .partDuration)
         return try o.checkedAsFlags()
     }
+}
+
+/// `$HLS_ORIGIN_KEY`: `--key` without showing it in the process list.
+private func environmentKey() -> String? {
+    guard let p = getenv("HLS_ORIGIN_KEY") else { return nil }
+    let text = String(cString: p)
+    return text.isEmpty ? nil : text
 }
 
 /// A flag's text read by the option's type; its error names the flag.

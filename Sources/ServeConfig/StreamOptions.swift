@@ -49,6 +49,11 @@ public struct StreamOptions: Codable, Equatable, Sendable {
     public var channels: Int?
     /// Ignore input timestamps; stamp frames with their arrival time.
     public var wallclockTimestamps: Bool?
+    /// Encrypt segments and parts (`aes-128`), with `key` (else a random key made at start), a new key every
+    /// `keyPeriod` of media (docs/encryption.md).
+    public var encrypt: EncryptionScheme?
+    public var key: ContentKeyText?
+    public var keyPeriod: LongDuration?
 
     /// The config file's keys, in the order `--config`'s help and the unknown-key message list them.
     public enum CodingKeys: String, CodingKey, CaseIterable, Sendable {
@@ -65,6 +70,8 @@ public struct StreamOptions: Codable, Equatable, Sendable {
         case videoSize = "video_size", pixelFormat = "pixel_format", framerate
         case audioFormat = "audio_format", sampleRate = "sample_rate", channels
         case wallclockTimestamps = "wallclock_timestamps"
+        case encrypt, key
+        case keyPeriod = "key_period"
 
         public static var allNames: [String] { allCases.map(\.rawValue) }
 
@@ -124,6 +131,9 @@ public struct StreamOptions: Codable, Equatable, Sendable {
         o.sampleRate = sampleRate ?? defaults.sampleRate
         o.channels = channels ?? defaults.channels
         o.wallclockTimestamps = wallclockTimestamps ?? defaults.wallclockTimestamps
+        o.encrypt = encrypt ?? defaults.encrypt
+        o.key = key ?? defaults.key
+        o.keyPeriod = keyPeriod ?? defaults.keyPeriod
         return o
     }
 
@@ -172,6 +182,9 @@ public struct StreamOptions: Codable, Equatable, Sendable {
         if let crf, !Self.crfs.contains(crf) { throw naming.error("\(name(.crf)) must be 0-51", key: .crf) }
         if audioCodec == .ac3, let rate = audioBitrate?.bitsPerSecond, rate % 1000 != 0 || !AudioCodecName.ac3BitRates.contains(rate / 1000) {
             throw naming.error("\(name(.audioBitrate)) must be an AC-3 rate with \(name(.audioCodec)) ac3 (\(AudioCodecName.ac3BitRates.map { "\($0)k" }.joined(separator: ", ")))", key: .audioBitrate)
+        }
+        if encrypt == nil, key != nil || keyPeriod != nil {
+            throw naming.error("\(name(key != nil ? .key : .keyPeriod)) needs \(name(.encrypt)) aes-128", key: key != nil ? .key : .keyPeriod)
         }
         if loop == true && input == "-" {
             throw naming.error("\(name(.loop)) needs a file: standard input cannot be rewound", key: .loop)

@@ -1,4 +1,5 @@
 import ArgumentParser
+import ContentProtection
 import Foundation
 import Logging
 import MediaCore
@@ -38,7 +39,13 @@ struct PackageCommand: AsyncParsableCommand {
     var logFormat: LogFormat = .text
 
     func validate() throws {
-        _ = try media.options()
+        let o = try media.options()
+        // RFC 8216 §5.2: CBC restarts on each segment boundary, so one CBC stream over a whole file cannot be cut
+        // into segments by byte range; segments encrypted one by one and laid end to end would be a file of padded
+        // pieces no player reads as one resource. Refused rather than written wrong.
+        if singleFile && o.encrypt != nil {
+            throw ValidationError("--single-file cannot be used with --encrypt: AES-128 encrypts each segment as a file of its own")
+        }
     }
 
     func run() async throws {
@@ -57,7 +64,8 @@ struct PackageCommand: AsyncParsableCommand {
         } catch {
             fail("cannot create '\(output)': \(error.localizedDescription)")
         }
-        let pipeline = Pipeline(options: options, output: writer, logger: logger, stats: stats)
+        let pipeline = Pipeline(options: options, output: EncryptionSetup(stream)?.stage(writer) ?? writer, logger: logger,
+                                stats: stats)
         let status = StatusLine.onTerminal(quiet: quiet)
         let done = PipelineOutcome()
         let statusThread = Thread {

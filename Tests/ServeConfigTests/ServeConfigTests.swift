@@ -104,6 +104,9 @@ import Testing
     sample_rate = 48000
     channels = 2
     wallclock_timestamps = true
+    encrypt = "aes-128"
+    key = "00112233445566778899aabbccddeeff"
+    key_period = "60s"
     """
 
     static let everyKeyYAML = """
@@ -136,6 +139,9 @@ import Testing
         sample_rate: 48000
         channels: 2
         wallclock_timestamps: true
+        encrypt: aes-128
+        key: "00112233445566778899aabbccddeeff"
+        key_period: 1m
     """
 
     @Test func epochFromInputIsAPerStreamKey() throws {
