@@ -1,3 +1,4 @@
+import HLS
 import MediaCore
 
 /// How a segment's bytes are protected. Only whole-segment AES-128 for now (RFC 8216 §5.2); the CENC schemes
@@ -44,6 +45,14 @@ public struct SegmentEncryption: Sendable, Equatable, CustomStringConvertible {
     }
 
     public var description: String { "\(method.rawValue) with \(key)" }
+
+    /// The `EXT-X-KEY` that states it: the key's URI (`URIScheme.keyURI`, plus `suffix`, e.g. a signature query with
+    /// its `?`) and the IV, stated explicitly.
+    public func playlistKey(uriSuffix suffix: String = "") -> PlaylistKey {
+        switch method {
+        case .aes128: PlaylistKey(method: .aes128, uri: URIScheme.keyURI(key.id) + suffix, iv: iv)
+        }
+    }
 }
 
 extension WindowSnapshot {

@@ -234,10 +234,5 @@ struct SuffixedScheme {
 
     /// The `EXT-X-KEY` of an encrypted segment: its key's URI (`URIScheme.keyURI`, with the suffix, as access control
     /// needs it like any other URI) and its IV, stated explicitly.
-    func key(_ e: SegmentEncryption?) -> PlaylistKey? {
-        guard let e else { return nil }
-        switch e.method {
-        case .aes128: return PlaylistKey(method: .aes128, uri: URIScheme.keyURI(e.key.id) + suffix, iv: e.iv)
-        }
-    }
+    func key(_ e: SegmentEncryption?) -> PlaylistKey? { e?.playlistKey(uriSuffix: suffix) }
 }
