@@ -13,7 +13,8 @@ public enum EncryptionMethod: String, Sendable, Equatable, CaseIterable {
 
 /// A content key: its number (the key period it serves, and its URI: `URIScheme.keyURI`) and its 16 bytes.
 /// `description` never shows the bytes: a key that reaches a log line, an error or a test failure stays secret.
-public struct ContentKey: Sendable, Equatable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
+public struct ContentKey: Sendable, Equatable, Hashable, CustomStringConvertible, CustomDebugStringConvertible,
+                          CustomReflectable {
     /// The key period's number (0 without rotation).
     public let id: UInt64
     /// The key itself (16 bytes for AES-128).
@@ -27,6 +28,8 @@ public struct ContentKey: Sendable, Equatable, Hashable, CustomStringConvertible
 
     public var description: String { "content key \(id)" }
     public var debugDescription: String { description }
+    /// `dump` and the like see the number only.
+    public var customMirror: Mirror { Mirror(self, children: ["id": id]) }
 }
 
 /// How one segment (and each of its parts) was encrypted: the facts its `EXT-X-KEY` tag states, carried forward in

@@ -77,6 +77,11 @@ import Testing
         #expect(KeySchedule(master: [UInt8](repeating: 9, count: 16), period: .seconds(10)).key(1) != rotating.key(1))
         // A key never shows its bytes in text.
         #expect(!"\(keys[0])".contains("0, 1, 2") && "\(keys[0])" == "content key 0")
+        var dumped = ""
+        dump(ContentKey(id: 3, bytes: master), to: &dumped)
+        #expect(!dumped.contains("15") && dumped.contains("3"), "\(dumped)")
+        let info = "\(SegmentEncryption(key: ContentKey(id: 3, bytes: master), iv: KeySchedule.iv(1)))"
+        #expect(info == "AES-128 with content key 3")
         #expect(KeySchedule.randomKey() != KeySchedule.randomKey())
     }
 }
