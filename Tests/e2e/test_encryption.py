@@ -18,7 +18,7 @@ import time
 
 import pytest
 
-from hlsharness import chromium, m3u8, procs
+from hlsharness import chromium, clients, procs
 from hlsharness import http as h
 from hlsharness.testenv import need, need_chromium
 
@@ -167,6 +167,13 @@ def test_the_recording_is_the_served_bytes_with_its_key(encrypted_live):
     recorded = open(os.path.join(s.record, uri), "rb").read()
     assert recorded == h.get(s.url("/" + uri)).body
     assert openssl_decrypt(recorded, KEY, iv)[4:8] == b"styp"
+
+
+def test_ffmpeg_reads_the_encrypted_stream(encrypted_live):
+    """FFmpeg's HLS demuxer fetches the key and decrypts (3 s, no error)."""
+    need("ffmpeg")
+    r = clients.ffmpeg_read(encrypted_live.url("/index.m3u8"), seconds=3)
+    assert r.ok, r.stderr
 
 
 def test_hlsjs_plays_the_encrypted_stream(encrypted_live):
