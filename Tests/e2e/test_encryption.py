@@ -7,7 +7,7 @@
   decrypted with the IVs the playlist states, give a segment that starts with `styp` and whose parts tile it; hls.js
   in headless Chromium plays it (its own AES decryption) with no error.
 - With `--auth-token` and a random key: a key request without a valid signature is 403, with one 200; the key the
-  origin made is not in its stderr. `--record` keeps the served bytes, the key tags and keys/0.key.
+  origin made is not in its stderr. The key over HTTP/2 (TLS) too. `--record` keeps the served bytes, the key tags and keys/0.key.
 - Bad input: a key of the wrong length, --single-file with --encrypt: one clear line, exit > 0, the key not echoed.
 About 30 s.
 """
@@ -150,9 +150,11 @@ def test_live_segment_and_parts_decrypt_with_the_served_key(encrypted_live):
     assert all(p is not None for p in clear_parts)
     assert b"".join(clear_parts) == segment, "each part is a CBC stream of its own; together they are the segment"
     assert openssl_decrypt(h.get(s.url("/" + parts[1][0])).body, KEY, f"{n + 1:032x}") != clear_parts[1]
-    # No DASH for whole-segment AES-128; the key never in stderr.
+    # No DASH for whole-segment AES-128; the key never in stderr, /streams.json or /metrics.
     assert h.get(s.url("/manifest.mpd")).status == 404
     assert KEY not in s.stderr() and KEY.upper() not in s.stderr()
+    for path in ("/streams.json", "/metrics"):
+        assert KEY not in h.get(s.url(path)).text.lower(), path
 
 
 def test_the_recording_is_the_served_bytes_with_its_key(encrypted_live):
@@ -184,6 +186,33 @@ def test_hlsjs_plays_the_encrypted_stream(encrypted_live):
     # No error of the key or of decryption, fatal or not (a stall on this shared machine is playback_problems' call).
     crypto = [e for e in res["errors"] if re.search(r"key|decrypt|parsing", str(e.get("details", "")), re.I)]
     assert crypto == [], crypto[:3]
+
+
+def test_key_over_http2(origin_bin, tmp_path):
+    """The key route on the HTTP/2 fast path (TLS, ALPN h2) too."""
+    need("openssl", "curl")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+                    "-keyout", str(tmp_path / "key.pem"), "-out", str(tmp_path / "cert.pem")], check=True, capture_output=True)
+    s = procs.OriginServer(origin_bin, ["--test-pattern-size", "320x180", "--part-duration", "0", "--encrypt", "aes-128",
+                                        "--key", KEY, "--tls-cert", str(tmp_path / "cert.pem"),
+                                        "--tls-key", str(tmp_path / "key.pem")])
+    s.start()
+    try:
+        base = f"https://127.0.0.1:{s.port}"
+        deadline = time.monotonic() + 20
+        while True:
+            p = subprocess.run(["curl", "-sk", "--max-time", "5", "--http2", "-o", "/dev/null", "-w", "%{http_code}",
+                                base + "/stream.m3u8"], capture_output=True, text=True)
+            if p.stdout == "200" or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        p = subprocess.run(["curl", "-sk", "--max-time", "5", "--http2", "-D", "-", base + "/keys/0.key"],
+                           capture_output=True, timeout=20)
+        head, _, body = p.stdout.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/2 200"), p.stdout[:300] + p.stderr
+        assert body.hex() == KEY and b"cache-control: private, no-store" in head.lower()
+    finally:
+        s.stop()
 
 
 def test_key_needs_a_signature(origin_bin):
