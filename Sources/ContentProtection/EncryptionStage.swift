@@ -10,7 +10,7 @@ import Synchronization
 /// An encrypted segment is one CBC stream of its own, not its parts' bytes in turn: with LL-HLS each part and the
 /// segment are encrypted separately (twice the AES work; a part that is the whole segment, as without LL-HLS, is
 /// encrypted once and its bytes reused). So its `partRanges` (and the keyframe range an I-frame playlist lists, which
-/// a CBC stream cannot serve as a byte range) are dropped.
+/// a CBC stream cannot serve as a byte range) are dropped; a part's `offset` still says where its clear bytes began.
 public final class EncryptionStage: PresentationConsumer, Sendable {
     private let downstream: any PresentationConsumer
     private let schedule: KeySchedule
