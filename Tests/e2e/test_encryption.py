@@ -3,14 +3,18 @@
 - `package` of a fixed file, clear and with `--encrypt aes-128 --key K`: every encrypted segment, decrypted by
   `openssl enc -d -aes-128-cbc` with the written key and the playlist's IV, is byte for byte the clear segment; the
   same with a wrong IV is not (the checker can fail); init segments are the same bytes (clear); no manifest.mpd.
-- A live LL-HLS test pattern with `--encrypt aes-128 --key K`: the served key is K; a served segment and its parts,
-  decrypted with the IVs the playlist states, give a segment that starts with `styp` and whose parts tile it; hls.js
-  in headless Chromium plays it (its own AES decryption) with no error.
+- A live LL-HLS test pattern with `--encrypt aes-128 --key K --key-period 2s`: keys change every two segments, on
+  segment boundaries; each served key is the one derived here from K (HMAC, docs/encryption.md); a served segment
+  and its parts, decrypted with the IVs the playlist states, give a segment that starts with `styp` and whose parts
+  tile it; the recording holds the same bytes and keys; ffmpeg reads it; hls.js in headless Chromium plays it across
+  key changes (its own AES decryption) with no error.
 - With `--auth-token` and a random key: a key request without a valid signature is 403, with one 200; the key the
   origin made is not in its stderr. The key over HTTP/2 (TLS) too. `--record` keeps the served bytes, the key tags and keys/0.key.
 - Bad input: a key of the wrong length, --single-file with --encrypt: one clear line, exit > 0, the key not echoed.
 About 30 s.
 """
+import hashlib
+import hmac
 import os
 import re
 import subprocess
@@ -103,11 +107,23 @@ def test_bad_input_is_one_line(origin_bin, media, tmp_path):
         assert KEY[:-2] not in err, "the key must not be echoed"
 
 
+def period_key(n):
+    """Key period n's key as docs/encryption.md defines it, computed here independently of the origin:
+    the first 16 bytes of HMAC-SHA256(K, "hls-origin aes-128 key " + n as 8 big-endian bytes)."""
+    msg = b"hls-origin aes-128 key " + n.to_bytes(8, "big")
+    return hmac.new(bytes.fromhex(KEY), msg, hashlib.sha256).digest()[:16].hex()
+
+
+def key_id(key_uri):
+    return int(re.match(r"keys/(\d+)\.key", key_uri).group(1))
+
+
 @pytest.fixture(scope="module")
 def encrypted_live(origin_bin, tmp_path_factory):
+    """LL-HLS test pattern, 1-s segments, a new key every 2 s of media (two segments), recorded."""
     record = str(tmp_path_factory.mktemp("record"))
     s = procs.OriginServer(origin_bin, ["--test-pattern-size", "640x360", "--encrypt", "aes-128", "--key", KEY,
-                                        "--record", record,
+                                        "--key-period", "2s", "--record", record,
                                         *(["--hlsjs", procs.HLSJS_PATH] if os.path.exists(procs.HLSJS_PATH) else [])])
     s.record = record
     s.start()
@@ -121,54 +137,68 @@ def encrypted_live(origin_bin, tmp_path_factory):
 def test_live_segment_and_parts_decrypt_with_the_served_key(encrypted_live):
     need("openssl")
     s = encrypted_live
-    # A complete segment with two parts or more listed (an LL stream's first segment is one part long).
-    deadline = time.monotonic() + 10
+    # Two key periods listed, and a complete segment with two parts or more (an LL stream's first segment is one
+    # part long).
+    deadline = time.monotonic() + 15
     while True:
         text = h.get(s.url("/stream.m3u8")).text
         entries = keyed_segments(text)
         uris = [u for u, _, _ in entries]
         done = [u for u in uris if re.match(r"seg\d+\.m4s$", u)
                 and len([p for p in uris if re.match(re.escape(u[:-4]) + r"\.\d+\.m4s$", p)]) >= 2]
-        if done or time.monotonic() > deadline:
+        if (done and len({k for _, k, _ in entries}) >= 2) or time.monotonic() > deadline:
             break
         time.sleep(0.3)
-    assert done, text
-    assert entries and all(k is not None for _, k, _ in entries), text
-    key = h.get(s.url("/" + entries[0][1]))
-    assert key.status == 200 and key.body.hex() == KEY
-    assert key.headers.get("cache-control") == "private, no-store"
-    assert key.headers.get("content-type") == "application/octet-stream"
-    assert h.get(s.url("/keys/1.key")).status == 404
+    assert done and all(k is not None for _, k, _ in entries), text
+    # Keys change on segment boundaries only: segment n (and its parts) uses period n // 2; each served key is the
+    # one derived independently here; a period not begun yet has no key.
+    served = {}
+    for uri, key_uri, iv in entries:
+        n = int(re.match(r"seg(\d+)", uri).group(1))
+        assert key_id(key_uri) == n // 2 and int(iv, 16) == n, (uri, key_uri, iv)
+        if key_uri not in served:
+            r = h.get(s.url("/" + key_uri))
+            assert r.status == 200 and r.headers.get("cache-control") == "private, no-store"
+            assert r.headers.get("content-type") == "application/octet-stream"
+            served[key_uri] = r.body.hex()
+        assert served[key_uri] == period_key(key_id(key_uri))
+    assert len(served) >= 2
+    assert h.get(s.url(f"/keys/{max(map(key_id, served)) + 3}.key")).status == 404
     n = int(re.match(r"seg(\d+)\.", done[0]).group(1))
+    key = period_key(n // 2)
     seg_uri, _, iv = next(e for e in entries if e[0] == f"seg{n}.m4s")
-    assert int(iv, 16) == n
-    segment = openssl_decrypt(h.get(s.url("/" + seg_uri)).body, KEY, iv)
+    segment = openssl_decrypt(h.get(s.url("/" + seg_uri)).body, key, iv)
     assert segment is not None and segment[4:8] == b"styp", "the decrypted segment must start with its styp box"
     parts = [e for e in entries if re.match(rf"seg{n}\.\d+\.m4s$", e[0])]
     assert len(parts) >= 2 and all(p_iv == iv for _, _, p_iv in parts), "parts use their segment's IV"
-    clear_parts = [openssl_decrypt(h.get(s.url("/" + u)).body, KEY, p_iv) for u, _, p_iv in parts]
+    clear_parts = [openssl_decrypt(h.get(s.url("/" + u)).body, key, p_iv) for u, _, p_iv in parts]
     assert all(p is not None for p in clear_parts)
     assert b"".join(clear_parts) == segment, "each part is a CBC stream of its own; together they are the segment"
-    assert openssl_decrypt(h.get(s.url("/" + parts[1][0])).body, KEY, f"{n + 1:032x}") != clear_parts[1]
-    # No DASH for whole-segment AES-128; the key never in stderr, /streams.json or /metrics.
+    # The checkers can fail: the next IV, or the next period's key, does not give the clear part back.
+    assert openssl_decrypt(h.get(s.url("/" + parts[1][0])).body, key, f"{n + 1:032x}") != clear_parts[1]
+    assert openssl_decrypt(h.get(s.url("/" + parts[1][0])).body, period_key(n // 2 + 1), iv) != clear_parts[1]
+    # No DASH for whole-segment AES-128; no key in stderr, /streams.json or /metrics.
     assert h.get(s.url("/manifest.mpd")).status == 404
-    assert KEY not in s.stderr() and KEY.upper() not in s.stderr()
-    for path in ("/streams.json", "/metrics"):
-        assert KEY not in h.get(s.url(path)).text.lower(), path
+    for k in [KEY, *served.values()]:
+        assert k not in s.stderr().lower()
+        for path in ("/streams.json", "/metrics"):
+            assert k not in h.get(s.url(path)).text.lower(), path
 
 
-def test_the_recording_is_the_served_bytes_with_its_key(encrypted_live):
-    """--record keeps what was served: the encrypted segments, EXT-X-KEY in its playlist, keys/0.key (0600)."""
+def test_the_recording_is_the_served_bytes_with_its_keys(encrypted_live):
+    """--record keeps what was served: the encrypted segments, EXT-X-KEY in its playlist, keys/N.key (0600)."""
     need("openssl")
     s = encrypted_live
-    key_path = os.path.join(s.record, "keys", "0.key")
-    assert open(key_path, "rb").read().hex() == KEY and os.stat(key_path).st_mode & 0o777 == 0o600
     entries = keyed_segments(open(os.path.join(s.record, "stream.m3u8")).read())
+    for key_uri in {k for _, k, _ in entries}:
+        key_path = os.path.join(s.record, key_uri)
+        assert open(key_path, "rb").read().hex() == period_key(key_id(key_uri))
+        assert os.stat(key_path).st_mode & 0o777 == 0o600
     uri, key_uri, iv = entries[-1]
-    assert key_uri == "keys/0.key" and int(iv, 16) == int(re.match(r"seg(\d+)\.m4s$", uri).group(1))
+    assert int(iv, 16) == int(re.match(r"seg(\d+)\.m4s$", uri).group(1))
     recorded = open(os.path.join(s.record, uri), "rb").read()
     assert recorded == h.get(s.url("/" + uri)).body
-    assert openssl_decrypt(recorded, KEY, iv)[4:8] == b"styp"
+    assert openssl_decrypt(recorded, period_key(key_id(key_uri)), iv)[4:8] == b"styp"
 
 
 def test_ffmpeg_reads_the_encrypted_stream(encrypted_live):
