@@ -60,6 +60,7 @@ public final class EncryptionStage: PresentationConsumer, Sendable {
             info.partRanges = []
             info.keyframe = nil
             info.encryption = e
+            info.nextEncryption = encryption(info.sequence &+ 1)
             try downstream.consume(.segment(rendition: r, info, bytes: MediaBytes(sealed)))
         }
     }

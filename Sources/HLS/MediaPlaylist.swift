@@ -198,7 +198,8 @@ public struct MediaPlaylist: Sendable, Equatable {
     /// and a part's segment is the next one).
     public var trailingDiscontinuity = false
     public var trailingMapURI: String?
-    /// The key of the segment in progress, rendered before its parts when it differs from the key in force.
+    /// The key of the segment in progress, rendered before its parts (or its first part's preload hint) when it
+    /// differs from the key in force.
     public var trailingKey: PlaylistKey?
     public var preloadHint: PreloadHint?
     /// `EXT-X-SKIP:SKIPPED-SEGMENTS` (§4.4.5.2): this is a Playlist Delta Update in which that many segments,
@@ -315,8 +316,9 @@ public struct MediaPlaylist: Sendable, Equatable {
                 Self.clearKey(&currentKey, into: &out)
                 out += "#EXT-X-MAP:URI=\"\(m)\"\n"
             }
-            // Only before parts: a preload hint alone names a part whose key is not known yet.
-            if !trailingParts.isEmpty { Self.renderKey(trailingKey, keyInForce: &currentKey, into: &out) }
+            // Before the parts, or the preload hint of the next segment's first part; without a trailing key (a
+            // model that does not say) the key in force stays.
+            if trailingKey != nil || !trailingParts.isEmpty { Self.renderKey(trailingKey, keyInForce: &currentKey, into: &out) }
         }
         for p in trailingParts { Self.renderPart(p, into: &out) }
         if let h = preloadHint { out += "#EXT-X-PRELOAD-HINT:TYPE=\(h.type.rawValue),URI=\"\(h.uri)\"\n" }

@@ -248,7 +248,7 @@ extension MediaPlaylist {
         // Tags of the segment in progress, before its parts.
         playlist.trailingDiscontinuity = pendingDiscontinuity
         playlist.trailingMapURI = pendingMap
-        if !pendingParts.isEmpty { playlist.trailingKey = keyInForce }
+        if !pendingParts.isEmpty || preloadHint != nil { playlist.trailingKey = keyInForce }
         for r in reports {
             if let lastMSN = r.lastMSN, r.lastPart != nil || !playlistHasParts(playlist) {
                 playlist.renditionReports.append(RenditionReport(uri: r.uri, lastMSN: lastMSN, lastPart: r.lastPart))

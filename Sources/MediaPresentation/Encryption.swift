@@ -63,6 +63,8 @@ extension WindowSnapshot {
     /// exactly while something encrypted with it can be fetched (not before its period starts, not long after).
     public func contentKey(_ id: UInt64) -> ContentKey? {
         if let k = partial.lazy.compactMap(\.info.encryption?.key).first(where: { $0.id == id }) { return k }
+        // The segment in progress, hinted before its first part exists (`SegmentInfo.nextEncryption`).
+        if partial.isEmpty, let k = window.last?.info.nextEncryption?.key, k.id == id { return k }
         for s in window.reversed() {
             if let k = s.info.encryption?.key, k.id == id { return k }
         }

@@ -63,7 +63,8 @@ public enum PlaylistBuilder {
             }
             playlist.partTarget = partTarget
             playlist.trailingParts = playlistParts(snap.partial, snap.nextSequence, scheme)
-            playlist.trailingKey = scheme.key(snap.partial.first?.info.encryption)
+            playlist.trailingKey = scheme.key(snap.partial.first?.info.encryption
+                                              ?? (snap.finished ? nil : snap.window.last?.info.nextEncryption))
             // A new init segment since the last segment: the segment in progress starts a new timeline, and its
             // parts must say so before the segment is listed.
             if !snap.finished, let current = snap.inits.last?.index, let last = snap.window.last?.initIndex, current != last {

@@ -79,6 +79,21 @@ import Testing
         #expect(text.contains("URI=\"keys/0.key\"") && text.contains("URI=\"keys/2.key\""))
     }
 
+    /// Right after a segment, before the next one's first part: the next segment's key line precedes the preload
+    /// hint, and its key is served already when it starts a new period.
+    @Test func thePreloadHintFollowsTheNextSegmentsKey() throws {
+        let (stage, p) = try Self.make(partTarget: MediaTime(value: 1, timescale: 2), period: .seconds(2))
+        for n in 0..<4 { try Self.publish(stage, UInt64(n), parts: 2) }
+        let snap = p.layout!.windows[0].snapshot()
+        let text = try #require(PlaylistBuilder.mediaPlaylist(snap, scheme: URIScheme.root("stream"), playlistType: nil)?.render())
+        let lines = text.split(separator: "\n")
+        let hint = try #require(lines.firstIndex { $0.hasPrefix("#EXT-X-PRELOAD-HINT") })
+        #expect(lines[hint] == "#EXT-X-PRELOAD-HINT:TYPE=PART,URI=\"seg4.0.m4s\"")
+        #expect(lines[hint - 1] == "#EXT-X-KEY:METHOD=AES-128,URI=\"keys/2.key\",IV=0x" + Self.ivHex(4))
+        #expect(snap.contentKey(2) == KeySchedule(master: Self.master, period: .seconds(2)).key(2))
+        #expect(try MediaPlaylist.parse(text).render() == text)
+    }
+
     /// The map before any key (init segments clear), a key before every segment and before the parts of the segment
     /// in progress, the signature on the key URI, and the first segment of a delta update with its key.
     @Test func playlistTags() throws {
