@@ -55,19 +55,18 @@ struct FastPath: Sendable {
               case .stream(let name, let presentation, let route) = Route.resolve(path, in: responder.registry) else { return nil }
         // Read before the objects: an answer made from them is current while it has not moved.
         let changes = presentation.changeCount
-        let found: (head: ByteBuffer, fields: HTTPFields, body: Body, file: MemoryFile?)
         if case .key(let id) = route {
             // Only when access control is off (the fast path is then enabled): as open as the segments it decrypts.
             guard let key = presentation.contentKey(id) else { return nil }
             let prepared = KeyDelivery.response(key)
-            found = (Self.head(prepared.headers), prepared.headers, Body(prepared.body), nil)
             if sawViewer(name) { responder.stats.sawViewer(remote, stream: name) }
-            return Answer(head: found.head, fields: found.fields, body: found.body, file: nil,
+            return Answer(head: Self.head(prepared.headers), fields: prepared.headers, body: Body(prepared.body), file: nil,
                           labels: Route.stream(name: name, presentation, route).labels, stream: name,
                           presentation: presentation, changes: changes, generation: generation)
         }
         guard case .object(let r, let object, let layout) = route else { return nil }
         let window = layout.windows[r]
+        let found: (head: ByteBuffer, fields: HTTPFields, body: Body, file: MemoryFile?)
         switch object {
         case .playlist:
             guard window.snapshot().isPlayable,
