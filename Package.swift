@@ -57,6 +57,12 @@ let package = Package(
         .target(name: "Producer", dependencies: [
             "MediaCore", "Segmenter", "MediaPresentation", "HLS", .product(name: "Logging", package: "swift-log"),
         ]),
+        // Content protection: the encryption stage between a producer and its consumers (whole-segment AES-128 now;
+        // keys, IVs and key periods from the timeline), AES through swift-crypto. No HTTP, no FFmpeg.
+        .target(name: "ContentProtection", dependencies: [
+            "MediaCore", "MediaPresentation",
+            .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"),
+        ]),
         // Embedded HTTP server over live snapshots.
         .target(name: "Origin", dependencies: [
             "MediaCore", "HLS", "DASH", "MediaPresentation",
@@ -97,6 +103,7 @@ let package = Package(
         .target(name: "LogFormats", dependencies: [.product(name: "Logging", package: "swift-log")]),
         .executableTarget(name: "hls-origin", dependencies: [
             "Pipeline", "Producer", "Origin", "HLS", "MediaCore", "MediaPresentation", "ServeConfig", "Push", "LogFormats",
+            "ContentProtection",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -121,6 +128,9 @@ let package = Package(
         .testTarget(name: "PushTests", dependencies: ["Push", "MediaPresentation", "MediaCore", "HLS",
                                                       .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "LogFormatsTests", dependencies: ["LogFormats", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "ContentProtectionTests", dependencies: [
+            "ContentProtection", "MediaPresentation", "HLS", "MediaCore",
+        ]),
         .testTarget(name: "OriginTests", dependencies: [
             "Origin", "HLS", "MediaCore", "MediaPresentation", "TestSupport",
             .product(name: "Hummingbird", package: "hummingbird"),

@@ -105,6 +105,9 @@ public struct PlaylistSegment: Sendable, Equatable {
     public var byteRange: PlaylistByteRange?
     /// `BYTERANGE` of this segment's `EXT-X-MAP` (with `mapURI`).
     public var mapByteRange: PlaylistByteRange?
+    /// The `EXT-X-KEY` that applies to this segment and its parts (`nil`: clear). Rendered only when it differs from
+    /// the key in force (`METHOD=NONE` when a clear segment follows encrypted ones); parsing sets the key in force.
+    public var key: PlaylistKey? = nil
 
     public init(sequence: UInt64, uri: String, duration: MediaTime, programDateTime: WallClock? = nil,
                 discontinuity: Bool = false, mapURI: String? = nil, parts: [PlaylistPart] = [],
@@ -195,6 +198,9 @@ public struct MediaPlaylist: Sendable, Equatable {
     /// and a part's segment is the next one).
     public var trailingDiscontinuity = false
     public var trailingMapURI: String?
+    /// The key of the segment in progress, rendered before its parts (or its first part's preload hint) when it
+    /// differs from the key in force.
+    public var trailingKey: PlaylistKey?
     public var preloadHint: PreloadHint?
     /// `EXT-X-SKIP:SKIPPED-SEGMENTS` (§4.4.5.2): this is a Playlist Delta Update in which that many segments,
     /// starting at `mediaSequence`, were replaced by the tag. `segments[0].sequence` is then
@@ -295,13 +301,24 @@ public struct MediaPlaylist: Sendable, Equatable {
         // applies to the first listed segment. hls.js (m3u8-parser.ts, `case 'SKIP'`) pushes one placeholder
         // per skipped segment and advances the sequence number, so the tag must precede every segment line.
         if let skippedSegments { out += "#EXT-X-SKIP:SKIPPED-SEGMENTS=\(skippedSegments)\n" }
+        // The header map precedes every key: the init segment is clear (`PlaylistKey`). With no key in force at the
+        // first listed segment, it states its own key, in a full playlist and a delta update alike.
         Self.renderMap(mapURI, mapByteRange, into: &out)
         var currentMap = mapURI
         var currentMapRange = mapByteRange
-        for s in segments { Self.renderSegment(s, mapInForce: &currentMap, mapRangeInForce: &currentMapRange, into: &out) }
+        var currentKey: PlaylistKey?
+        for s in segments {
+            Self.renderSegment(s, mapInForce: &currentMap, mapRangeInForce: &currentMapRange, keyInForce: &currentKey, into: &out)
+        }
         if !trailingParts.isEmpty || preloadHint != nil {
             if trailingDiscontinuity { out += "#EXT-X-DISCONTINUITY\n" }
-            if let m = trailingMapURI, m != currentMap { out += "#EXT-X-MAP:URI=\"\(m)\"\n" }
+            if let m = trailingMapURI, m != currentMap {
+                Self.clearKey(&currentKey, into: &out)
+                out += "#EXT-X-MAP:URI=\"\(m)\"\n"
+            }
+            // Before the parts, or the preload hint of the next segment's first part; without a trailing key (a
+            // model that does not say) the key in force stays.
+            if trailingKey != nil || !trailingParts.isEmpty { Self.renderKey(trailingKey, keyInForce: &currentKey, into: &out) }
         }
         for p in trailingParts { Self.renderPart(p, into: &out) }
         if let h = preloadHint { out += "#EXT-X-PRELOAD-HINT:TYPE=\(h.type.rawValue),URI=\"\(h.uri)\"\n" }
@@ -327,12 +344,23 @@ public struct MediaPlaylist: Sendable, Equatable {
     /// appends these lines without rendering the rest again.
     public static func renderSegment(_ s: PlaylistSegment, mapInForce: inout String, mapRangeInForce: inout PlaylistByteRange?,
                                      into out: inout String) {
+        var key = s.key
+        renderSegment(s, mapInForce: &mapInForce, mapRangeInForce: &mapRangeInForce, keyInForce: &key, into: &out)
+    }
+
+    /// `renderSegment` with the key in force too: `EXT-X-KEY` after the map when the segment's key differs from it; a
+    /// new map is preceded by `EXT-X-KEY:METHOD=NONE` while a key is in force, so the init segment stays clear
+    /// (RFC 8216bis §4.4.4.4, see `PlaylistKey`).
+    public static func renderSegment(_ s: PlaylistSegment, mapInForce: inout String, mapRangeInForce: inout PlaylistByteRange?,
+                                     keyInForce: inout PlaylistKey?, into out: inout String) {
         if s.discontinuity { out += "#EXT-X-DISCONTINUITY\n" }
         if let m = s.mapURI, m != mapInForce || s.mapByteRange != mapRangeInForce {
+            clearKey(&keyInForce, into: &out)
             renderMap(m, s.mapByteRange, into: &out)
             mapInForce = m
             mapRangeInForce = s.mapByteRange
         }
+        renderKey(s.key, keyInForce: &keyInForce, into: &out)
         if let pdt = s.programDateTime { out += "#EXT-X-PROGRAM-DATE-TIME:" + HLSFormat.programDateTime(pdt) + "\n" }
         for p in s.parts { renderPart(p, into: &out) }
         out += "#EXTINF:" + HLSFormat.decimalSeconds(s.duration) + ",\n"
@@ -344,6 +372,21 @@ public struct MediaPlaylist: Sendable, Equatable {
     public static func renderSegment(_ s: PlaylistSegment, mapInForce: inout String, into out: inout String) {
         var range: PlaylistByteRange?
         renderSegment(s, mapInForce: &mapInForce, mapRangeInForce: &range, into: &out)
+    }
+
+    /// `key` when it differs from the key in force; `METHOD=NONE` for a clear object after encrypted ones.
+    private static func renderKey(_ key: PlaylistKey?, keyInForce: inout PlaylistKey?, into out: inout String) {
+        guard key != keyInForce else { return }
+        guard let key else { return clearKey(&keyInForce, into: &out) }
+        out += key.line + "\n"
+        keyInForce = key
+    }
+
+    /// `EXT-X-KEY:METHOD=NONE` if a key is in force: what follows (a map) is clear.
+    private static func clearKey(_ keyInForce: inout PlaylistKey?, into out: inout String) {
+        guard keyInForce != nil else { return }
+        out += PlaylistKey.none.line + "\n"
+        keyInForce = nil
     }
 
     private static func renderPart(_ p: PlaylistPart, into out: inout String) {

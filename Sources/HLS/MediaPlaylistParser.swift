@@ -29,6 +29,7 @@ extension MediaPlaylist {
         var pendingMap: String?
         var pendingPDT: WallClock?
         var pendingParts: [PlaylistPart] = []
+        var keyInForce: PlaylistKey?
         var pendingByteRange: (length: Int, offset: Int?, line: Int)?
         var mapByteRange: PlaylistByteRange?
         var pendingMapByteRange: PlaylistByteRange?
@@ -75,6 +76,7 @@ extension MediaPlaylist {
                     sequence: sequence, uri: String(line), duration: duration,
                     programDateTime: pendingPDT, discontinuity: pendingDiscontinuity, mapURI: pendingMap,
                     parts: pendingParts, byteRange: byteRange, mapByteRange: pendingMap == nil ? nil : pendingMapByteRange))
+                segments[segments.count - 1].key = keyInForce
                 pendingDuration = nil; pendingDiscontinuity = false; pendingMap = nil; pendingPDT = nil
                 pendingParts = []; pendingByteRange = nil; pendingMapByteRange = nil
                 continue
@@ -119,6 +121,9 @@ extension MediaPlaylist {
                     pendingMap = String(uri)
                     pendingMapByteRange = range
                 }
+            } else if let v = tagValue(line, "#EXT-X-KEY:") {
+                let key = try Self.key(v, line: n)
+                keyInForce = key.method == .none ? nil : key
             } else if let v = tagValue(line, "#EXT-X-BYTERANGE:") {
                 guard let r = Self.byteRange(v) else { throw HLSError.invalidTag(line: n, tag: "EXT-X-BYTERANGE") }
                 pendingByteRange = (r.length, r.offset, n)
@@ -243,6 +248,7 @@ extension MediaPlaylist {
         // Tags of the segment in progress, before its parts.
         playlist.trailingDiscontinuity = pendingDiscontinuity
         playlist.trailingMapURI = pendingMap
+        if !pendingParts.isEmpty || preloadHint != nil { playlist.trailingKey = keyInForce }
         for r in reports {
             if let lastMSN = r.lastMSN, r.lastPart != nil || !playlistHasParts(playlist) {
                 playlist.renditionReports.append(RenditionReport(uri: r.uri, lastMSN: lastMSN, lastPart: r.lastPart))
@@ -255,6 +261,27 @@ extension MediaPlaylist {
                                                              lastPart: r.lastPart ?? own.lastPart))
         }
         return playlist
+    }
+
+    /// `EXT-X-KEY`'s attributes (§4.3.2.4): `METHOD` (NONE or AES-128; another method is refused), `URI`, `IV`.
+    static func key(_ text: Substring, line n: Int) throws -> PlaylistKey {
+        var method: PlaylistKey.Method?, uri: String?, iv: [UInt8]?
+        for (name, value) in try AttributeList.parse(text, line: n) {
+            switch name {
+            case "METHOD":
+                guard let m = PlaylistKey.Method(rawValue: String(value)) else { throw HLSError.invalidAttribute(line: n, name: name) }
+                method = m
+            case "URI": uri = String(value)
+            case "IV":
+                guard let bytes = PlaylistKey.bytes(hex: value), bytes.count == 16 else { throw HLSError.invalidAttribute(line: n, name: name) }
+                iv = bytes
+            default: break
+            }
+        }
+        guard let method else { throw HLSError.invalidAttribute(line: n, name: "METHOD") }
+        if method == .none { return .none }
+        guard uri != nil else { throw HLSError.invalidAttribute(line: n, name: "URI") }
+        return PlaylistKey(method: method, uri: uri, iv: iv)
     }
 
     /// `<n>[@<o>]` (§4.3.2.2), decimal-integers.

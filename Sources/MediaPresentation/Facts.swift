@@ -30,6 +30,12 @@ public struct SegmentInfo: Sendable, Equatable {
     /// The sync sample the reference track opens with (the sample's own array, shared with the segment's bytes, not
     /// a copy), for trick play (thumbnail tiles decode it); `nil` when the producer did not say or there is none.
     public var keyframeSample: [UInt8]?
+    /// How the segment's bytes were encrypted (`EXT-X-KEY`); `nil`: in the clear. An encrypted segment is one CBC
+    /// stream of its own, not its parts' bytes in turn: its `partRanges` and `keyframe` are then empty.
+    public var encryption: SegmentEncryption? = nil
+    /// The key and IV of the segment after this one (known once this one is published: they are a function of the
+    /// timeline), so a playlist can state them before an `EXT-X-PRELOAD-HINT` of that segment's first part.
+    public var nextEncryption: SegmentEncryption? = nil
 
     public init(sequence: UInt64, startTime: MediaTime, duration: MediaTime, byteCount: Int,
                 programDateTime: WallClock? = nil, discontinuity: Bool = false, videoSampleCount: Int? = nil,
@@ -67,6 +73,8 @@ public struct PartInfo: Sendable, Equatable {
     /// When the sample that closed this part reached the segmenter (the part is cut as the next sample arrives);
     /// `nil` when unknown. For metrics only: the time from it to publication.
     public var closedAt: WallClock?
+    /// How the part's bytes were encrypted: its segment's key and IV (`nil`: in the clear).
+    public var encryption: SegmentEncryption? = nil
 
     public init(segmentSequence: UInt64, index: Int, duration: MediaTime, byteCount: Int, independent: Bool,
                 endsSegment: Bool = false, closedAt: WallClock? = nil, offset: Int = 0) {

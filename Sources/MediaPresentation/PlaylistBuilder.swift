@@ -42,9 +42,11 @@ public enum PlaylistBuilder {
         let segments = snap.window.enumerated().map { i, seg -> PlaylistSegment in
             let map: String? = seg.initIndex != previousInit ? scheme.initURI(seg.initIndex) : nil
             previousInit = seg.initIndex
-            return PlaylistSegment(sequence: seg.sequence, uri: scheme.segmentURI(seg.sequence), duration: seg.info.duration,
-                                   programDateTime: seg.info.programDateTime, discontinuity: seg.discontinuity, mapURI: map,
-                                   parts: i >= partsFrom ? playlistParts(seg.parts, seg.sequence, scheme) : [])
+            var s = PlaylistSegment(sequence: seg.sequence, uri: scheme.segmentURI(seg.sequence), duration: seg.info.duration,
+                                    programDateTime: seg.info.programDateTime, discontinuity: seg.discontinuity, mapURI: map,
+                                    parts: i >= partsFrom ? playlistParts(seg.parts, seg.sequence, scheme) : [])
+            s.key = scheme.key(seg.info.encryption)
+            return s
         }
         var playlist = MediaPlaylist(targetDuration: td, mediaSequence: snap.mediaSequence,
                                      discontinuitySequence: snap.discontinuitySequence, mapURI: scheme.initURI(firstInit),
@@ -61,6 +63,8 @@ public enum PlaylistBuilder {
             }
             playlist.partTarget = partTarget
             playlist.trailingParts = playlistParts(snap.partial, snap.nextSequence, scheme)
+            playlist.trailingKey = scheme.key(snap.partial.first?.info.encryption
+                                              ?? (snap.finished ? nil : snap.window.last?.info.nextEncryption))
             // A new init segment since the last segment: the segment in progress starts a new timeline, and its
             // parts must say so before the segment is listed.
             if !snap.finished, let current = snap.inits.last?.index, let last = snap.window.last?.initIndex, current != last {
@@ -218,4 +222,8 @@ struct SuffixedScheme {
     func initURI(_ index: Int) -> String { scheme.initURI(index) + suffix }
     func segmentURI(_ sequence: UInt64) -> String { scheme.segmentURI(sequence) + suffix }
     func partURI(_ sequence: UInt64, _ index: Int) -> String { scheme.partURI(sequence, index) + suffix }
+
+    /// The `EXT-X-KEY` of an encrypted segment: its key's URI (`URIScheme.keyURI`, with the suffix, as access control
+    /// needs it like any other URI) and its IV, stated explicitly.
+    func key(_ e: SegmentEncryption?) -> PlaylistKey? { e?.playlistKey(uriSuffix: suffix) }
 }

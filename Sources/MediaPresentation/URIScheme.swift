@@ -49,6 +49,16 @@ public struct URIScheme: Sendable, Hashable {
     /// (`720p.m3u8` → `720p.iframes.m3u8`).
     public var iFramePlaylistURI: String { playlistStem + ".iframes.m3u8" }
 
+    /// A content key the origin serves (`EXT-X-KEY` URI): one per presentation, beside the playlists, for every
+    /// rendition (`keys/3.key`, relative to the presentation root like every URI here).
+    public static func keyURI(_ id: UInt64) -> String { "keys/\(id).key" }
+
+    /// The key number a root-relative path names (`keys/<N>.key`), or `nil`.
+    public static func keyObject(_ path: Substring) -> UInt64? {
+        guard path.hasPrefix("keys/"), path.hasSuffix(".key") else { return nil }
+        return strictDecimal(path.dropFirst(5).dropLast(4))
+    }
+
     private var playlistStem: String {
         playlistURI.hasSuffix(".m3u8") ? String(playlistURI.dropLast(5)) : playlistURI
     }

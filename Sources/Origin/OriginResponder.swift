@@ -221,6 +221,9 @@ struct OriginResponder: HTTPResponder {
         case .unknown:
             stats.sawViewer(remote, stream: name)
             return send(Self.notFound, request)
+        case .key(let id):
+            guard let key = presentation.contentKey(id) else { return send(Self.notFound, request) }
+            return send(KeyDelivery.response(key), request)
         case .beforeLayout(let inner):
             stats.sawViewer(remote, stream: name)
             // Not announced yet: only a playlist can be waited for.

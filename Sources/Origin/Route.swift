@@ -37,6 +37,8 @@ enum Route: Sendable {
         case object(rendition: Int, URIScheme.Object, LivePresentation.Layout)
         /// Thumbnail tiles (`--thumbnails`): the image playlist, the WebVTT list or a sheet.
         case tiles(LiveTileSheets, TileObject)
+        /// A content key (`keys/<N>.key`, `URIScheme.keyURI`): served while a listed segment or part uses it.
+        case key(UInt64)
         /// A path under a presentation whose renditions are not announced yet (only a playlist can be waited for).
         case beforeLayout(Substring)
         case unknown
@@ -99,6 +101,8 @@ enum Route: Sendable {
         default:
             if let object = TileObject(inner), let sheets = registry.tileSheets(for: name) {
                 route = .tiles(sheets, object)
+            } else if let id = URIScheme.keyObject(inner) {
+                route = .key(id)
             } else if let layout = presentation.layout {
                 route = layout.resolve(inner).map { .object(rendition: $0.rendition, $0.object, layout) } ?? .unknown
             } else {
@@ -137,6 +141,7 @@ enum Route: Sendable {
             case .qoe: return (stream, "", "qoe")
             case .multivariant, .manifest: return (stream, "", "playlist")
             case .tiles(_, let object): return (stream, "", object.label)
+            case .key: return (stream, "", "key")
             case .object(let r, let object, let layout):
                 let kind = switch object {
                 case .playlist, .iFramePlaylist: "playlist"

@@ -48,6 +48,8 @@ public final class Recorder: PresentationConsumer, Sendable {
         var fd: Int32 = -1
         var headerTarget = 0
         var mapInForce = ""
+        /// The `EXT-X-KEY` in force at the end of the playlist (an encrypted stream).
+        var keyInForce: PlaylistKey?
         var inits: [RecordingSummary.RecordedInit] = []
         var timeline: [TimelineEntry] = []
         var segmentCount = 0
@@ -58,6 +60,7 @@ public final class Recorder: PresentationConsumer, Sendable {
     private struct State {
         var renditions: [Rendition] = []
         var policy = TimingPolicy(targetDuration: 1)
+        var keysWritten: Set<UInt64> = []
         var tracks: [Track] = []
         var multivariantWritten = false
         var stopped = false
@@ -128,8 +131,12 @@ public final class Recorder: PresentationConsumer, Sendable {
         case .segment(let r, let info, let bytes):
             guard s.renditions.indices.contains(r) else { throw PresentationError.unknownRendition(r) }
             let scheme = s.renditions[r].scheme
-            // 1. The segment's bytes.
+            // 1. The segment's bytes (and, the first time it is used, its content key: `keys/<N>.key`, mode 0600).
             try MediaFiles.write(bytes, to: path(scheme.segmentURI(info.sequence)))
+            if let key = info.encryption?.key, !s.keysWritten.contains(key.id) {
+                try writeKey(key)
+                s.keysWritten.insert(key.id)
+            }
             try index.consume(event)
             guard let stored = index.layout?.windows[r].snapshot().window.last, stored.sequence == info.sequence else {
                 return  // not listed (no init segment yet): the file stays unreferenced, as in a live window
@@ -162,9 +169,10 @@ public final class Recorder: PresentationConsumer, Sendable {
     /// Appends one segment's lines to its playlist (creating the playlist with its first segment).
     private func list(_ stored: StoredSegment<Void>, _ r: Int, _ s: inout State) throws {
         let scheme = s.renditions[r].scheme
-        let segment = PlaylistSegment(sequence: stored.sequence, uri: scheme.segmentURI(stored.sequence),
+        var segment = PlaylistSegment(sequence: stored.sequence, uri: scheme.segmentURI(stored.sequence),
                                       duration: stored.info.duration, programDateTime: stored.info.programDateTime,
                                       discontinuity: stored.discontinuity, mapURI: scheme.initURI(stored.initIndex))
+        segment.key = stored.info.encryption?.playlistKey()
         let playlistPath = path(scheme.playlistURI)
         let needed = MediaPlaylist.roundedDuration(stored.info.duration)
         if s.tracks[r].fd < 0 {
@@ -177,6 +185,7 @@ public final class Recorder: PresentationConsumer, Sendable {
             s.tracks[r].fd = try MediaFiles.openForAppending(playlistPath)
             s.tracks[r].headerTarget = target
             s.tracks[r].mapInForce = playlist.mapURI
+            s.tracks[r].keyInForce = segment.key
             return
         }
         if needed > s.tracks[r].headerTarget {
@@ -188,7 +197,11 @@ public final class Recorder: PresentationConsumer, Sendable {
             return
         }
         var lines = ""
-        MediaPlaylist.renderSegment(segment, mapInForce: &s.tracks[r].mapInForce, into: &lines)
+        var mapRange: PlaylistByteRange?
+        var track = s.tracks[r]
+        MediaPlaylist.renderSegment(segment, mapInForce: &track.mapInForce, mapRangeInForce: &mapRange,
+                                    keyInForce: &track.keyInForce, into: &lines)
+        s.tracks[r] = track
         try MediaFiles.writeAll(s.tracks[r].fd, Array(lines.utf8), path: playlistPath)
     }
 
@@ -200,6 +213,15 @@ public final class Recorder: PresentationConsumer, Sendable {
         s.tracks[r].fd = try MediaFiles.openForAppending(playlistPath)
         s.tracks[r].headerTarget = playlist.targetDuration
         s.tracks[r].mapInForce = playlist.segments.last(where: { $0.mapURI != nil })?.mapURI ?? playlist.mapURI
+        s.tracks[r].keyInForce = playlist.segments.last?.key
+    }
+
+    private func writeKey(_ key: ContentKey) throws {
+        let keyPath = path(URIScheme.keyURI(key.id))
+        try FileManager.default.createDirectory(atPath: (keyPath as NSString).deletingLastPathComponent,
+                                                withIntermediateDirectories: true)
+        try MediaFiles.write(key.bytes, to: keyPath)
+        chmod(keyPath, 0o600)
     }
 
     private func readPlaylist(_ playlistPath: String) throws -> MediaPlaylist {
@@ -247,8 +269,11 @@ public final class Recorder: PresentationConsumer, Sendable {
         }
         guard let summary else { return }
         logger.info("recording ended: \(summary.renditions.first?.segmentCount ?? 0) segments in \(directory.path)")
+        let encrypted = state.withLock { !$0.keysWritten.isEmpty }
         do {
-            if let mpd = summary.manifest() {
+            if encrypted {
+                logger.notice("recording: no manifest.mpd (whole-segment AES-128 has no DASH signalling)")
+            } else if let mpd = summary.manifest() {
                 try MediaFiles.replace(Array(mpd.render().utf8), at: path("manifest.mpd"))
             } else if summary.renditions.contains(where: { $0.inits.count > 1 }) {
                 logger.notice("recording: no manifest.mpd (the codec changed mid-stream; DASH here has one Period)")

@@ -25,6 +25,8 @@ public final class VODWriter: PresentationConsumer, Sendable {
     private let writes = FileWriterQueue()
     /// `--thumbnails`: the sheets, written with the playlists (`writeThumbnails`).
     public let thumbnails: TileSheets<[UInt8]>?
+    /// Content keys written to `keys/` (an encrypted presentation: `URIScheme.keyURI`, beside the playlists).
+    private let keysWritten = Mutex<Set<UInt64>>([])
 
     /// Its manifest.mpd carries DASH trick-mode sets.
     private let dashTrickMode: Bool
@@ -83,6 +85,7 @@ public final class VODWriter: PresentationConsumer, Sendable {
                 let path = directory.appendingPathComponent(layout.renditions[r].scheme.segmentURI(info.sequence)).path
                 try writes.write(bytes) { try MediaFiles.write($0, to: path) }
             }
+            if let key = info.encryption?.key { try writeKey(key) }
             try presentation.consume(event)
         case .part:
             break
@@ -143,11 +146,21 @@ public final class VODWriter: PresentationConsumer, Sendable {
         }
         var mpd = singleFile == nil ? ManifestBuilder.onDemand(layout.renditions, snapshots, trickMode: dashTrickMode)
             : ManifestBuilder.singleFile(layout.renditions, snapshots, files: singles)
-        if var mpd {
+        // Whole-segment AES-128 has no DASH signalling: no manifest.mpd for an encrypted presentation.
+        if var mpd, !snapshots.contains(where: { $0.encryption != nil }) {
             if let tiles { ThumbnailManifests.add(tiles, to: &mpd) }
             try write(Array(mpd.render().utf8), to: "manifest.mpd")
         }
         return first.window.count
+    }
+
+    /// `keys/<N>.key` (16 bytes, mode 0600) the first time a segment uses key N.
+    private func writeKey(_ key: ContentKey) throws {
+        guard keysWritten.withLock({ $0.insert(key.id).inserted }) else { return }
+        let url = directory.appendingPathComponent(URIScheme.keyURI(key.id))
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try write(key.bytes, to: URIScheme.keyURI(key.id))
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: url.path)
     }
 
     private func write(_ bytes: [UInt8], to name: String) throws {

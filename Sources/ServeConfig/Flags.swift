@@ -1,4 +1,7 @@
 import ArgumentParser
+#if canImport(Glibc)
+import Glibc
+#endif
 public import MediaCore
 
 /// Input and encoding flags shared by `serve` and `package`: each stream's defaults (`serve`), or the one stream
@@ -92,6 +95,14 @@ public struct MediaOptions: ParsableArguments, Sendable {
 
     @Option(name: .customLong("default-audio"), help: ArgumentHelp("The language of the default audio track (DEFAULT=YES). Default: the first one.", valueName: "lang"))
     public var defaultAudio: String?
+    @Option(help: ArgumentHelp("Encrypt every segment and part: aes-128 (whole-segment AES-128-CBC, EXT-X-KEY; the origin serves the key at /NAME/keys/N.key to requests that pass its access control). See docs/encryption.md.", valueName: "scheme"))
+    public var encrypt: String?
+
+    @Option(help: ArgumentHelp("The AES-128 key, 32 hexadecimal digits (default: a random key made at start). Prefer $HLS_ORIGIN_KEY, which keeps it out of ps.", valueName: "hex"))
+    public var key: String?
+
+    @Option(name: .customLong("key-period"), help: ArgumentHelp("A new key every this much media (e.g. 60s, 10m), changed on a segment boundary; keys derived from --key.", valueName: "duration"))
+    public var keyPeriod: String?
 
     /// These flags as stream options, checked: a bad value or a broken rule is one line naming its flag.
     public func options() throws(ValidationError) -> StreamOptions {
@@ -130,6 +141,9 @@ public struct MediaOptions: ParsableArguments, Sendable {
         o.audioName = try Self.keyValues(audioNames, flag: StreamOptions.CodingKeys.audioName.flag)
         o.audioLanguage = try Self.keyValues(audioLanguages, flag: StreamOptions.CodingKeys.audioLanguage.flag)
         o.defaultAudio = defaultAudio
+        o.encrypt = try read(encrypt, .encrypt)
+        o.key = try read(key ?? (encrypt != nil ? environmentKey() : nil), .key)
+        o.keyPeriod = try read(keyPeriod, .keyPeriod)
         return o
     }
 
@@ -182,6 +196,13 @@ public struct StreamFlags: ParsableArguments, Sendable {
         o.partDuration = try read(partDuration, .partDuration)
         return try o.checkedAsFlags()
     }
+}
+
+/// `$HLS_ORIGIN_KEY`: `--key` without showing it in the process list.
+private func environmentKey() -> String? {
+    guard let p = getenv("HLS_ORIGIN_KEY") else { return nil }
+    let text = String(cString: p)
+    return text.isEmpty ? nil : text
 }
 
 /// A flag's text read by the option's type; its error names the flag.

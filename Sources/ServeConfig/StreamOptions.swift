@@ -67,6 +67,11 @@ public struct StreamOptions: Codable, Equatable, Sendable {
     public var audioLanguage: [String: String]?
     /// The language of the default audio track (`DEFAULT=YES`).
     public var defaultAudio: String?
+    /// Encrypt segments and parts (`aes-128`), with `key` (else a random key made at start), a new key every
+    /// `keyPeriod` of media (docs/encryption.md).
+    public var encrypt: EncryptionScheme?
+    public var key: ContentKeyText?
+    public var keyPeriod: LongDuration?
 
     /// The config file's keys, in the order `--config`'s help and the unknown-key message list them.
     public enum CodingKeys: String, CodingKey, CaseIterable, Sendable {
@@ -88,6 +93,8 @@ public struct StreamOptions: Codable, Equatable, Sendable {
         case dashTrickMode = "dash_trick_mode"
         case audioTracks = "audio_tracks", audioName = "audio_name", audioLanguage = "audio_language"
         case defaultAudio = "default_audio"
+        case encrypt, key
+        case keyPeriod = "key_period"
 
         public static var allNames: [String] { allCases.map(\.rawValue) }
 
@@ -161,6 +168,9 @@ public struct StreamOptions: Codable, Equatable, Sendable {
         o.audioName = defaults.audioName.map { $0.merging(audioName ?? [:]) { $1 } } ?? audioName
         o.audioLanguage = defaults.audioLanguage.map { $0.merging(audioLanguage ?? [:]) { $1 } } ?? audioLanguage
         o.defaultAudio = defaultAudio ?? defaults.defaultAudio
+        o.encrypt = encrypt ?? defaults.encrypt
+        o.key = key ?? defaults.key
+        o.keyPeriod = keyPeriod ?? defaults.keyPeriod
         return o
     }
 
@@ -212,6 +222,9 @@ public struct StreamOptions: Codable, Equatable, Sendable {
         }
         try validateThumbnails(naming: naming)
         try validateAudioTracks(naming: naming)
+        if encrypt == nil, key != nil || keyPeriod != nil {
+            throw naming.error("\(name(key != nil ? .key : .keyPeriod)) needs \(name(.encrypt)) aes-128", key: key != nil ? .key : .keyPeriod)
+        }
         if loop == true && input == "-" {
             throw naming.error("\(name(.loop)) needs a file: standard input cannot be rewound", key: .loop)
         }

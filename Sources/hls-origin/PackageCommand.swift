@@ -1,4 +1,5 @@
 import ArgumentParser
+import ContentProtection
 import Foundation
 import Logging
 import MediaCore
@@ -39,7 +40,13 @@ struct PackageCommand: AsyncParsableCommand {
     var logFormat: LogFormat = .text
 
     func validate() throws {
-        _ = try media.options()
+        let o = try media.options()
+        // RFC 8216 §5.2: CBC restarts on each segment boundary, so one CBC stream over a whole file cannot be cut
+        // into segments by byte range; segments encrypted one by one and laid end to end would be a file of padded
+        // pieces no player reads as one resource. Refused rather than written wrong.
+        if singleFile && o.encrypt != nil {
+            throw ValidationError("--single-file cannot be used with --encrypt: AES-128 encrypts each segment as a file of its own")
+        }
     }
 
     func run() async throws {
@@ -64,7 +71,9 @@ struct PackageCommand: AsyncParsableCommand {
         let tiler = options.thumbnails.flatMap { settings in
             writer.thumbnails.map { ThumbnailTiler(settings: settings, segmentDuration: options.segmentDuration, sink: $0, logger: logger) }
         }
-        let pipeline = Pipeline(options: options, output: tiler.map { FanOut([$0, writer]) } ?? writer, logger: logger, stats: stats)
+        let consumers: any PresentationConsumer = tiler.map { FanOut([$0, writer]) } ?? writer
+        let pipeline = Pipeline(options: options, output: EncryptionSetup(stream)?.stage(consumers) ?? consumers, logger: logger,
+                                stats: stats)
         let status = StatusLine.onTerminal(quiet: quiet)
         let done = PipelineOutcome()
         let statusThread = Thread {

@@ -28,7 +28,7 @@ final class ServedStream: @unchecked Sendable {
 
     /// `serve`: the live presentation is fed (`false` with `--no-serve`: only the recorder and the pusher are).
     init(name: String, options: PipelineOptions, window: Int, history: MediaTime?, recordDirectory: String?,
-         serve: Bool = true, pusher: Pusher? = nil, logger: Logger) throws {
+         serve: Bool = true, pusher: Pusher? = nil, encryption: EncryptionSetup? = nil, logger: Logger) throws {
         self.name = name
         self.pusher = pusher
         recorder = try recordDirectory.map { try Recorder(directory: URL(fileURLWithPath: $0), logger: logger) }
@@ -53,7 +53,9 @@ final class ServedStream: @unchecked Sendable {
         if let recorder { consumers.append(recorder) }
         if serve { consumers.append(presentation) }
         if let pusher { consumers.append(pusher) }
-        let output: any PresentationConsumer = consumers.count == 1 ? consumers[0] : FanOut(consumers)
+        let fanOut: any PresentationConsumer = consumers.count == 1 ? consumers[0] : FanOut(consumers)
+        // Encrypted once, before the fan-out: every consumer stores (and the origin serves) the same bytes.
+        let output = encryption?.stage(fanOut) ?? fanOut
         let pipeline = Pipeline(options: options, output: output, logger: logger)
         self.pipeline = pipeline
         let outcome = self.outcome

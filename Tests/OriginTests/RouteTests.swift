@@ -44,6 +44,7 @@ import Testing
                 case .object(let r, let o, _): "rendition \(r) \(o)"
                 case .tiles(_, let t): "tiles \(t)"
                 case .beforeLayout(let p): "before layout \(p)"
+                case .key(let id): "key \(id)"
                 case .unknown: "unknown"
                 }
             }()

@@ -113,6 +113,9 @@ import Testing
     audio_name = { "0" = "English (original)" }
     audio_language = { "1" = "fr" }
     default_audio = "fr"
+    encrypt = "aes-128"
+    key = "00112233445566778899aabbccddeeff"
+    key_period = "60s"
     """
 
     static let everyKeyYAML = """
@@ -154,6 +157,9 @@ import Testing
         audio_name: { "0": "English (original)" }
         audio_language: { "1": fr }
         default_audio: fr
+        encrypt: aes-128
+        key: "00112233445566778899aabbccddeeff"
+        key_period: 1m
     """
 
     @Test func epochFromInputIsAPerStreamKey() throws {

@@ -25,8 +25,8 @@ from hlsharness.testenv import IN_CI, missing, need, need_hlsjs  # noqa: E402,F4
 # marked `heavy`, run one after another on one worker; every other module runs whole on another worker meanwhile (its
 # module-scoped servers started once).
 HEAVY_MODULES = {
-    "test_audio_languages_play", "test_auth", "test_codecs_play", "test_dash", "test_deploy", "test_edge", "test_embedded_example",
-    "test_format_change", "test_harness_selftest",
+    "test_audio_languages_play", "test_auth", "test_codecs_play", "test_dash", "test_deploy", "test_edge",
+    "test_embedded_example", "test_encryption", "test_format_change", "test_harness_selftest",
     "test_ingest", "test_ladder", "test_ladder_selftest", "test_live_file", "test_live_pattern", "test_live_stdin",
     "test_metrics", "test_multistream", "test_operations", "test_push", "test_redundant", "test_reference_selftest",
     "test_single_file", "test_thumbnails_page", "test_tls",

@@ -1,0 +1,46 @@
+import Crypto
+import _CryptoExtras
+import MediaCore
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Whole-object AES-128-CBC with PKCS#7 padding (RFC 8216 §5.2), through swift-crypto's `AES._CBC` (BoringSSL's
+/// AES, with AES-NI where the CPU has it): never a cipher of our own.
+///
+/// RFC 8216 §5.2: "An encryption method of AES-128 signals that Media Segments are completely encrypted using the
+/// Advanced Encryption Standard (AES) with a 128-bit key, Cipher Block Chaining (CBC), and Public-Key Cryptography
+/// Standards #7 (PKCS7) padding. CBC is restarted on each segment boundary". Each object (a segment, or an LL-HLS part,
+/// which is a resource of its own) is one CBC stream from the IV, so the ciphertext is 1 to 16 bytes longer than the
+/// clear bytes.
+public enum SegmentCipher {
+    public static let blockSize = 16
+
+    /// The ciphertext of `bytes`. The chunks are joined once into the padded plaintext (CBC chains across the whole
+    /// object); swift-crypto then takes its own contiguous copy and writes the ciphertext, which becomes one chunk.
+    public static func encrypt(_ bytes: MediaBytes, key: [UInt8], iv: [UInt8]) throws -> [UInt8] {
+        var plain: [UInt8] = []
+        plain.reserveCapacity(paddedCount(bytes.count))
+        for chunk in bytes.chunks { plain.append(contentsOf: chunk) }
+        pad(&plain)
+        let sealed = try AES._CBC.encrypt(plain, using: SymmetricKey(data: key), iv: AES._CBC.IV(ivBytes: iv), noPadding: true)
+        return [UInt8](sealed)
+    }
+
+    /// The clear bytes of `ciphertext` (tests, and a checker of what was served).
+    public static func decrypt(_ ciphertext: [UInt8], key: [UInt8], iv: [UInt8]) throws -> [UInt8] {
+        [UInt8](try AES._CBC.decrypt(ciphertext, using: SymmetricKey(data: key), iv: AES._CBC.IV(ivBytes: iv)))
+    }
+
+    /// The length of `count` clear bytes once padded: PKCS#7 always adds 1 to 16 bytes (RFC 5652 §6.3).
+    public static func paddedCount(_ count: Int) -> Int { (count / blockSize + 1) * blockSize }
+
+    /// PKCS#7 (RFC 5652 §6.3): "the input shall be padded at the trailing end with k-(lth mod k) octets all having
+    /// value k-(lth mod k)", k = 16, so a whole number of blocks gains a block of sixteen 16s.
+    static func pad(_ bytes: inout [UInt8]) {
+        let n = blockSize - bytes.count % blockSize
+        bytes.append(contentsOf: repeatElement(UInt8(n), count: n))
+    }
+}
