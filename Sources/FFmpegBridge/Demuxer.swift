@@ -199,6 +199,7 @@ public final class Demuxer {
                 info.language = text.isEmpty ? nil : text
             }
             info.disposition = StreamDisposition(rawValue: st.pointee.disposition)
+            if kind == .video { info.dolbyVision = dolbyVisionConfig(st) }
             return info
         }
     }
@@ -238,6 +239,18 @@ private func colourInfo(_ st: UnsafeMutablePointer<AVStream>, _ p: AVCodecParame
         info.contentLightLevel = body
     }
     return info
+}
+
+/// The stream's `AV_PKT_DATA_DOVI_CONF` side data (from a `dvcC`/`dvvC` box, or Matroska's block addition mapping).
+private func dolbyVisionConfig(_ st: UnsafeMutablePointer<AVStream>) -> DolbyVisionConfig? {
+    var size: Int = 0
+    guard let raw = av_stream_get_side_data(st, AV_PKT_DATA_DOVI_CONF, &size),
+          size >= MemoryLayout<AVDOVIDecoderConfigurationRecord>.size else { return nil }
+    let r = UnsafeRawPointer(raw).loadUnaligned(as: AVDOVIDecoderConfigurationRecord.self)
+    return DolbyVisionConfig(versionMajor: r.dv_version_major, versionMinor: r.dv_version_minor, profile: r.dv_profile,
+                             level: r.dv_level, rpuPresent: r.rpu_present_flag != 0,
+                             enhancementLayerPresent: r.el_present_flag != 0, baseLayerPresent: r.bl_present_flag != 0,
+                             compatibilityID: r.dv_bl_signal_compatibility_id)
 }
 
 /// `q × scale`, rounded to nearest, 0 for an invalid rational.

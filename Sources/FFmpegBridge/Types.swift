@@ -33,6 +33,8 @@ public struct StreamInfo: Sendable {
     /// `color_trc`, `color_space`, `color_range`) and the stream's mastering display / content light level side
     /// data; nil when all three code points are unspecified.
     public var colour: ColourInfo?
+    /// Video only: the container's Dolby Vision configuration record (`AV_PKT_DATA_DOVI_CONF`), if any.
+    public var dolbyVision: DolbyVisionConfig?
     /// The stream's `language` metadata tag as the container gives it (ISO 639-2 in MP4 and Matroska: `eng`, `fre`),
     /// nil when absent.
     public var language: String?

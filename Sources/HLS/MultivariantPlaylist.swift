@@ -21,6 +21,9 @@ public struct VariantStream: Sendable, Equatable {
     public var audioGroup: String?
     /// `VIDEO-RANGE` (§4.4.6.2): written only for PQ and HLG (absent means SDR).
     public var videoRange: VideoRange?
+    /// `SUPPLEMENTAL-CODECS` (§4.4.6.2): a codec a player may use instead of `CODECS`' when it can (Dolby Vision
+    /// profile 8 over an HEVC base layer: `dvh1.08.06/db1p`).
+    public var supplementalCodecs: String?
     public var uri: String
 
     public init(bandwidth: Int, averageBandwidth: Int? = nil, codecs: String, resolution: Resolution? = nil,
@@ -171,6 +174,7 @@ public struct MultivariantPlaylist: Sendable, Equatable {
             out += "#EXT-X-STREAM-INF:BANDWIDTH=\(v.bandwidth)"
             if let a = v.averageBandwidth { out += ",AVERAGE-BANDWIDTH=\(a)" }
             out += ",CODECS=\"" + v.codecs + "\""
+            if let s = v.supplementalCodecs { out += ",SUPPLEMENTAL-CODECS=" + AttributeList.quoted(s) }
             if let r = v.resolution { out += ",RESOLUTION=\(r.width)x\(r.height)" }
             if let f = v.frameRate { out += ",FRAME-RATE=" + HLSFormat.threeDecimals(f) }
             if let r = v.videoRange, r != .sdr { out += ",VIDEO-RANGE=" + r.rawValue }
@@ -258,6 +262,8 @@ public struct MultivariantPlaylist: Sendable, Equatable {
                 v.frameRate = f
             case "AUDIO":
                 v.audioGroup = String(value)
+            case "SUPPLEMENTAL-CODECS":
+                v.supplementalCodecs = String(value)
             case "VIDEO-RANGE":
                 guard let r = VideoRange(rawValue: String(value)) else { throw HLSError.invalidAttribute(line: n, name: name) }
                 v.videoRange = r

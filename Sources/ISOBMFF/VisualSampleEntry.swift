@@ -41,6 +41,11 @@ public enum VisualSampleEntry {
                 }
             }
             if writeColour, let c = t.colour { try writeColourBoxes(c, to: &w) }
+            if let dv = t.dolbyVision {
+                // "Dolby Vision Streams Within the ISO Base Media File Format" §3.2: the configuration box after the
+                // codec's own.
+                try w.box(FourCC(dv.boxType)) { w in w.write(bytes: dv.record) }
+            }
         }
     }
 

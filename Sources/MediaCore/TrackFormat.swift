@@ -41,6 +41,8 @@ public struct TrackFormat: Sendable, Hashable {
     public var language: String
     /// Video only: the colour description (`colr`, `mdcv`, `clli`; HLS `VIDEO-RANGE`), when the input gives one.
     public var colour: ColourInfo?
+    /// H.265 only: the input's Dolby Vision configuration (a `dvvC` box; HLS `SUPPLEMENTAL-CODECS`).
+    public var dolbyVision: DolbyVisionConfig?
 
     public init(trackID: UInt32, kind: Kind, timescale: Int32, codec: Codec,
                 width: Int = 0, height: Int = 0, sampleAspectRatio: Rational = Rational(1, 1),

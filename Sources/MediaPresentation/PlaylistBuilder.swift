@@ -173,6 +173,7 @@ public enum PlaylistBuilder {
             uri: SuffixedScheme(r.scheme, uriQuery).playlistURI)
         v.audioGroup = audioGroup
         v.videoRange = video?.colour?.videoRange
+        v.supplementalCodecs = video?.dolbyVision?.supplementalCodecs
         return v
     }
 

@@ -123,9 +123,13 @@ final class VideoCopyProcessor<Codec: CopiedVideoCodec>: TrackProcessor {
         let d = Codec.describe(record)
         let probed = stream.sampleAspectRatio.isValid ? stream.sampleAspectRatio : Rational(1, 1)
         let sar = d.sar ?? probed
-        return TrackFormat(trackID: trackID, kind: .video, timescale: timescale, codec: d.codec,
-                           width: d.width ?? stream.width, height: d.height ?? stream.height,
-                           sampleAspectRatio: sar.isValid ? sar : Rational(1, 1), colour: colour)
+        var format = TrackFormat(trackID: trackID, kind: .video, timescale: timescale, codec: d.codec,
+                                 width: d.width ?? stream.width, height: d.height ?? stream.height,
+                                 sampleAspectRatio: sar.isValid ? sar : Rational(1, 1), colour: colour)
+        // Dolby Vision profile 8 rides on an hvc1 track (its base layer plays anywhere); other profiles are not copied
+        // as Dolby Vision (their signalling would need a dvh1 sample entry).
+        if case .hevc = d.codec, stream.dolbyVision?.profile == 8 { format.dolbyVision = stream.dolbyVision }
+        return format
     }
 
     /// Takes a configuration record; a different one replaces the format.

@@ -103,6 +103,10 @@ import Testing
         #expect(try MultivariantPlaylist.parse(text).variants.first?.videoRange == .pq)
         v.videoRange = .sdr
         #expect(!MultivariantPlaylist(variants: [v]).render().contains("VIDEO-RANGE"))
+        v.supplementalCodecs = "dvh1.08.06/db1p"
+        let dv = MultivariantPlaylist(variants: [v]).render()
+        #expect(dv.contains(",SUPPLEMENTAL-CODECS=\"dvh1.08.06/db1p\""))
+        #expect(try MultivariantPlaylist.parse(dv).variants.first?.supplementalCodecs == "dvh1.08.06/db1p")
         #expect(throws: HLSError.self) {
             try MultivariantPlaylist.parse("#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1,CODECS=\"x\",VIDEO-RANGE=HDR\nv.m3u8\n")
         }

@@ -115,4 +115,23 @@ struct HEVCTests {
                                                       width: 640, height: 360)])
         }
     }
+
+    /// "Dolby Vision Streams Within the ISO Base Media File Format" §3.2: the dvvC record FFmpeg's mov muxer also
+    /// writes (ff_isom_put_dvcc_dvvc: 8+8 bits of version, profile 7, level 6, three flags, compatibility 4, 28+128
+    /// reserved), in the hvc1 entry after the colour boxes; SUPPLEMENTAL-CODECS per base-layer brand.
+    @Test func dolbyVisionProfile8() throws {
+        let dv = DolbyVisionConfig(profile: 8, level: 6, compatibilityID: 1)
+        #expect(dv.record == [1, 0, 0x10, 0x35, 0x10, 0, 0, 0] + [UInt8](repeating: 0, count: 16))
+        #expect(dv.boxType == "dvvC" && DolbyVisionConfig(profile: 5, level: 6, compatibilityID: 0).boxType == "dvcC")
+        #expect(dv.supplementalCodecs == "dvh1.08.06/db1p")
+        #expect(DolbyVisionConfig(profile: 8, level: 10, compatibilityID: 4).supplementalCodecs == "dvh1.08.10/db4h")
+        #expect(DolbyVisionConfig(profile: 8, level: 6, compatibilityID: 2).supplementalCodecs == "dvh1.08.06/db2g")
+        #expect(DolbyVisionConfig(profile: 5, level: 6, compatibilityID: 0).supplementalCodecs == nil)
+        var track = TrackFormat(trackID: 1, kind: .video, timescale: 15360,
+                                codec: .hevc(hvcC: try HEVC.makeHVCC(vps: [Self.vps], sps: [Self.sps], pps: [Self.pps])),
+                                width: 640, height: 360)
+        track.dolbyVision = dv
+        let text = hexString(try InitSegment.make(tracks: [track]))
+        #expect(text.contains("00000020" + hexString(Array("dvvC".utf8)) + hexString(dv.record)))
+    }
 }

@@ -282,3 +282,60 @@ def test_av1_sequence_header_change_is_a_new_init(origin_bin, tmp_path):
     sizes = [(t.width, t.height) for m in maps for t in mp4.parse_init(open(os.path.join(out, m), "rb").read()).tracks]
     assert sizes == [(320, 240), (480, 270)], sizes
     assert _frames(os.path.join(out, "index.m3u8")) == 120
+
+
+def _with_dvvc(src, dst, profile, level=6, compat=1):
+    """`src` (an hvc1 MP4 with its moov after the mdat, so no chunk offset moves) with a Dolby Vision configuration
+    box added to its sample entry ("Dolby Vision Streams Within the ISO Base Media File Format" §3.2: dv_version
+    1.0, profile(7) level(6) rpu(1) el(1) bl(1), compatibility id(4), reserved), every enclosing box grown by it."""
+    d = bytearray(open(src, "rb").read())
+
+    def child(start, end, name, skip=0):
+        i = start + skip
+        while i < end:
+            size, kind = struct.unpack(">I4s", d[i:i + 8])
+            if kind == name:
+                return i, i + size
+            i += size
+        raise AssertionError(f"no {name!r}")
+    chain = [child(0, len(d), b"moov")]
+    for name, skip in ((b"trak", 8), (b"mdia", 8), (b"minf", 8), (b"stbl", 8), (b"stsd", 8), (b"hvc1", 16)):
+        chain.append(child(*chain[-1], name, skip))
+    bits = (profile & 0x7F) << 9 | (level & 0x3F) << 3 | 0b101
+    body = bytes([1, 0, bits >> 8, bits & 0xFF, compat << 4, 0, 0, 0]) + bytes(16)
+    box = struct.pack(">I4s", 8 + len(body), b"dvvC" if profile > 7 else b"dvcC") + body
+    d[chain[-1][1]:chain[-1][1]] = box
+    for start, _ in chain:
+        d[start:start + 4] = struct.pack(">I", struct.unpack(">I", d[start:start + 4])[0] + len(box))
+    open(dst, "wb").write(bytes(d))
+
+
+def _dovi(path):
+    streams = clients.ffprobe_json(path, "-select_streams", "v", "-show_streams")["streams"]
+    return next((s for s in streams[0].get("side_data_list", []) if s["side_data_type"] == "DOVI configuration record"), None)
+
+
+def test_dolby_vision_profile_8_is_signalled(origin_bin, made, tmp_path):
+    """A profile 8.1 stream (HDR10 base layer): the track stays hvc1 with a dvvC equal to the input's (FFmpeg reads it
+    back), and HLS names Dolby Vision in SUPPLEMENTAL-CODECS (`dvh1.08.06/db1p`) beside the base layer's CODECS.
+    Profile 5 (no base layer a plain HEVC decoder shows right) is not signalled as Dolby Vision."""
+    moov_last = tmp_path / "moov_last.mp4"
+    subprocess.run(["ffmpeg", "-v", "error", "-y", "-i", made["hevc_pq.mp4"], "-c", "copy", "-tag:v", "hvc1",
+                    str(moov_last)], check=True)
+    for profile, supplemental in ((8, "dvh1.08.06/db1p"), (5, None)):
+        src = tmp_path / f"dv{profile}.mp4"
+        _with_dvvc(str(moov_last), str(src), profile)
+        probed = _dovi(str(src))
+        assert probed and probed["dv_profile"] == profile and probed["dv_bl_signal_compatibility_id"] == 1, probed
+        assert _frames(str(src)) == _frames(made["hevc_pq.mp4"])      # the edit left the media alone
+        out = _package(origin_bin, str(src), tmp_path / f"out{profile}", "--transcode", "never")
+        variant = _variant(out)
+        assert variant.attrs.get("SUPPLEMENTAL-CODECS") == supplemental, variant.attrs
+        assert variant.attrs["CODECS"].startswith("hvc1.2.4.") and variant.attrs.get("VIDEO-RANGE") == "PQ"
+        ours = _dovi(os.path.join(out, "index.m3u8"))
+        if supplemental:
+            assert ours == probed, (ours, probed)
+        else:
+            assert ours is None, ours
+        res = check_vod_dir(out)
+        assert not res.errors, "\n".join(res.errors[:10])
