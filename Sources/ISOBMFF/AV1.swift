@@ -87,10 +87,12 @@ public enum AV1 {
         if obu.bytes.first.map({ $0 & 0x02 != 0 }) == true {
             out += obu.bytes
         } else {
+            // The header with obu_has_size_field set, its extension byte if any, the leb128 size, the payload.
             out.append(obu.bytes[obu.bytes.startIndex] | 0x02)
+            out += obu.bytes[(obu.bytes.startIndex + 1)..<obu.payload.startIndex]
             var n = obu.payload.count
             repeat { out.append(UInt8(n & 0x7F) | (n >= 0x80 ? 0x80 : 0)); n >>= 7 } while n > 0
-            out += obu.bytes.dropFirst(obu.bytes.count - obu.payload.count)
+            out += obu.payload
         }
         return out
     }

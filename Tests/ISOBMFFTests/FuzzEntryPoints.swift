@@ -189,6 +189,48 @@ public enum ISOBMFFFuzz {
         }
     }
 
+    // MARK: codecs
+
+    /// The parsers of the codecs copied beside H.264 and AAC, on the same bytes: H.265 (record, SPS, samples, HDR
+    /// SEI), AV1 (OBUs, sequence header, record, samples), Opus and AC-3/E-AC-3 headers. A thrown error is the
+    /// parser refusing; the invariants are what a sample or record the segmenter writes must hold.
+    public static func codecs(_ data: [UInt8]) throws(FuzzInvariantViolation) {
+        if let record = try? HEVC.hvcC(fromExtradata: data) {
+            try require(record.count >= 23 && record[0] == 1, "codecs: hvcC without its header")
+            _ = VideoCodecStrings.hevc(hvcC: record)
+            _ = HEVC.parameterSets(hvcC: record)
+        }
+        _ = try? HEVCSPSInfo(nal: data)
+        _ = HEVC.hdrMetadata(in: data)
+        let hvc = HEVC.sample(from: data)
+        // ISO/IEC 14496-15 §8.4.1 (hvc1): no parameter set or delimiter left in a sample.
+        for nal in AVC.nalUnits(lengthPrefixed: hvc) {
+            try require(![32, 33, 34, 35].contains(HEVC.type(nal[nal.startIndex])), "codecs: hvc1 sample keeps NAL type \(HEVC.type(nal[nal.startIndex]))")
+        }
+        _ = HEVC.containsIRAP(data)
+        var end = 0
+        for obu in AV1.obus(in: data) {
+            try require(obu.bytes.startIndex == end && obu.payload.endIndex == obu.bytes.endIndex && obu.bytes.endIndex <= data.count,
+                        "codecs: OBUs do not tile the input at \(end)")
+            end = obu.bytes.endIndex
+        }
+        try require(!AV1.obus(in: AV1.sample(from: data)).contains { $0.type == AV1.OBUType.temporalDelimiter },
+                    "codecs: a temporal delimiter left in an av01 sample")
+        if let record = (try? AV1.av1C(inBand: data)) ?? nil {
+            try require(record.count > 4 && record[0] == 0x81, "codecs: av1C without its marker")
+            try require(AV1.sequenceHeader(av1C: record) != nil, "codecs: av1C whose own sequence header does not parse")
+            _ = VideoCodecStrings.av1(av1C: record, colour: AV1.sequenceHeader(av1C: record)?.colour)
+        }
+        _ = try? AV1SequenceHeader(payload: data)
+        if data.count >= 4 { _ = VideoCodecStrings.av1(av1C: data, colour: nil) }
+        _ = try? Opus.config(fromOpusHead: data)
+        _ = try? Opus.sampleCount(packet: data)
+        if let frames = try? DolbyAudio.frames(in: data), let first = frames.first {
+            _ = try? DolbyAudio.ac3Config(first)
+            _ = try? DolbyAudio.eac3Config(frames)
+        }
+    }
+
     static func contains(_ hay: ArraySlice<UInt8>, _ needle: [UInt8]) -> Bool {
         guard !needle.isEmpty, hay.count >= needle.count else { return needle.isEmpty }
         var i = hay.startIndex

@@ -6,7 +6,7 @@ import TestSupport
 /// started from) goes through the same body as the libFuzzer target, so a fixed crash stays fixed without
 /// building the fuzzers. A trap would crash this test process; a broken invariant fails the test.
 @Suite struct FuzzReplayTests {
-    @Test(arguments: ["annexb", "sps", "avcc", "adts", "boxreader"])
+    @Test(arguments: ["annexb", "sps", "avcc", "adts", "boxreader", "codecs"])
     func replaySeeds(target: String) throws {
         let files = try FuzzSeeds.files(target)
         for (name, bytes) in files {
@@ -16,6 +16,7 @@ import TestSupport
                 case "sps": try ISOBMFFFuzz.sps(bytes)
                 case "avcc": try ISOBMFFFuzz.avcc(bytes)
                 case "adts": try ISOBMFFFuzz.adts(bytes)
+                case "codecs": try ISOBMFFFuzz.codecs(bytes)
                 default: try ISOBMFFFuzz.boxReader(bytes)
                 }
             } catch { Issue.record("\(target)/\(name): \(error)") }
