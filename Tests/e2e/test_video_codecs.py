@@ -339,3 +339,17 @@ def test_dolby_vision_profile_8_is_signalled(origin_bin, made, tmp_path):
             assert ours is None, ours
         res = check_vod_dir(out)
         assert not res.errors, "\n".join(res.errors[:10])
+
+
+def test_gstreamer_plays_the_hevc_output_to_the_end(origin_bin, made, tmp_path):
+    """GStreamer (hlsdemux2, qtdemux, avdec_h265) reads the packaged H.265 presentation over HTTP to its end with no
+    error: one fakesink buffer per frame, as many as the input has."""
+    need("gst-launch-1.0")
+    from hlsharness import procs
+    out = _package(origin_bin, made["hevc.mp4"], tmp_path / "out", "--transcode", "never")
+    with procs.StaticServer(out) as server:
+        p = subprocess.run(["timeout", "-s", "KILL", "60", "gst-launch-1.0", "-v", "playbin3",
+                            f"uri={server.base_url}/index.m3u8", "video-sink=fakesink sync=false silent=false",
+                            "audio-sink=fakesink sync=false"], capture_output=True, text=True)
+    assert p.returncode == 0 and "ERROR" not in p.stdout + p.stderr, (p.stdout + p.stderr)[-2000:]
+    assert p.stdout.count("chain") == _frames(made["hevc.mp4"]), (p.stdout + p.stderr)[-1500:]
