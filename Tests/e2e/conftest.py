@@ -40,7 +40,11 @@ HEAVY_MODULES = {
 # meanwhile (an intent lock in front keeps the solo test from being starved). A light module never waits in the
 # middle: its module-scoped live servers would move on (a 404 for a segment its tests were about to fetch). What runs
 # beside the light modules is the rest of the heavy worker's modules (live ladders, DASH, the sandbox).
-SOLO_MODULES = HEAVY_MODULES - {"test_dash", "test_deploy", "test_ladder_selftest"}
+# A browser module that bounds no frame drops or stalls (its checks are what was decoded, or a picture compared with a
+# frame) runs beside the light modules: test_audio_languages_play, test_thumbnails_page, test_encryption (which
+# checks keys and decryption, its playback bound loose).
+SOLO_MODULES = HEAVY_MODULES - {"test_dash", "test_deploy", "test_ladder_selftest", "test_audio_languages_play",
+                                "test_thumbnails_page", "test_encryption"}
 
 
 def pytest_configure(config):

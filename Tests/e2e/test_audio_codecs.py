@@ -193,14 +193,14 @@ def test_transcode_never_still_refuses_what_it_cannot_copy(origin_bin, tmp_path)
 
 @pytest.mark.parametrize("name", ["ac3_51_h264.ts", "eac3_h264.mp4"])
 def test_live_loop_copies_dolby_audio(start_origin, inputs, name):
-    """`serve --loop --transcode never`: ffmpeg reads 6 s of the live playlist silently; its audio packets are a run of
+    """`serve --loop --transcode never`: ffmpeg reads 3 s of the live playlist silently; its audio packets are a run of
     the looped input's; the multivariant says ac-3 / ec-3 and the channel count."""
     _, _, codec, channels = FIXTURES[name]
     s = start_origin(inputs[name], "--loop", "--transcode", "never", "--ladder", "source")
-    r = clients.ffmpeg_read(s.url("/index.m3u8"), seconds=6)
+    r = clients.ffmpeg_read(s.url("/index.m3u8"), seconds=3)
     assert r.ok, str(r)
     assert signalling_problems(text(s.url("/index.m3u8")), codec, channels, separate_audio=True) == []
-    out = audio_packets(s.url("/index.m3u8"), seconds=5)
+    out = audio_packets(s.url("/index.m3u8"), seconds=4)
     assert len(out) >= 100
     assert bit_exact_problems(audio_packets(inputs[name]), out, cyclic=True) == []
 

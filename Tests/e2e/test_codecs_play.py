@@ -20,15 +20,13 @@ def test_av1_and_opus_play_live_in_hlsjs(start_origin):
     s = start_origin(media_mod.make("av1.mp4"), "--loop", "--transcode", "never")
     mv = m3u8.parse_multivariant(http.get(s.url("/index.m3u8")).text)
     assert mv.variants[0].attrs["CODECS"].startswith("av01.0.") and mv.variants[0].attrs["CODECS"].endswith(",opus"), mv.raw
-    res = chromium.chromium_play(s.url("/"), 6)
+    res = chromium.chromium_play(s.url("/"), 4)
     print(chromium.summary(res))
     assert chromium.playback_problems(res, max_dropped=0.03) == []
     levels, _ = _levels(res)
     assert levels and all("av01" in (lv.get("codecs") or "") for lv in levels), levels
     decoded = [x.get("audioDecodedBytes") or 0 for x in res["samples"]]
     assert decoded[-1] > decoded[len(decoded) // 2] > 0, f"Opus not decoded: {decoded}"
-    ff = clients.ffmpeg_read(s.url("/index.m3u8"), 4)
-    assert ff.ok, str(ff)
 
 
 def test_mixed_ladder_hlsjs_plays_h264_and_never_picks_hevc(start_origin):
@@ -38,9 +36,9 @@ def test_mixed_ladder_hlsjs_plays_h264_and_never_picks_hevc(start_origin):
     mv = m3u8.parse_multivariant(http.get(s.url("/index.m3u8")).text)
     codecs = sorted(v.attrs["CODECS"].split(",")[0].split(".")[0] for v in mv.variants)
     assert codecs == ["avc1", "hvc1"], mv.raw
-    ff = clients.ffmpeg_read(s.url("/index.m3u8"), 4)   # -map 0: both variants and the audio, HEVC decoded too
+    ff = clients.ffmpeg_read(s.url("/index.m3u8"), 3)   # -map 0: both variants and the audio, HEVC decoded too
     assert ff.ok, str(ff)
-    res = chromium.chromium_play(s.url("/"), 6)
+    res = chromium.chromium_play(s.url("/"), 4)
     print(chromium.summary(res))
     assert chromium.playback_problems(res, max_dropped=0.03) == []
     levels, current = _levels(res)
