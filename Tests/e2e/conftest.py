@@ -5,6 +5,7 @@ hand, and FAILS when CI=true, so CI can never go green by skipping.
 """
 import contextlib
 import fcntl
+import inspect
 import os
 import shutil
 import sys
@@ -43,8 +44,15 @@ HEAVY_MODULES = {
 # A browser module that bounds no frame drops or stalls (its checks are what was decoded, or a picture compared with a
 # frame) runs beside the light modules: test_audio_languages_play, test_thumbnails_page, test_encryption (which
 # checks keys and decryption, its playback bound loose).
-SOLO_MODULES = HEAVY_MODULES - {"test_dash", "test_deploy", "test_ladder_selftest", "test_audio_languages_play",
-                                "test_thumbnails_page", "test_encryption"}
+BROWSER_SOLO_MODULES = HEAVY_MODULES - {"test_dash", "test_deploy", "test_ladder_selftest", "test_audio_languages_play",
+                                        "test_thumbnails_page", "test_encryption"}
+# In those, only the tests that play in Chromium (directly or through a helper of their module) are solo: the others
+# (playlist checks, ffmpeg reads, signatures) run beside the light modules, so a module of ten tests does not wait ten
+# times for the machine (test_auth's nine waits added four minutes to a run). Whole modules stay solo where every test
+# needs the machine.
+SOLO_MODULES = {"test_multistream", "test_edge"}
+BROWSER_CALLS = ("chromium.chromium_play", "chromium.chromium_abr", "chromium.chromium_native_play",
+                 "chromium.Browser(", "glass_to_glass(")
 
 
 def pytest_configure(config):
@@ -55,6 +63,32 @@ def pytest_configure(config):
 def _module_kind(module):
     name = module.__name__.rsplit(".", 1)[-1]
     return "solo" if name in SOLO_MODULES else "heavy" if name in HEAVY_MODULES else "light"
+
+
+_browser_helpers = {}
+
+
+def _plays_in_browser(item):
+    """Whether a test of a BROWSER_SOLO_MODULES module drives Chromium: its own source, or a function of its module
+    that it calls, uses one of BROWSER_CALLS."""
+    module = item.module
+    if module.__name__.rsplit(".", 1)[-1] not in BROWSER_SOLO_MODULES:
+        return False
+    if module not in _browser_helpers:
+        helpers = set()
+        for name, f in vars(module).items():
+            if inspect.isfunction(f) and not name.startswith("test_") and getattr(f, "__module__", "") == module.__name__:
+                try:
+                    if any(c in inspect.getsource(f) for c in BROWSER_CALLS):
+                        helpers.add(name)
+                except (OSError, TypeError):
+                    pass
+        _browser_helpers[module] = helpers
+    try:
+        src = inspect.getsource(item.function)
+    except (OSError, TypeError):
+        return True
+    return any(c in src for c in BROWSER_CALLS) or any(f"{h}(" in src for h in _browser_helpers[module])
 
 
 @contextlib.contextmanager
@@ -93,7 +127,8 @@ def _module_share(request):
 def _machine_share(request):
     """Under pytest-xdist, a solo test holds the machine alone (the light modules running end first; no other starts)."""
     item = request.node
-    solo = _module_kind(item.module) == "solo" or item.get_closest_marker("solo") is not None
+    solo = (_module_kind(item.module) == "solo" or item.get_closest_marker("solo") is not None
+            or _plays_in_browser(item))
     if not os.environ.get("PYTEST_XDIST_WORKER") or not solo:
         yield
         return
