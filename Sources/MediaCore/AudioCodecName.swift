@@ -38,7 +38,7 @@ public enum AudioCodecName: String, Sendable, Hashable, CaseIterable, CustomStri
     public static let ac3BitRates = [32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320, 384, 448, 512, 576, 640]
 
     /// `aac`, `opus`, `ac3` (also `ac-3`), any case; nil for anything else.
-    public init?(parsing text: String) {
+    public init?(name text: String) {
         switch text.lowercased() {
         case "aac": self = .aac
         case "opus": self = .opus

@@ -69,7 +69,7 @@ public enum Ladder {
             }
             var parts = entry.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
             var codec: VideoCodecName?
-            if parts.count >= 2, let c = VideoCodecName(parsing: parts[parts.count - 1]) {
+            if parts.count >= 2, let c = VideoCodecName(name: parts[parts.count - 1]) {
                 codec = c
                 parts.removeLast()
             }

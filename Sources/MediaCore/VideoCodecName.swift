@@ -29,7 +29,7 @@ public enum VideoCodecName: String, Sendable, Hashable, CaseIterable, CustomStri
     public var honoursForcedKeyframes: Bool { self != .av1 }
 
     /// `h264`, `avc`, `x264`; `hevc`, `h265`, `x265`; `av1`, `svtav1` (any case); nil for anything else.
-    public init?(parsing text: String) {
+    public init?(name text: String) {
         switch text.lowercased() {
         case "h264", "avc", "x264", "h.264": self = .h264
         case "hevc", "h265", "x265", "h.265": self = .hevc

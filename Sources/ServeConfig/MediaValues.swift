@@ -112,44 +112,30 @@ public enum Transcode: String, CaseIterable, Codable, Sendable, ExpressibleByArg
     }
 }
 
-/// `--video-codec` / `video_codec`: what encoded video is encoded to (h264, hevc; also h265, x265, avc …).
-extension VideoCodecName: ExpressibleByArgument, Codable {
-    public init?(argument: String) { self.init(parsing: argument) }
-
-    public static var allValueStrings: [String] { allCases.map(\.rawValue) }
-
-    public init(from decoder: Decoder) throws {
-        let c = try decoder.singleValueContainer()
-        let text = try c.decode(String.self)
-        guard let codec = VideoCodecName(parsing: text) else {
-            throw InvalidValue(codingPath: decoder.codingPath, error: OptionError(" is h264, hevc or av1 (got '\(text)')"))
-        }
+/// `--video-codec` / `video_codec`: what encoded video is encoded to (h264, hevc, av1; also h265, x265, avc …).
+extension VideoCodecName: OptionValue {
+    public init(parsing text: String) throws(OptionError) {
+        guard let codec = VideoCodecName(name: text) else { throw OptionError(" is h264, hevc or av1 (got '\(text)')") }
         self = codec
     }
 
-    public func encode(to encoder: Encoder) throws {
-        var c = encoder.singleValueContainer()
-        try c.encode(rawValue)
-    }
+    public var optionText: String { rawValue }
+    // The witnesses `RawRepresentable` would otherwise offer too: OptionValue's.
+    public init?(argument: String) { self.init(name: argument) }
+    public init(from decoder: Decoder) throws { self = try Self.decoded(from: decoder) }
+    public func encode(to encoder: Encoder) throws { try encodeOption(to: encoder) }
 }
 
 /// `--audio-codec` / `audio_codec`: what encoded audio is encoded to (aac, opus, ac3).
-extension AudioCodecName: ExpressibleByArgument, Codable {
-    public init?(argument: String) { self.init(parsing: argument) }
-
-    public static var allValueStrings: [String] { allCases.map(\.rawValue) }
-
-    public init(from decoder: Decoder) throws {
-        let c = try decoder.singleValueContainer()
-        let text = try c.decode(String.self)
-        guard let codec = AudioCodecName(parsing: text) else {
-            throw InvalidValue(codingPath: decoder.codingPath, error: OptionError(" is aac, opus or ac3 (got '\(text)')"))
-        }
+extension AudioCodecName: OptionValue {
+    public init(parsing text: String) throws(OptionError) {
+        guard let codec = AudioCodecName(name: text) else { throw OptionError(" is aac, opus or ac3 (got '\(text)')") }
         self = codec
     }
 
-    public func encode(to encoder: Encoder) throws {
-        var c = encoder.singleValueContainer()
-        try c.encode(rawValue)
-    }
+    public var optionText: String { rawValue }
+    // The witnesses `RawRepresentable` would otherwise offer too: OptionValue's.
+    public init?(argument: String) { self.init(name: argument) }
+    public init(from decoder: Decoder) throws { self = try Self.decoded(from: decoder) }
+    public func encode(to encoder: Encoder) throws { try encodeOption(to: encoder) }
 }

@@ -23,16 +23,21 @@ public struct OptionError: Error, Equatable, Sendable {
 
 /// An option's value that checks itself where it is read: from a flag's text, or from a config file's string or
 /// number (`segment_duration = 2` and `= "2"` alike; a number never becomes the stored value through `Double`: it is
-/// read as its decimal text). `description` is the canonical text, which reads back to the same value.
+/// read as its decimal text). `optionText` (by default `description`) is the canonical text, which reads back to the
+/// same value.
 ///
 /// `ExpressibleByArgument` gives ArgumentParser's generic message on a bad value ("The value 'x' is invalid for
 /// '--flag <v>'"); the flags of `serve` and `package` keep their text and read it with `init(flag:_:)` instead, so
 /// that their messages stay one line that names the flag.
 public protocol OptionValue: Codable, Sendable, Equatable, CustomStringConvertible, ExpressibleByArgument {
     init(parsing text: String) throws(OptionError)
+    /// The value as a flag or a config file writes it (a codec's `hevc`, where `description` says "H.265").
+    var optionText: String { get }
 }
 
 extension OptionValue {
+    public var optionText: String { description }
+
     public init?(argument: String) {
         guard let value = try? Self(parsing: argument) else { return nil }
         self = value
@@ -47,7 +52,12 @@ extension OptionValue {
         }
     }
 
-    public init(from decoder: Decoder) throws {
+    public init(from decoder: Decoder) throws { self = try Self.decoded(from: decoder) }
+
+    /// The value a config file gives (a string or a number, read by `init(parsing:)`), or `InvalidValue`. A type whose
+    /// `Codable` would otherwise come from elsewhere (a `RawRepresentable` enum) names this and `encodeOption(to:)`
+    /// as its witnesses.
+    public static func decoded(from decoder: Decoder) throws -> Self {
         let c = try decoder.singleValueContainer()
         let text: String
         if let s = try? c.decode(String.self) {
@@ -61,15 +71,18 @@ extension OptionValue {
                                                                 debugDescription: "expected a string or a number"))
         }
         do {
-            self = try Self(parsing: text)
+            return try Self(parsing: text)
         } catch {
             throw InvalidValue(codingPath: decoder.codingPath, error: error)
         }
     }
 
-    public func encode(to encoder: Encoder) throws {
+    public func encode(to encoder: Encoder) throws { try encodeOption(to: encoder) }
+
+    /// `optionText`, the text that reads back to the same value.
+    public func encodeOption(to encoder: Encoder) throws {
         var c = encoder.singleValueContainer()
-        try c.encode(description)
+        try c.encode(optionText)
     }
 }
 
