@@ -135,12 +135,7 @@ struct CodecTests {
         o.crf = 28
         let encoder = try VideoEncoder(o)
         #expect(Array(encoder.extradata.prefix(5)) == [0, 0, 0, 1, 0x67])
-        var packets: [EncodedPacket] = []
-        for (i, var frame) in frames.enumerated() {
-            frame.pts = Int64(i) * 3000
-            packets += try encoder.encode(frame, forceKeyframe: i % 30 == 0 || i == 47)
-        }
-        packets += try encoder.flush()
+        let packets = try Self.encodeForcingKeyframes(frames, with: encoder)
         #expect(packets.count == 60)
         let keyframePTS: [Int64] = packets.filter(\.isKeyframe).map(\.pts)
         let expectedKeyframes: [Int64] = [0, 90_000, 141_000]  // frames 0, 30, 47
@@ -179,12 +174,7 @@ struct CodecTests {
         o.crf = 30
         let encoder = try VideoEncoder(o)
         #expect(Array(HEVCNALTypes(encoder.extradata).prefix(3)) == [32, 33, 34])   // then x265's own info SEI
-        var packets: [EncodedPacket] = []
-        for (i, var frame) in frames.enumerated() {
-            frame.pts = Int64(i) * 3000
-            packets += try encoder.encode(frame, forceKeyframe: i % 30 == 0 || i == 47)
-        }
-        packets += try encoder.flush()
+        let packets = try Self.encodeForcingKeyframes(frames, with: encoder)
         #expect(packets.count == 60)
         #expect(packets.filter(\.isKeyframe).map(\.pts) == [0, 90_000, 141_000])
         #expect(packets.filter(\.isKeyframe).allSatisfy { HEVCNALTypes($0.data).contains { $0 == 19 || $0 == 20 } })
@@ -209,15 +199,20 @@ struct CodecTests {
         o.preset = "ultrafast"
         let encoder = try VideoEncoder(o)
         #expect(encoder.extradata.first.map { $0 >> 3 & 0x0F } == 1)   // OBU_SEQUENCE_HEADER
+        let packets = try Self.encodeForcingKeyframes(frames, with: encoder)
+        #expect(packets.count == 60)
+        #expect(packets.filter(\.isKeyframe).map(\.pts) == [0, 90_000])
+        #expect(packets.allSatisfy { $0.pts == $0.dts })                // low delay: no reordering
+    }
+
+    /// Every frame at 30 fps in a 1/90000 time base, a keyframe asked for at frames 0, 30 and 47, then the drain.
+    static func encodeForcingKeyframes(_ frames: [RawVideoFrame], with encoder: VideoEncoder) throws -> [EncodedPacket] {
         var packets: [EncodedPacket] = []
         for (i, var frame) in frames.enumerated() {
             frame.pts = Int64(i) * 3000
             packets += try encoder.encode(frame, forceKeyframe: i % 30 == 0 || i == 47)
         }
-        packets += try encoder.flush()
-        #expect(packets.count == 60)
-        #expect(packets.filter(\.isKeyframe).map(\.pts) == [0, 90_000])
-        #expect(packets.allSatisfy { $0.pts == $0.dts })                // low delay: no reordering
+        return packets + (try encoder.flush())
     }
 
     /// nal_unit_type of each NAL unit of an Annex-B buffer (H.265 §7.3.1.2).
