@@ -108,6 +108,8 @@ final class VideoCopyProcessor<Codec: CopiedVideoCodec>: TrackProcessor {
     private var lastDTS: Int64?
     private let frameTicks: Int64
     private var colour: ColourInfo?
+    /// The `formatVersion` whose first keyframe was read for static metadata: once per format, not every keyframe.
+    private var colourReadAt: Int?
 
     init(stream: StreamInfo, trackID: UInt32) throws {
         self.stream = stream
@@ -150,10 +152,13 @@ final class VideoCopyProcessor<Codec: CopiedVideoCodec>: TrackProcessor {
         if format == nil || packet.isKeyframe {
             // In-band parameter sets: the first ones give the format; different ones on a keyframe change it.
             if let record = Codec.record(inBand: packet.data) { update(record) }
-            let found = Codec.colour(colour, keyframe: packet.data)
-            if found != colour, let current = format {
-                colour = found
-                update(Self.record(of: current.codec))
+            if let current = format, colourReadAt != formatVersion {
+                colourReadAt = formatVersion
+                let found = Codec.colour(colour, keyframe: packet.data)
+                if found != colour {
+                    colour = found
+                    update(Self.record(of: current.codec))
+                }
             }
         }
         let data = Codec.sample(from: packet.data)
