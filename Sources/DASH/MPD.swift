@@ -100,6 +100,8 @@ public struct MPD: Sendable, Equatable {
         /// DASH-IF IOP 4.3 §3.2.9: the `@id` of the AdaptationSet this one is the trick mode of (written as
         /// `EssentialProperty schemeIdUri="http://dashif.org/guidelines/trickmode"`).
         public var trickModeOf: Int?
+        /// `Accessibility` descriptors (§5.8.4.3), e.g. the closed captions in the video (`closedCaptions(_:)`).
+        public var accessibility: [Descriptor] = []
         public var representations: [Representation]
         public init(id: Int, contentType: ContentType?, mimeType: String, language: String? = nil, role: String? = nil,
                     segmentAlignment: Bool = true, startWithSAP: Int? = 1, representations: [Representation]) {
@@ -112,6 +114,28 @@ public struct MPD: Sendable, Equatable {
             self.startWithSAP = startWithSAP
             self.trickModeOf = nil
             self.representations = representations
+        }
+    }
+
+    /// A descriptor element (ISO/IEC 23009-1 §5.8.2, `DescriptorType`): a scheme and its value.
+    public struct Descriptor: Sendable, Equatable {
+        public var schemeIdUri: String
+        public var value: String?
+        public init(schemeIdUri: String, value: String? = nil) {
+            self.schemeIdUri = schemeIdUri
+            self.value = value
+        }
+
+        /// The `Accessibility` descriptors of CTA-608 and CTA-708 captions in the video (ANSI/SCTE 214-1 §6.7.3,
+        /// DASH-IF IOP 4.3 §6.4.3): `urn:scte:dash:cc:cea-608:2015` with `CC1=eng;CC3=spa` (a channel alone when its
+        /// language is unknown), `urn:scte:dash:cc:cea-708:2015` with `1=lang:eng;2=lang:spa` (a service number alone).
+        public static func closedCaptions(_ services: [CaptionService]) -> [Descriptor] {
+            let c608 = services.filter { !$0.is708 }.map { c in c.language.map { "\(c.instreamID)=\($0.iso639T)" } ?? c.instreamID }
+            let c708 = services.filter(\.is708).map { c in c.language.map { "\(c.number)=lang:\($0.iso639T)" } ?? "\(c.number)" }
+            var out: [Descriptor] = []
+            if !c608.isEmpty { out.append(Descriptor(schemeIdUri: "urn:scte:dash:cc:cea-608:2015", value: c608.joined(separator: ";"))) }
+            if !c708.isEmpty { out.append(Descriptor(schemeIdUri: "urn:scte:dash:cc:cea-708:2015", value: c708.joined(separator: ";"))) }
+            return out
         }
     }
 

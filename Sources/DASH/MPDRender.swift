@@ -48,6 +48,9 @@ extension MPD {
         if let main = a.trickModeOf {
             x.empty("EssentialProperty", [("schemeIdUri", "http://dashif.org/guidelines/trickmode"), ("value", String(main))])
         }
+        for d in a.accessibility {
+            x.empty("Accessibility", [("schemeIdUri", d.schemeIdUri)] + (d.value.map { [("value", $0)] } ?? []))
+        }
         if let role = a.role ?? (a.contentType == .audio ? "main" : nil) {
             x.empty("Role", [("schemeIdUri", "urn:mpeg:dash:role:2011"), ("value", role)])
         }

@@ -185,6 +185,8 @@ public final class VideoDecoder {
         out.pointee.format = AV_PIX_FMT_YUV420P.rawValue
         try check(av_frame_get_buffer(out, 0), "av_frame_get_buffer", core.context)
         try scale(frame, into: out)
+        // Timestamps, colour and side data (A/53 captions among them) stay with the converted picture.
+        try check(av_frame_copy_props(out, frame), "av_frame_copy_props", core.context)
         return try VideoFrame(moving: out, pts: pts)
     }
 

@@ -23,6 +23,14 @@ public final class VideoFrame {
         av_frame_free(&f)
     }
 
+    /// The ATSC A/53 closed-caption data the decoder found with this picture (`AV_FRAME_DATA_A53_CC`: `cc_count`
+    /// constructs of three bytes, CTA-708 §4.4), `nil` when there is none.
+    public var a53Captions: [UInt8]? {
+        guard let sd = av_frame_get_side_data(frame, AV_FRAME_DATA_A53_CC), sd.pointee.size > 0,
+              let data = sd.pointee.data else { return nil }
+        return Array(UnsafeBufferPointer(start: data, count: Int(sd.pointee.size)))
+    }
+
     public var width: Int { Int(frame.pointee.width) }
     public var height: Int { Int(frame.pointee.height) }
 

@@ -86,13 +86,9 @@ public final class VideoScaler {
                                       call: "sws_getCachedContext")
         }
         try check(cff_sws_scale_frame(sws, out, src), "sws_scale", context)
-        // Colour description travels with the picture (libswscale keeps the range: yuv420p in, yuv420p out).
-        out.pointee.color_range = s.color_range
-        out.pointee.colorspace = s.colorspace
-        out.pointee.color_primaries = s.color_primaries
-        out.pointee.color_trc = s.color_trc
-        out.pointee.chroma_location = s.chroma_location
-        out.pointee.pts = s.pts
+        // What travels with the picture: its colour description (libswscale keeps the range: yuv420p in, yuv420p out),
+        // timestamps and side data, among them the A/53 closed captions the encoder writes back (its own SEI).
+        try check(av_frame_copy_props(out, src), "av_frame_copy_props", context)
         scaled += 1
         return try VideoFrame(moving: out, pts: frame.pts)
     }

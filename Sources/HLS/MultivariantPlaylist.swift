@@ -24,6 +24,9 @@ public struct VariantStream: Sendable, Equatable {
     /// `SUPPLEMENTAL-CODECS` (§4.4.6.2): a codec a player may use instead of `CODECS`' when it can (Dolby Vision
     /// profile 8 over an HEVC base layer: `dvh1.08.06/db1p`).
     public var supplementalCodecs: String?
+    /// `CLOSED-CAPTIONS` (§4.4.6.2): the GROUP-ID of the `EXT-X-MEDIA` TYPE=CLOSED-CAPTIONS renditions in this
+    /// variant's video, or `.none` (`NONE`: the variant has no closed captions); absent (`nil`): not said.
+    public var closedCaptions: ClosedCaptionsReference?
     public var uri: String
 
     public init(bandwidth: Int, averageBandwidth: Int? = nil, codecs: String, resolution: Resolution? = nil,
@@ -36,6 +39,13 @@ public struct VariantStream: Sendable, Equatable {
         self.audioGroup = audioGroup
         self.uri = uri
     }
+}
+
+/// The `CLOSED-CAPTIONS` attribute of `EXT-X-STREAM-INF` (RFC 8216bis §4.4.6.2): "either a quoted-string or an
+/// enumerated-string with the value NONE".
+public enum ClosedCaptionsReference: Sendable, Equatable {
+    case group(String)
+    case none
 }
 
 /// One `EXT-X-I-FRAME-STREAM-INF` tag (RFC 8216 §4.3.4.3): "identifies a Media Playlist file containing the
@@ -179,6 +189,11 @@ public struct MultivariantPlaylist: Sendable, Equatable {
             if let f = v.frameRate { out += ",FRAME-RATE=" + HLSFormat.threeDecimals(f) }
             if let r = v.videoRange, r != .sdr { out += ",VIDEO-RANGE=" + r.rawValue }
             if let a = v.audioGroup { out += ",AUDIO=" + AttributeList.quoted(a) }
+            switch v.closedCaptions {
+            case .group(let g)?: out += ",CLOSED-CAPTIONS=" + AttributeList.quoted(g)
+            case .none?: out += ",CLOSED-CAPTIONS=NONE"
+            case nil: break
+            }
             out += "\n" + v.uri + "\n"
         }
         for f in iFrameStreams {
@@ -264,6 +279,9 @@ public struct MultivariantPlaylist: Sendable, Equatable {
                 v.audioGroup = String(value)
             case "SUPPLEMENTAL-CODECS":
                 v.supplementalCodecs = String(value)
+            case "CLOSED-CAPTIONS":
+                // The enumerated NONE is unquoted; a group is a quoted-string (the attribute reader unquotes both).
+                v.closedCaptions = text.contains("CLOSED-CAPTIONS=NONE") ? ClosedCaptionsReference.none : .group(String(value))
             case "VIDEO-RANGE":
                 guard let r = VideoRange(rawValue: String(value)) else { throw HLSError.invalidAttribute(line: n, name: name) }
                 v.videoRange = r

@@ -75,6 +75,19 @@ extension MultivariantPlaylist {
                 problems.append("EXT-X-STREAM-INF \(v.uri): AUDIO=\"\(a)\" matches no EXT-X-MEDIA TYPE=AUDIO GROUP-ID (§4.4.6.2)")
             }
         }
+        // §4.4.6.2 CLOSED-CAPTIONS: "If the value is a quoted-string, it MUST match the value of the GROUP-ID attribute
+        // of an EXT-X-MEDIA tag elsewhere in the Playlist whose TYPE attribute is CLOSED-CAPTIONS [...]. If the value
+        // is the enumerated-string value NONE, all EXT-X-STREAM-INF tags MUST have this attribute with a value of NONE".
+        let captionGroups = Set(media.filter { $0.type == .closedCaptions }.map(\.groupID))
+        for v in variants {
+            if case .group(let g)? = v.closedCaptions, !captionGroups.contains(g) {
+                problems.append("EXT-X-STREAM-INF \(v.uri): CLOSED-CAPTIONS=\"\(g)\" matches no EXT-X-MEDIA TYPE=CLOSED-CAPTIONS GROUP-ID (§4.4.6.2)")
+            }
+        }
+        if variants.contains(where: { $0.closedCaptions == ClosedCaptionsReference.none }),
+           let other = variants.first(where: { $0.closedCaptions != ClosedCaptionsReference.none }) {
+            problems.append("EXT-X-STREAM-INF \(other.uri): CLOSED-CAPTIONS must be NONE on every variant once one says NONE (§4.4.6.2)")
+        }
         return problems
     }
 }

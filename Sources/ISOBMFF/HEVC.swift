@@ -39,8 +39,14 @@ public enum HEVC {
 
     /// A sample as `hvc1` wants it: 4-byte length-prefixed, without access unit delimiters and parameter sets.
     /// Returns `data` itself (no copy) when it is already length-prefixed and holds none of them.
-    public static func sample(from data: [UInt8]) -> [UInt8] {
+    /// `prefixSEI`: a NAL unit (without length) placed first, before the picture's slices, as a prefix SEI goes.
+    public static func sample(from data: [UInt8], prefixSEI: [UInt8]? = nil) -> [UInt8] {
         let annexB = AVC.isAnnexB(data)
+        if let sei = prefixSEI {
+            let n = UInt32(truncatingIfNeeded: sei.count)
+            return [UInt8(truncatingIfNeeded: n >> 24), UInt8(truncatingIfNeeded: n >> 16), UInt8(truncatingIfNeeded: n >> 8),
+                    UInt8(truncatingIfNeeded: n)] + sei + sample(from: data)
+        }
         if !annexB {
             var clean = true
             AVC.forEachNAL(in: data) { nal in
@@ -165,24 +171,9 @@ public enum HEVC {
     /// of the `mdcv` and `clli` boxes as they are.
     public static func hdrMetadata(in data: [UInt8]) -> (masteringDisplay: [UInt8]?, contentLightLevel: [UInt8]?) {
         var mdcv: [UInt8]?, clli: [UInt8]?
-        AVC.forEachNAL(in: data) { nal in
-            guard nal.count > 2, type(nal[nal.startIndex]) == NALType.prefixSEI else { return true }
-            let rbsp = SPSInfo.rbsp(nal.dropFirst(2))
-            var i = 0
-            while i < rbsp.count, rbsp[i] != 0x80 {           // rbsp_trailing_bits
-                var payloadType = 0, payloadSize = 0
-                while i < rbsp.count, rbsp[i] == 0xFF { payloadType += 255; i += 1 }
-                guard i < rbsp.count else { break }
-                payloadType += Int(rbsp[i]); i += 1
-                while i < rbsp.count, rbsp[i] == 0xFF { payloadSize += 255; i += 1 }
-                guard i < rbsp.count else { break }
-                payloadSize += Int(rbsp[i]); i += 1
-                guard i + payloadSize <= rbsp.count else { break }
-                if payloadType == 137, payloadSize == 24 { mdcv = Array(rbsp[i..<(i + 24)]) }
-                if payloadType == 144, payloadSize == 4 { clli = Array(rbsp[i..<(i + 4)]) }
-                i += payloadSize
-            }
-            return true
+        SEI.forEachMessage(inAccessUnit: data, hevc: true) { type, payload in
+            if type == 137, payload.count == 24 { mdcv = Array(payload) }
+            if type == 144, payload.count == 4 { clli = Array(payload) }
         }
         return (mdcv, clli)
     }

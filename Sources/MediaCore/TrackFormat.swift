@@ -43,6 +43,9 @@ public struct TrackFormat: Sendable, Hashable {
     public var colour: ColourInfo?
     /// H.265 only: the input's Dolby Vision configuration (a `dvvC` box; HLS `SUPPLEMENTAL-CODECS`).
     public var dolbyVision: DolbyVisionConfig?
+    /// Video only: the closed-caption services its pictures carry (A/53 `cc_data` in the SEI), as the output signals
+    /// them (HLS `CLOSED-CAPTIONS`, DASH `Accessibility`); empty: none. Not part of the sample entry.
+    public var captions: [CaptionService] = []
 
     public init(trackID: UInt32, kind: Kind, timescale: Int32, codec: Codec,
                 width: Int = 0, height: Int = 0, sampleAspectRatio: Rational = Rational(1, 1),

@@ -193,6 +193,7 @@ public enum ManifestBuilder {
 
     private static func adaptationSets(_ facts: [RepresentationFacts]) -> [MPD.AdaptationSet] {
         var video: [MPD.Representation] = []
+        var captions: [String: [CaptionService]] = [:]   // per codec family
         var audio: [(key: AudioSetKey, representation: MPD.Representation)] = []
         var muxed = false
         for f in facts {
@@ -211,6 +212,9 @@ public enum ManifestBuilder {
             } else {
                 muxed = muxed || r.kind == .muxed
                 video.append(representation)
+                for c in v?.captions ?? [] where !(captions[family(representation.codecs)] ?? []).contains(c) {
+                    captions[family(representation.codecs), default: []].append(c)
+                }
             }
         }
         video.sort { $0.bandwidth > $1.bandwidth }
@@ -222,8 +226,10 @@ public enum ManifestBuilder {
         var sets: [MPD.AdaptationSet] = []
         for (i, f) in families.enumerated() {
             // ids: the first video set 0, the audio 1 (as before a ladder could mix codecs), other video sets 2, 3 ...
-            sets.append(MPD.AdaptationSet(id: i == 0 ? 0 : i + 1, contentType: muxed ? nil : .video, mimeType: "video/mp4",
-                                          representations: video.filter { family($0.codecs) == f }))
+            var set = MPD.AdaptationSet(id: i == 0 ? 0 : i + 1, contentType: muxed ? nil : .video, mimeType: "video/mp4",
+                                        representations: video.filter { family($0.codecs) == f })
+            set.accessibility = MPD.Descriptor.closedCaptions(captions[f] ?? [])
+            sets.append(set)
         }
         // One audio AdaptationSet per language and label (DASH-IF IOP 4.3 §3.9.4: each language its own set, told
         // apart by `lang` and `Role`); renditions without a label share one, as before languages were planned. The

@@ -144,6 +144,11 @@ public enum PlaylistBuilder {
                                         groupCodecs: [:], uriQuery: uriQuery))
             }
         }
+        let captions = captionMedia(renditions, snapshots)
+        media += captions
+        if captions.isEmpty, renditions.contains(where: { $0.kind != .audio }) {
+            for i in variants.indices { variants[i].closedCaptions = ClosedCaptionsReference.none }
+        }
         variants.sort { $0.bandwidth > $1.bandwidth }
         let iFrameStreams = !iFrames ? [] : zip(renditions, snapshots).compactMap { r, snap in
             r.kind == .audio ? nil : iFrameStream(snap, scheme: r.scheme, uriQuery: uriQuery)
@@ -174,7 +179,31 @@ public enum PlaylistBuilder {
         v.audioGroup = audioGroup
         v.videoRange = video?.colour?.videoRange
         v.supplementalCodecs = video?.dolbyVision?.supplementalCodecs
+        if let c = video?.captions, !c.isEmpty { v.closedCaptions = .group(captionGroup) }
         return v
+    }
+
+    static let captionGroup = "cc"
+
+    /// The closed captions of the variants' video (RFC 8216bis §4.4.6.1, §4.4.6.2): one `EXT-X-MEDIA:TYPE=CLOSED-CAPTIONS`
+    /// per service in group "cc" (no `URI`, an `INSTREAM-ID`; `DEFAULT=NO`, `AUTOSELECT=YES` so a player may turn them on
+    /// by the viewer's accessibility settings), named by language and unique in the group. When no variant has any,
+    /// every variant says `CLOSED-CAPTIONS=NONE` (the player need not look for captions in the video).
+    private static func captionMedia<P>(_ renditions: [Rendition], _ snapshots: [WindowSnapshot<P>]) -> [MediaRendition] {
+        var services: [CaptionService] = []
+        for (r, snap) in zip(renditions, snapshots) where r.kind != .audio {
+            for c in snap.inits.last?.tracks.first(where: { $0.kind == .video })?.captions ?? []
+            where !services.contains(where: { $0.instreamID == c.instreamID }) {
+                services.append(c)
+            }
+        }
+        let names = services.map(\.name)
+        return services.map { c in
+            // §4.4.6.1.1: "All EXT-X-MEDIA tags in the same Group MUST have different NAME attributes."
+            let name = names.filter { $0 == c.name }.count > 1 ? "\(c.name) (\(c.instreamID))" : c.name
+            return MediaRendition(type: .closedCaptions, groupID: captionGroup, name: name, language: c.language?.bcp47,
+                                  isDefault: false, autoselect: true, instreamID: c.instreamID)
+        }
     }
 
     static func codecs<P>(_ snap: WindowSnapshot<P>) -> String {

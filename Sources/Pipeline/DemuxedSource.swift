@@ -138,6 +138,7 @@ final class DemuxedSource: MediaSource {
                 for (k, f) in formats.enumerated() {
                     guard var f else { continue }
                     if let language = setup.trackLanguages[slot.firstTrack + k] { f.language = language }
+                    if f.kind == .video { f = f.carrying(setup.captions.services(found: f.captions)) }
                     events.append(.format(track: slot.firstTrack + k, f))
                 }
                 if formats.allSatisfy({ $0 != nil }) { announced[p] = slot.processor.formatVersion }

@@ -18,8 +18,10 @@ final class LadderVideoProcessor: StreamProcessor {
     private var sourceKeyframes: Set<Int64> = []
 
     var outputKinds: [TrackFormat.Kind] { rungs.map { _ in .video } }
-    var outputFormats: [TrackFormat?] { rungs.map { $0.stage.format } }
-    let formatVersion = 1
+    var outputFormats: [TrackFormat?] { rungs.map { $0.stage.format.carrying(captions.found) } }
+    private(set) var formatVersion = 1
+    /// The input's closed captions: the decoded frames keep them as side data through the scalers to every encoder.
+    private var captions: CaptionProbe
 
     init(demuxer: Demuxer, stream: StreamInfo, rungs: [LadderRung], settings: VideoSettings, segmentDuration: MediaTime,
          firstTrackID: UInt32, timescale: Int32, followSourceKeyframes: Bool, startupKeyframe: MediaTime?) throws {
@@ -30,6 +32,7 @@ final class LadderVideoProcessor: StreamProcessor {
         decoder = try demuxer.makeVideoDecoder(stream: stream.index, output: VideoOutputFormat())
         timeBase = stream.timeBase
         self.followSourceKeyframes = followSourceKeyframes
+        captions = CaptionProbe(stream: stream)
         let rate = stream.frameRate ?? Rational(30, 1)
         self.rungs = try rungs.enumerated().map { i, r in
             Rung(scaler: VideoScaler(width: r.width, height: r.height),
@@ -40,6 +43,7 @@ final class LadderVideoProcessor: StreamProcessor {
     }
 
     func process(_ packet: Packet) throws -> [[Sample]] {
+        if captions.look(at: packet) { formatVersion += 1 }
         if followSourceKeyframes, packet.isKeyframe, let pts = packet.pts ?? packet.dts { sourceKeyframes.insert(pts) }
         var out = rungs.map { _ in [Sample]() }
         for frame in try decoder.decodeFrames(packet) { try encode(frame, into: &out) }

@@ -33,6 +33,8 @@ struct OutputSetup {
     var statsProcessor: Int?
     /// The `mdhd` language (ISO 639-2/T) of output tracks whose input says one, by output track.
     var trackLanguages: [Int: String] = [:]
+    /// Which of the closed captions found in the video are signalled, and their languages (`--captions`).
+    var captions = CaptionPlan.auto
 
     /// The output tracks' kinds, in order.
     var kinds: [TrackFormat.Kind] { processors.flatMap(\.processor.outputKinds) }
@@ -58,6 +60,7 @@ struct OutputSetup {
         let audioStreams = demuxer.streams.filter { $0.kind == .audio }
         guard video != nil || !audioStreams.isEmpty else { throw PipelineError.noMediaStreams(url) }
         var setup = OutputSetup(plan: RenditionPlan(renditions: [], groups: []), copiesVideo: false, videoStream: video)
+        setup.captions = options.captions
         var ladder: [LadderRung]?
         if let spec = options.ladder {
             if let v = video {

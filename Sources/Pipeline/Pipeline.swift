@@ -30,6 +30,8 @@ public struct PipelineOptions: Sendable {
     /// Which audio tracks become renditions and their labels (`--audio-tracks`, `--audio-name`, `--audio-language`,
     /// `--default-audio`).
     public var audioTracks = AudioTrackOptions()
+    /// Which closed captions the video's pictures carry are signalled, and in which language (`--captions`).
+    public var captions = CaptionPlan.auto
     /// Ignore input timestamps; stamp packets with their arrival time.
     public var wallclockTimestamps = false
     /// An ABR ladder (`--ladder 720,480,360`): one rendition per rung plus an audio rendition. `nil`: one muxed

@@ -182,6 +182,8 @@ final class VideoEncodeStage {
     private var lastPTS: Int64?
     private let frameTicks: Int64
     private let codec: VideoCodecName
+    /// H.265: the A/53 caption data of frames sent to the encoder and not out yet, by presentation time.
+    private var pendingCaptions: [Int64: [UInt8]] = [:]
 
     /// - Parameter startupKeyframe: an extra IDR this long after the first frame (the LL-HLS part duration: the
     ///   first segment is one part long, see `Segmenter`).
@@ -227,6 +229,12 @@ final class VideoEncodeStage {
     func encode(_ frame: VideoFrame, pts: Int64, forceKeyframe: Bool? = nil) throws -> [Sample] {
         let t = nextPTS(pts)
         let key = forceKeyframe ?? schedule.isBoundary(t)
+        if codec == .hevc, let cc = frame.a53Captions {
+            // libx265 (FFmpeg 5.1) drops the frame's caption side data, which libx264 writes back itself: the picture
+            // gets its SEI from us when it comes out (a frame never comes out: the table stays bounded).
+            if pendingCaptions.count > 512 { pendingCaptions.removeAll() }
+            pendingCaptions[t] = cc
+        }
         return try encoder.encode(frame, pts: t, forceKeyframe: key).map(sample)
     }
 
@@ -245,7 +253,7 @@ final class VideoEncodeStage {
     func sample(_ p: EncodedPacket) -> Sample {
         let data = switch codec {
         case .h264: AVC.isAnnexB(p.data) ? AVC.lengthPrefixed(fromAnnexB: p.data) : p.data
-        case .hevc: HEVC.sample(from: p.data)
+        case .hevc: HEVC.sample(from: p.data, prefixSEI: pendingCaptions.removeValue(forKey: p.pts).flatMap(SEI.hevcCaptionNAL))
         case .av1: AV1.sample(from: p.data)
         }
         return Sample(data: data, dts: p.dts, pts: p.pts, isSync: p.isKeyframe, durationHint: p.duration > 0 ? p.duration : nil)
@@ -255,8 +263,9 @@ final class VideoEncodeStage {
 /// Decode any video codec, convert/scale to yuv420p, encode H.264 with IDRs on segment boundaries.
 final class VideoTranscodeProcessor: TrackProcessor {
     let kind = TrackFormat.Kind.video
-    var format: TrackFormat? { stage.format }
-    let formatVersion = 1
+    var format: TrackFormat? { stage.format.carrying(captions.found) }
+    private(set) var formatVersion = 1
+    private var captions: CaptionProbe
     var timescale: Int32 { stage.timescale }
     private let decoder: VideoDecoder
     private let stage: VideoEncodeStage
@@ -279,11 +288,14 @@ final class VideoTranscodeProcessor: TrackProcessor {
                                      settings: settings, segmentDuration: segmentDuration, trackID: trackID,
                                      startupKeyframe: startupKeyframe)
         timeBase = stream.timeBase
+        captions = CaptionProbe(stream: stream)
     }
 
-    // Decoded frames stay in FFmpeg memory from the decoder to x264 (no copy when already yuv420p at the output size).
+    // Decoded frames stay in FFmpeg memory from the decoder to x264 (no copy when already yuv420p at the output size);
+    // so does their A/53 caption side data, which the encoder writes back into the pictures.
     func samples(for packet: Packet) throws -> [Sample] {
-        try decoder.decodeFrames(packet).flatMap(encode)
+        if captions.look(at: packet) { formatVersion += 1 }
+        return try decoder.decodeFrames(packet).flatMap(encode)
     }
 
     func flushSamples() throws -> [Sample] {

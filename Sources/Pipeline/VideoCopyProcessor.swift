@@ -110,11 +110,14 @@ final class VideoCopyProcessor<Codec: CopiedVideoCodec>: TrackProcessor {
     private var colour: ColourInfo?
     /// The `formatVersion` whose first keyframe was read for static metadata: once per format, not every keyframe.
     private var colourReadAt: Int?
+    /// The closed captions in the pictures (copied as they are, with the SEI that carries them).
+    private var captions: CaptionProbe
 
     init(stream: StreamInfo, trackID: UInt32) throws {
         self.stream = stream
         self.trackID = trackID
         colour = stream.colour
+        captions = CaptionProbe(stream: stream)
         timescale = outputTimescale(for: stream.timeBase, minimum: 10_000, fallback: 90_000)
         let rate = stream.frameRate ?? Rational(30, 1)
         frameTicks = rate.frameDuration(timescale: timescale)
@@ -131,7 +134,7 @@ final class VideoCopyProcessor<Codec: CopiedVideoCodec>: TrackProcessor {
         // Dolby Vision profile 8 rides on an hvc1 track (its base layer plays anywhere); other profiles are not copied
         // as Dolby Vision (their signalling would need a dvh1 sample entry).
         if case .hevc = d.codec, stream.dolbyVision?.profile == 8 { format.dolbyVision = stream.dolbyVision }
-        return format
+        return format.carrying(captions.found)
     }
 
     /// Takes a configuration record; a different one replaces the format.
@@ -161,6 +164,7 @@ final class VideoCopyProcessor<Codec: CopiedVideoCodec>: TrackProcessor {
                 }
             }
         }
+        if captions.look(at: packet), let current = format { format = makeFormat(Self.record(of: current.codec)) }
         let data = Codec.sample(from: packet.data)
         guard !data.isEmpty else { return [] }
         let dts = packet.dts.map { rescale($0) } ?? (lastDTS.map { $0 + frameTicks } ?? 0)

@@ -95,6 +95,9 @@ public struct MediaOptions: ParsableArguments, Sendable {
 
     @Option(name: .customLong("default-audio"), help: ArgumentHelp("The language of the default audio track (DEFAULT=YES). Default: the first one.", valueName: "lang"))
     public var defaultAudio: String?
+
+    @Option(help: ArgumentHelp("Closed captions (CEA-608/708 in the video's SEI) to signal: auto (those found in the input), none, or named: CC1=en,CC3=es,SERVICE1=en.", valueName: "list"))
+    public var captions: String?
     @Option(help: ArgumentHelp("Encrypt every segment and part: aes-128 (whole-segment AES-128-CBC, EXT-X-KEY; the origin serves the key at /NAME/keys/N.key to requests that pass its access control). See docs/encryption.md.", valueName: "scheme"))
     public var encrypt: String?
 
@@ -141,6 +144,7 @@ public struct MediaOptions: ParsableArguments, Sendable {
         o.audioName = try Self.keyValues(audioNames, flag: StreamOptions.CodingKeys.audioName.flag)
         o.audioLanguage = try Self.keyValues(audioLanguages, flag: StreamOptions.CodingKeys.audioLanguage.flag)
         o.defaultAudio = defaultAudio
+        o.captions = try read(captions, .captions)
         o.encrypt = try read(encrypt, .encrypt)
         o.key = try read(key ?? (encrypt != nil ? environmentKey() : nil), .key)
         o.keyPeriod = try read(keyPeriod, .keyPeriod)

@@ -126,6 +126,17 @@ extension VideoCodecName: OptionValue {
     public func encode(to encoder: Encoder) throws { try encodeOption(to: encoder) }
 }
 
+/// `--captions` / `captions`: `auto`, `none`, or services named `CC1=en,CC3=es,SERVICE1=en` (a bare language names
+/// the next service found).
+extension CaptionPlan: OptionValue {
+    public init(parsing text: String) throws(OptionError) {
+        guard let plan = CaptionPlan(text) else {
+            throw OptionError(" is auto, none or a list of CC1-CC4/SERVICE1-63=LANGUAGE or LANGUAGE entries, each service once, e.g. CC1=en,CC3=es (got '\(text)')")
+        }
+        self = plan
+    }
+}
+
 /// `--audio-codec` / `audio_codec`: what encoded audio is encoded to (aac, opus, ac3).
 extension AudioCodecName: OptionValue {
     public init(parsing text: String) throws(OptionError) {

@@ -67,6 +67,8 @@ public struct StreamOptions: Codable, Equatable, Sendable {
     public var audioLanguage: [String: String]?
     /// The language of the default audio track (`DEFAULT=YES`).
     public var defaultAudio: String?
+    /// The closed captions to signal: found in the input (`auto`), `none`, or named (`CC1=en,CC3=es`).
+    public var captions: CaptionPlan?
     /// Encrypt segments and parts (`aes-128`), with `key` (else a random key made at start), a new key every
     /// `keyPeriod` of media (docs/encryption.md).
     public var encrypt: EncryptionScheme?
@@ -93,6 +95,7 @@ public struct StreamOptions: Codable, Equatable, Sendable {
         case dashTrickMode = "dash_trick_mode"
         case audioTracks = "audio_tracks", audioName = "audio_name", audioLanguage = "audio_language"
         case defaultAudio = "default_audio"
+        case captions
         case encrypt, key
         case keyPeriod = "key_period"
 
@@ -168,6 +171,7 @@ public struct StreamOptions: Codable, Equatable, Sendable {
         o.audioName = defaults.audioName.map { $0.merging(audioName ?? [:]) { $1 } } ?? audioName
         o.audioLanguage = defaults.audioLanguage.map { $0.merging(audioLanguage ?? [:]) { $1 } } ?? audioLanguage
         o.defaultAudio = defaultAudio ?? defaults.defaultAudio
+        o.captions = captions ?? defaults.captions
         o.encrypt = encrypt ?? defaults.encrypt
         o.key = key ?? defaults.key
         o.keyPeriod = keyPeriod ?? defaults.keyPeriod

@@ -56,5 +56,6 @@ extension PipelineOptions {
         for (key, name) in o.audioName ?? [:] { if let i = Int(key) { audioTracks.names[i] = name } }
         for (key, tag) in o.audioLanguage ?? [:] { if let i = Int(key), let l = LanguageTag(tag) { audioTracks.languages[i] = l } }
         audioTracks.defaultLanguage = o.defaultAudio.flatMap(LanguageTag.init)
+        if let plan = o.captions { captions = plan }
     }
 }

@@ -113,6 +113,7 @@ import Testing
     audio_name = { "0" = "English (original)" }
     audio_language = { "1" = "fr" }
     default_audio = "fr"
+    captions = "CC1=en,CC3=fr"
     encrypt = "aes-128"
     key = "00112233445566778899aabbccddeeff"
     key_period = "60s"
@@ -157,6 +158,7 @@ import Testing
         audio_name: { "0": "English (original)" }
         audio_language: { "1": fr }
         default_audio: fr
+        captions: CC1=en,CC3=fr
         encrypt: aes-128
         key: "00112233445566778899aabbccddeeff"
         key_period: 1m

@@ -1,0 +1,46 @@
+import FFmpegBridge
+import ISOBMFF
+import MediaCore
+
+/// Finds the closed captions a video input carries (ATSC A/53 `cc_data` in its H.264 or H.265 SEI) in its first
+/// access units, before the stream starts: the first packet with captions decides, else the first keyframe decides
+/// there are none. What the output signals is known before its first segment; captions that begin later are carried
+/// (the bytes are copied or re-encoded with them) but not signalled unless `--captions` names them.
+struct CaptionProbe {
+    /// `nil`: the codec carries no A/53 SEI the probe reads (nothing to find).
+    private let hevc: Bool?
+    private(set) var decided: Bool
+    /// The services found (empty: none).
+    private(set) var found: [CaptionService] = []
+
+    init(stream: StreamInfo) {
+        hevc = stream.isH264 ? false : stream.isHEVC ? true : nil
+        decided = hevc == nil
+    }
+
+    /// Reads one packet of the input while undecided. True when this packet found captions (the formats change).
+    mutating func look(at packet: Packet) -> Bool {
+        guard !decided, let hevc else { return false }
+        let presence = SEI.captions(inAccessUnit: packet.data, hevc: hevc)
+        if !presence.isEmpty {
+            found = presence.services
+            decided = true
+            return true
+        }
+        if packet.isKeyframe { decided = true }
+        return false
+    }
+}
+
+extension TrackFormat {
+    /// This format with `services` signalled when its codec carries them in its pictures (H.264 and H.265 SEI; not AV1,
+    /// whose encoder here drops frame side data).
+    func carrying(_ services: [CaptionService]) -> TrackFormat {
+        var f = self
+        switch codec {
+        case .h264, .hevc: f.captions = services
+        default: f.captions = []
+        }
+        return f
+    }
+}
