@@ -5,7 +5,8 @@
 /// hls.js `lowLatencyMode` on/off. The default is on when the stream publishes LL-HLS parts
 /// (`lowLatencyDefault`), off otherwise (plain segments: the live edge of 3 target durations is the stable
 /// choice). The readout shows the mode and the rendition playing; with more than one rendition a menu
-/// picks one ("Auto" lets hls.js choose). `window.hls` and `window.player` are exposed for tests.
+/// picks one ("Auto" lets hls.js choose); with several audio languages a menu switches the audio, and with closed
+/// captions a menu shows one of them. `window.hls` and `window.player` are exposed for tests.
 enum PlayerPage {
     static func html(hlsJSURL: String, fallbackURL: String?, lowLatencyDefault: Bool = false) -> String {
         let primary = jsString(hlsJSURL)
@@ -42,6 +43,8 @@ enum PlayerPage {
         <body>
         <main>
           <header><h1>hls-origin</h1><span class="live">● LIVE</span><span class="engine" id="engine">loading…</span>
+            <select id="audio" aria-label="Audio language" hidden></select>
+            <select id="captions" aria-label="Captions" hidden></select>
             <select id="quality" aria-label="Rendition" hidden></select></header>
           <video id="video" muted autoplay playsinline controls></video>
         \(thumbnailMarkup)
@@ -117,6 +120,30 @@ enum PlayerPage {
             quality.hidden = hls.levels.length < 2;
           });
           quality.addEventListener('change', () => { hls.nextLevel = Number(quality.value); });
+          // Audio languages (hls.audioTracks) and closed captions (the multivariant's CLOSED-CAPTIONS renditions;
+          // hls.js makes their text track when the first cue arrives, so the choice is applied as tracks appear).
+          const audioMenu = $('audio'), captionMenu = $('captions');
+          hls.on(Hls.Events.AUDIO_TRACKS_UPDATED, () => {
+            audioMenu.replaceChildren(...hls.audioTracks.map((t, i) =>
+              new Option(t.name + (t.lang && !t.name.includes(t.lang) ? ' (' + t.lang + ')' : ''), String(i))));
+            audioMenu.value = String(hls.audioTrack);
+            audioMenu.hidden = hls.audioTracks.length < 2;
+          });
+          hls.on(Hls.Events.AUDIO_TRACK_SWITCHED, (_event, data) => { audioMenu.value = String(data.id); });
+          audioMenu.addEventListener('change', () => { hls.audioTrack = Number(audioMenu.value); });
+          let captionLabel = null;
+          const showCaptions = () => {
+            for (const t of video.textTracks) {
+              if (t.kind === 'captions' || t.kind === 'subtitles') t.mode = t.label === captionLabel ? 'showing' : 'hidden';
+            }
+          };
+          hls.on(Hls.Events.MANIFEST_LOADED, (_event, data) => {
+            const names = (data.captions || []).map((c) => c.name);
+            captionMenu.replaceChildren(new Option('Captions off', ''), ...names.map((n) => new Option('CC ' + n, n)));
+            captionMenu.hidden = names.length === 0;
+          });
+          captionMenu.addEventListener('change', () => { captionLabel = captionMenu.value || null; showCaptions(); });
+          video.textTracks.addEventListener('addtrack', showCaptions);
           hls.on(Hls.Events.LEVEL_SWITCHED, (_event, data) => {
             const level = hls.levels[data.level];
             $('rendition').textContent = level ? levelLabel(level) + (hls.autoLevelEnabled ? ' (auto)' : '') : '–';

@@ -60,6 +60,10 @@ def test_hlsjs_lists_both_languages_and_plays_french(start_origin, tmp_path):
         assert before, f"no playback with two audio tracks: {st}"
         assert [(a["lang"], a["name"], a["isDefault"]) for a in before["tracks"]] == [
             ("en", "English", True), ("fr", "Français", False)], before["tracks"]
+        # The page's audio menu lists both (its value is the playing track's index).
+        menu = b.evaluate("(() => { const m = document.getElementById('audio'); "
+                          "return {hidden: m.hidden, options: Array.from(m.options).map(o => o.text)}; })()")
+        assert menu == {"hidden": False, "options": ["English (en)", "Français (fr)"]}, menu
         french = [a["lang"] for a in before["tracks"]].index("fr")
         b.evaluate(f"window.hls.audioTrack = {french}")
         time.sleep(4)

@@ -131,6 +131,17 @@ CUES_JS = r"""
 """
 
 
+MENU_JS = r"""
+(() => {
+  const m = document.getElementById('captions');
+  m.value = 'English';
+  m.dispatchEvent(new Event('change'));
+  return {hidden: m.hidden, options: Array.from(m.options).map(o => [o.value, o.text]),
+          modes: Array.from(document.querySelector('video').textTracks).filter(t => t.kind === 'captions').map(t => t.mode)};
+})()
+"""
+
+
 def test_hlsjs_shows_the_captions_of_a_reencoded_rung(start_origin, captioned):
     need_chromium()
     s = start_origin(captioned, "--loop", "--ladder", "360,240", "--captions", "CC1=en")
@@ -151,11 +162,15 @@ def test_hlsjs_shows_the_captions_of_a_reencoded_rung(start_origin, captioned):
             if len({c[2] for c in cues}) >= 3:
                 break
             time.sleep(0.5)
+        menu = b.evaluate(MENU_JS)
     assert state and not state["fatal"], state
     captions = [t for t in state["tracks"] if t["kind"] == "captions"]
     assert captions and captions[0]["label"] == "English" and captions[0]["lang"] == "en", state["tracks"]
     cues = sorted({(round(c[0], 2), c[2].strip()) for c in captions[0]["cues"] if c[2].strip()})
     assert len(cues) >= 3, (state["tracks"], state["t"])
+    # The page's captions menu offers them, and choosing one shows its track.
+    assert menu["options"] == [["", "Captions off"], ["English", "CC English"]] and not menu["hidden"], menu
+    assert menu["modes"] == ["showing"], menu
     texts = [c[2] for c in CAPTIONS]
     for (t0, a), (t1, b) in zip(cues, cues[1:]):
         # Consecutive captions of the looped fixture: the next text, 3 s later (±0.5 s).
