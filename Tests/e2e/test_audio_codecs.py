@@ -15,6 +15,7 @@ import pytest
 
 from hlsharness import clients, http
 from hlsharness.testenv import need
+from hlsharness.procs import package
 
 # file name (its container) -> (audio encoder flags, with H.264 video, expected codec_name, channels)
 FIXTURES = {
@@ -52,12 +53,6 @@ def inputs(tmp_path_factory):
         out[name] = path
     return out
 
-
-def package(origin_bin, src, out, *args):
-    p = subprocess.run([origin_bin, "package", src, "-o", str(out), *args], stdin=subprocess.DEVNULL,
-                       capture_output=True, timeout=120)
-    assert p.returncode == 0, p.stderr.decode("utf-8", errors="replace")[-2000:]
-    return str(out)
 
 
 def audio_packets(path_or_url, seconds=None):

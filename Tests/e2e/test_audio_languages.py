@@ -17,6 +17,7 @@ import pytest
 
 from hlsharness import clients, http
 from hlsharness.testenv import need
+from hlsharness.procs import package
 from test_audio_codecs import attributes, audio_packets, bit_exact_problems
 
 SECONDS = 4
@@ -93,12 +94,6 @@ def language_problems(multivariant, expected, muxed):
 
 EN_FR = [("en", "English", "YES"), ("fr", "Français", "NO")]
 
-
-def package(origin_bin, src, out, *args):
-    p = subprocess.run([origin_bin, "package", src, "-o", str(out), *args], stdin=subprocess.DEVNULL,
-                       capture_output=True, timeout=120)
-    assert p.returncode == 0, p.stderr.decode("utf-8", errors="replace")[-2000:]
-    return str(out)
 
 
 def read_all(url_or_path):

@@ -19,6 +19,7 @@ import pytest
 from hlsharness import cea608, chromium
 from hlsharness.presentation import check_vod_presentation
 from hlsharness.testenv import need_chromium
+from hlsharness.procs import package
 
 CAPTIONS = [(1.0, 2.5, "ALPHA ONE"), (4.0, 5.5, "BRAVO TWO"), (7.0, 8.5, "CHARLIE THREE"), (10.0, 11.5, "DELTA FOUR")]
 FRAME = 1 / 30 + 0.001
@@ -32,12 +33,6 @@ def captioned(tmp_path_factory):
     assert cea608.read_captions(path) == CAPTIONS
     return path
 
-
-def package(origin_bin, src, out, *args):
-    p = subprocess.run([origin_bin, "package", src, "-o", str(out), *args], stdin=subprocess.DEVNULL,
-                       capture_output=True, timeout=180)
-    assert p.returncode == 0, p.stderr.decode("utf-8", errors="replace")[-2000:]
-    return str(out)
 
 
 def rendition_file(out, playlist, dest):

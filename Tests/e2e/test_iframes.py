@@ -16,6 +16,7 @@ import pytest
 
 from hlsharness import http, livecheck, m3u8, mp4, procs
 from hlsharness.testenv import need
+from hlsharness.procs import package
 
 # EXTINF is written truncated to microseconds: a sum of n of them falls short of the exact time by less than n µs.
 MICRO = 1e-6
@@ -145,12 +146,6 @@ def ffmpeg_reads(url, seconds=None, probe=True):
 
 
 # --- from disk (`package`) -----------------------------------------------------------------------------------------
-
-def package(origin_bin, src, out, *args):
-    p = subprocess.run([origin_bin, "package", src, "-o", out, *args], stdin=subprocess.DEVNULL, capture_output=True,
-                       timeout=120)
-    assert p.returncode == 0, p.stderr.decode("utf-8", "replace")
-    return out
 
 
 def disk_reader(directory):

@@ -24,6 +24,14 @@ def free_port():
         return s.getsockname()[1]
 
 
+def package(origin_bin, src, out, *args, timeout=180):
+    """`hls-origin package SRC -o OUT ARGS...`: asserts a zero exit (showing the end of stderr), returns OUT as a str."""
+    p = subprocess.run([origin_bin, "package", str(src), "-o", str(out), *args], stdin=subprocess.DEVNULL,
+                       capture_output=True, timeout=timeout)
+    assert p.returncode == 0, p.stderr.decode("utf-8", errors="replace")[-2000:]
+    return str(out)
+
+
 def stop_process(proc, grace=5.0, sig=signal.SIGINT):
     """SIGINT (or sig), wait up to grace seconds, then SIGKILL. Returns the exit code."""
     if proc is None:
