@@ -79,6 +79,28 @@ enum PlayerPage {
         $('mode').textContent = lowLatency ? 'LL-HLS' : 'standard';
         video.muted = true;
 
+        // hls.js 1.6 resets its CEA-608 parsers when an LL-HLS part follows the previous part of its own segment
+        // (TimelineController.onFragLoading tests `sn !== lastSn + 1` first), so every caption whose display spans
+        // parts is lost in lowLatencyMode. The same listener with the intended test: only a gap, a jump back or a new
+        // discontinuity resets them (the next part of the segment, or the next segment's first, continues).
+        function keepCaptionsAcrossParts(Hls, hls) {
+          const timeline = (hls.coreComponents || []).find((c) => c && 'cea608Parser1' in c && typeof c.onFragLoading === 'function');
+          if (!timeline || !/^1\\.6\\./.test(Hls.version)) return;
+          hls.off(Hls.Events.FRAG_LOADING, timeline.onFragLoading, timeline);
+          hls.on(Hls.Events.FRAG_LOADING, function (_event, data) {
+            if (!this.enabled || data.frag.type !== 'main') return;
+            const sn = data.frag.sn, part = data.part ? data.part.index : -1;
+            const next = (sn === this.lastSn && part === this.lastPartIndex + 1) || (sn === this.lastSn + 1 && part <= 0);
+            if (this.cea608Parser1 && this.cea608Parser2 && (!next || data.frag.cc !== this.lastCc)) {
+              this.cea608Parser1.reset();
+              this.cea608Parser2.reset();
+            }
+            this.lastCc = data.frag.cc;
+            this.lastSn = sn;
+            this.lastPartIndex = part;
+          }, timeline);
+        }
+
         async function loadHls() {
           for (const url of [HLS_JS_URL, HLS_JS_FALLBACK]) {
             if (!url) continue;
@@ -100,6 +122,7 @@ enum PlayerPage {
                                 ...(lowLatency ? { maxLiveSyncPlaybackRate: 1.5 } : {}) });
           window.hls = hls;
           window.Hls = Hls;
+          keepCaptionsAcrossParts(Hls, hls);
           window.player.engine = 'hls.js ' + Hls.version;
           hls.on(Hls.Events.ERROR, (_event, data) => {
             window.player.errors.push(data.type + ':' + data.details);
