@@ -69,8 +69,9 @@ def _sei(pair):
     return b"\x00\x00\x00\x01\x06" + _emulation_prevented(rbsp)
 
 
-def make_captioned(path, captions, seconds=12, size="640x360"):
-    """Writes `path` (MP4, H.264 + AAC) whose pictures carry `captions` [(start_s, end_s, text)] as CC1."""
+def make_captioned(path, captions, seconds=12, size="640x360", sei=True):
+    """Writes `path` (MP4, H.264 + AAC) whose pictures carry `captions` [(start_s, end_s, text)] as CC1; `sei=False`:
+    the same pictures without any caption SEI (a twin to compare with)."""
     frames = seconds * FPS
     with tempfile.TemporaryDirectory() as tmp:
         raw = os.path.join(tmp, "v.h264")
@@ -87,7 +88,7 @@ def make_captioned(path, captions, seconds=12, size="640x360"):
         for i, s in enumerate(starts):
             end = starts[i + 1] if i + 1 < len(starts) else len(data)
             au = data[s:end]
-            out += au[:6] + _sei(pairs[i]) + au[6:]       # after the AUD (start code, header, primary_pic_type + stop bit)
+            out += au[:6] + (_sei(pairs[i]) if sei else b"") + au[6:]   # after the AUD (start code, header, pic type)
         captioned = os.path.join(tmp, "cc.h264")
         open(captioned, "wb").write(out)
         subprocess.run(["ffmpeg", "-hide_banner", "-nostdin", "-v", "error", "-y", "-framerate", str(FPS),
@@ -95,6 +96,16 @@ def make_captioned(path, captions, seconds=12, size="640x360"):
                         "-map", "0:v", "-map", "1:a", "-c:v", "copy", "-c:a", "aac", "-b:a", "64k",
                         "-t", str(seconds), path], check=True)
     return path
+
+
+def every(seconds, period=3.0, shown=1.5):
+    """Captions every `period` seconds through `seconds` of media ("CAPTION 1", "CAPTION 2", …), from 1 s."""
+    out, t, n = [], 1.0, 1
+    while t + shown < seconds - 0.5:
+        out.append((t, t + shown, f"CAPTION {n}"))
+        t += period
+        n += 1
+    return out
 
 
 def read_captions(path):
