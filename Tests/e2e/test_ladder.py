@@ -151,13 +151,13 @@ def test_player_page_rendition_menu(ladder, tmp_path):
     with chromium.Browser() as b:
         b.call("Page.addScriptToEvaluateOnNewDocument", source=chromium.HOOK_JS)
         b.call("Page.navigate", url=ladder.url("/"))
-        options = _wait(b, "(() => { const s = document.querySelector('select'); return s && s.options.length > 1"
+        options = _wait(b, "(() => { const s = document.getElementById('quality'); return s && s.options.length > 1"
                            " ? [...s.options].map(o => [o.value, o.textContent]) : null; })()", 15)
         assert options and options[0][0] == "-1" and options[0][1].startswith("Auto"), options
         labels = [t for _, t in options[1:]]
         assert [t.split(" ")[0] for t in labels] == RUNGS and all("Mb/s" in t for t in labels), labels
         value = next(v for v, t in options if t.startswith("360p"))
-        b.evaluate(f"(() => {{ const s = document.querySelector('select'); s.value = '{value}';"
+        b.evaluate(f"(() => {{ const s = document.getElementById('quality'); s.value = '{value}';"
                    " s.dispatchEvent(new Event('change')); })()")
         switched = _wait(b, f"(window.__levelSwitches || []).some(x => x.level == {value}) &&"
                             " document.body.innerText.includes('360p') ? document.body.innerText : null", 15)
