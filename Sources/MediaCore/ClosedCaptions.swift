@@ -77,7 +77,7 @@ public enum CaptionPlan: Sendable, Hashable, CustomStringConvertible {
         default:
             var entries: [(String?, LanguageTag)] = []
             for item in t.split(separator: ",", omittingEmptySubsequences: false) {
-                let parts = item.split(separator: "=", maxSplits: 1).map { trimmed($0) }
+                let parts = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map { trimmed($0) }
                 if parts.count == 2 {
                     guard let s = CaptionService(instreamID: parts[0]), let l = LanguageTag(parts[1]) else { return nil }
                     entries.append((s.instreamID, l))
