@@ -72,6 +72,8 @@ public struct MPD: Sendable, Equatable {
         public var adaptationSets: [AdaptationSet]
         /// Thumbnail tiles (DASH-IF IOP 4.3 §6.2.6), rendered after the media AdaptationSets.
         public var thumbnails: ThumbnailSet?
+        /// Timed events (`EventStream`, §5.10.2): SCTE-35 cues.
+        public var eventStreams: [EventStream] = []
         public init(id: String, start: MediaTime = .zero(1), adaptationSets: [AdaptationSet], thumbnails: ThumbnailSet? = nil) {
             self.id = id
             self.start = start

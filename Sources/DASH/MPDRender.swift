@@ -27,6 +27,8 @@ extension MPD {
         }
         for p in periods {
             x.open("Period", [("id", p.id), ("start", Self.duration(p.start))])
+            // §5.3.2.2: EventStream elements precede the AdaptationSets in a Period's content model.
+            for e in p.eventStreams { e.render(into: &x) }
             for a in p.adaptationSets { render(a, into: &x) }
             p.thumbnails?.render(into: &x)
             x.close("Period")

@@ -208,6 +208,11 @@ public struct MediaPlaylist: Sendable, Equatable {
     public var skippedSegments: UInt64?
     /// `EXT-X-RENDITION-REPORT` tags, rendered last (before `EXT-X-ENDLIST`).
     public var renditionReports: [RenditionReport]
+    /// `EXT-X-DATERANGE` tags (§4.4.5.1), rendered after the header's map, before the first segment. They are Media
+    /// Metadata tags, not Media Segment tags: a delta update (`EXT-X-SKIP`) keeps every one (see `deltaUpdate()`).
+    public var dateRanges: [DateRange] = []
+    /// `--cue-tags legacy`: `EXT-X-CUE-OUT`/`-CONT`/`EXT-X-CUE-IN` before the segments of a break (`CueTags`).
+    public var cueTags: [UInt64: String] = [:]
 
     public init(version: Int = 7, targetDuration: Int, mediaSequence: UInt64 = 0, discontinuitySequence: UInt64 = 0,
                 independentSegments: Bool = true, mapURI: String, playlistType: PlaylistType? = nil,
@@ -304,10 +309,12 @@ public struct MediaPlaylist: Sendable, Equatable {
         // The header map precedes every key: the init segment is clear (`PlaylistKey`). With no key in force at the
         // first listed segment, it states its own key, in a full playlist and a delta update alike.
         Self.renderMap(mapURI, mapByteRange, into: &out)
+        for d in dateRanges { out += d.line + "\n" }
         var currentMap = mapURI
         var currentMapRange = mapByteRange
         var currentKey: PlaylistKey?
         for s in segments {
+            if let cue = cueTags[s.sequence] { out += cue }
             Self.renderSegment(s, mapInForce: &currentMap, mapRangeInForce: &currentMapRange, keyInForce: &currentKey, into: &out)
         }
         if !trailingParts.isEmpty || preloadHint != nil {

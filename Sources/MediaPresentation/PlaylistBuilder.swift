@@ -51,6 +51,7 @@ public enum PlaylistBuilder {
         var playlist = MediaPlaylist(targetDuration: td, mediaSequence: snap.mediaSequence,
                                      discontinuitySequence: snap.discontinuitySequence, mapURI: scheme.initURI(firstInit),
                                      playlistType: renderedType(playlistType, snap), segments: segments, endList: snap.finished)
+        playlist.dateRanges = snap.events.map(dateRange)
         if let partTarget {
             // PART-HOLD-BACK ≥ 3 × PART-TARGET, HOLD-BACK ≥ 3 × TARGETDURATION (§4.4.3.8); the policy's part target
             // is fixed for the stream, so neither value ever changes.
@@ -89,6 +90,13 @@ public enum PlaylistBuilder {
         }
         if skip, let delta = playlist.deltaUpdate() { return delta }
         return playlist
+    }
+
+    /// A listed event's `EXT-X-DATERANGE`: its out, in or command section as it came, `PLANNED-DURATION` from the
+    /// cue, `DURATION` once the break ended.
+    public static func dateRange(_ e: ListedEvent) -> DateRange {
+        DateRange(id: e.id, startDate: e.startDate, duration: e.duration, plannedDuration: e.plannedDuration,
+                  scte35Out: e.outSection, scte35In: e.inSection, scte35Cmd: e.commandSection)
     }
 
     /// `EXT-X-PLAYLIST-TYPE` as rendered: `VOD` only once the window is finished (a VOD playlist cannot change).

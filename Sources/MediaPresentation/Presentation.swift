@@ -92,6 +92,8 @@ public final class Presentation<Payload: Sendable>: PresentationConsumer, Sendab
     public let playlistType: MediaPlaylist.PlaylistType?
     /// Its DASH manifest carries trick-mode AdaptationSets (`--dash-trick-mode`).
     public let dashTrickMode: Bool
+    /// Timed events posted to this stream (the events API), for its pipeline to take.
+    public let eventInbox = EventInbox()
     private let payloads: PayloadMaker<Payload>
     /// Time-shift depth of every window (`LiveWindow` `history`), `nil`: none.
     public let history: MediaTime?
@@ -171,6 +173,8 @@ public final class Presentation<Payload: Sendable>: PresentationConsumer, Sendab
             let parts = w.partsInProgress(of: info.sequence).map(\.payload)
             w.publishSegment(info, payloads.segment(bytes, info, parts.count == info.partRanges.count ? parts : []))
             observer.withLock { $0 }?.didPublish(segment: info, rendition: rendition)
+        case .event(let e):
+            layout?.windows.forEach { $0.publishEvent(e) }
         case .end:
             finish()
         }

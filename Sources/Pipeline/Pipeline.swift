@@ -198,6 +198,7 @@ public final class Pipeline: @unchecked Sendable {
                 case .samples(let t, let samples, _):
                     for s in samples { bytes += s.data.count }
                     if let key = samples.last(where: \.isSync) { pipeline.keyframes.record(key, track: t, format: formats[t]) }
+                case .event: break
                 }
                 do {
                     try chain.accept(e)

@@ -159,7 +159,7 @@ public final class Recorder: PresentationConsumer, Sendable {
                 try writeMultivariant(s)
                 s.multivariantWritten = true
             }
-        case .part:
+        case .part, .event:
             break
         case .end:
             break  // `consume` calls `finish()` once the lock is released

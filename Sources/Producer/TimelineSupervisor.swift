@@ -83,6 +83,8 @@ public struct TimelineSupervisor {
 
     /// Whether a segmenter runs (the stream started, and no reconnect is waiting for its next connection).
     public var isRunning: Bool { segmenter != nil }
+    /// Output time − input time of the running segmenter, once it chose it (`Segmenter.Timeline.shift`).
+    public var timelineShift: MediaTime? { segmenter?.timeline?.shift }
     /// Epoch-locked segments not numbered by their cell on the input clock's grid (`Segmenter.epochSlips`).
     public var epochSlips: Int { segmenter?.epochSlips ?? 0 }
 
