@@ -25,6 +25,8 @@ final class DemuxedSource: MediaSource {
 
     private var timeBases: [Int: Rational] = [:]
     private var byStream: [Int: [Int]] = [:]
+    /// The input's SCTE-35 data streams (MPEG-TS stream type 0x86: libavformat's `scte_35`, one packet per section).
+    private var scte35Streams: Set<Int> = []
     /// Per processor: the `formatVersion` last announced (`nil`: none yet).
     private var announced: [Int?] = []
     // Loop bookkeeping: the span of the first pass (raw timestamps), in microseconds.
@@ -75,6 +77,28 @@ final class DemuxedSource: MediaSource {
         timeBases = Dictionary(uniqueKeysWithValues: d.streams.map { ($0.index, $0.timeBase) })
         byStream = Dictionary(grouping: s.processors.indices, by: { s.processors[$0].streamIndex })
         announced = s.processors.map { _ in nil }
+        scte35Streams = Set(d.streams.filter { $0.kind == .data && $0.codecName == "scte_35" }.map(\.index))
+        for i in scte35Streams.sorted() { logger.info("SCTE-35 cues from stream \(i) become timed events") }
+    }
+
+    /// An SCTE-35 section as the timed event it signals (`nil`: one that signals nothing placed, or a malformed one,
+    /// which is logged and skipped: the stream goes on).
+    private func cue(_ packet: Packet, timeBase tb: Rational) -> TimedEvent? {
+        let section: SpliceInfoSection
+        do {
+            section = try SpliceInfoSection(packet.data)
+        } catch {
+            logger.warning("skipping an SCTE-35 section on stream \(packet.streamIndex): \(error)")
+            return nil
+        }
+        let shift = MediaTime.rescale(loopOffsetMicros, from: 1_000_000, to: TimedEvent.ticks, rounding: .down)
+        let packetTime = packet.pts.map { MediaTime(value: MediaTime.rescale($0, timeBase: tb, to: TimedEvent.ticks), timescale: TimedEvent.ticks) }
+        guard var event = TimedEvent(section, packetTime: packetTime) else {
+            logger.debug("SCTE-35 section on stream \(packet.streamIndex) signals nothing to place (\(section.command))")
+            return nil
+        }
+        if case .input(let t) = event.time, shift != 0 { event.time = .input(MediaTime(value: t.value + shift, timescale: t.timescale)) }
+        return event
     }
 
     func next() throws -> SourceBatch? {
@@ -88,6 +112,12 @@ final class DemuxedSource: MediaSource {
                 passes += 1
                 logger.info("looping input (pass \(passes))")
                 continue
+            }
+            if scte35Streams.contains(packet.streamIndex), let tb = timeBases[packet.streamIndex] {
+                guard let event = cue(packet, timeBase: tb) else { continue }
+                var batch = SourceBatch()
+                batch.events = [.event(event)]
+                return batch
             }
             guard let targets = byStream[packet.streamIndex], let tb = timeBases[packet.streamIndex] else { continue }
             if packet.isCorrupt { logger.debug("corrupt packet on stream \(packet.streamIndex)") }

@@ -71,13 +71,17 @@ public final class Pipeline: @unchecked Sendable {
     public let keyframes = LatestKeyframes()
     let output: any PresentationConsumer
     let logger: Logger
+    /// Timed events posted from outside (the events API), fed to the chain between reads.
+    let inbox: EventInbox?
     private let stopFlag = Atomic<Bool>(false)
     private let interrupt = Mutex<InterruptFlag?>(nil)
     /// A local file opened and probed by `open()`, taken by `run()`.
     private var opened: Demuxer?
 
     /// `stats`: where the pipeline reports progress (give one to read it before the pipeline exists).
-    public init(options: PipelineOptions, output: any PresentationConsumer, logger: Logger, stats: PipelineStats = PipelineStats()) {
+    public init(options: PipelineOptions, output: any PresentationConsumer, logger: Logger, stats: PipelineStats = PipelineStats(),
+                events: EventInbox? = nil) {
+        self.inbox = events
         self.stats = stats
         self.options = options
         self.output = FanOut([output, stats.tap])
@@ -135,6 +139,7 @@ public final class Pipeline: @unchecked Sendable {
                     if let position = batch.position { $0.mediaMicros = max($0.mediaMicros, position) }
                     $0.videoFrames += Int64(batch.videoFrames)
                 }
+                if let posted = inbox?.take(), !posted.isEmpty { try run.feed(posted.map { .event($0) }) }
                 try run.feed(batch.events)
             } catch {
                 failure = error

@@ -56,7 +56,7 @@ final class ServedStream: @unchecked Sendable {
         let fanOut: any PresentationConsumer = consumers.count == 1 ? consumers[0] : FanOut(consumers)
         // Encrypted once, before the fan-out: every consumer stores (and the origin serves) the same bytes.
         let output = encryption?.stage(fanOut) ?? fanOut
-        let pipeline = Pipeline(options: options, output: output, logger: logger)
+        let pipeline = Pipeline(options: options, output: output, logger: logger, events: presentation.eventInbox)
         self.pipeline = pipeline
         let outcome = self.outcome
         let recorder = self.recorder

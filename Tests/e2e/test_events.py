@@ -1,0 +1,196 @@
+"""Timed events (issue 22; docs/events.md) against the real binary, one origin for the module (about 25 s).
+
+- The fixture: an MPEG-TS made by ffmpeg with two real SCTE-35 cues added on a stream-type-0x86 PID (a splice_insert
+  out of network at 6 s with a 4-s break_duration, its splice_insert back in at 10 s), both sections encoded by
+  threefive; proved first by threefive's own TS reader (and ffprobe's `scte_35` stream).
+- The origin reads it as a file: the break is one EXT-X-DATERANGE whose SCTE35-OUT and SCTE35-IN decode (threefive)
+  to the injected sections, byte for byte, with DURATION 4; its START-DATE is the splice's time on the
+  EXT-X-PROGRAM-DATE-TIME timeline (a segment's PDT plus the splice's distance from that segment's tfdt) within one
+  frame; the MPD's EventStream places it at the same media time and its Binary decodes to the same section.
+- The events API (POST /events, behind --api-token): a splice out appears in the next playlists and the MPD, its
+  section a splice_insert threefive decodes; bad input (not JSON, a cue in the past, a duplicate id, a body over
+  64 KB, no token) is 4xx and the stream goes on.
+"""
+import base64
+import json
+import os
+import re
+import subprocess
+import time
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from hlsharness import m3u8, mp4, procs, scte35
+from hlsharness import http as h
+from hlsharness.testenv import need, need_python
+
+TOKEN = "events-api-secret"
+FPS = 30
+SPLICE_AT = 6.0     # seconds after the first video frame
+BREAK = 4.0
+MPD_NS = {"mpd": "urn:mpeg:dash:schema:mpd:2011", "scte": "http://www.scte.org/schemas/35/2016"}
+
+
+@pytest.fixture(scope="module")
+def cue_fixture(tmp_path_factory):
+    """(path, first video PTS, earliest PTS, [out section, in section]) of a 20-s 640x360 TS with the two cues."""
+    need("ffmpeg", "ffprobe")
+    need_python("threefive")
+    d = tmp_path_factory.mktemp("cues")
+    base = str(d / "base.ts")
+    subprocess.run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", f"testsrc=size=640x360:rate={FPS}",
+                    "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000", "-t", "20",
+                    "-c:v", "libx264", "-preset", "ultrafast", "-bf", "0", "-g", str(FPS), "-keyint_min", str(FPS),
+                    "-sc_threshold", "0", "-pix_fmt", "yuv420p", "-c:a", "aac", "-b:a", "64k", "-f", "mpegts", base],
+                   check=True, timeout=60)
+    probe = json.loads(subprocess.run(["ffprobe", "-v", "error", "-show_entries", "stream=codec_type,start_pts",
+                                       "-of", "json", base], capture_output=True, check=True, timeout=20).stdout)
+    video_pts = next(int(s["start_pts"]) for s in probe["streams"] if s["codec_type"] == "video")
+    earliest = min(int(s["start_pts"]) for s in probe["streams"])
+    splice = video_pts + int(SPLICE_AT * scte35.TICKS)
+    back = splice + int(BREAK * scte35.TICKS)
+    out_section = scte35.splice_insert(101, splice / scte35.TICKS, True, BREAK)
+    in_section = scte35.splice_insert(101, back / scte35.TICKS, False)
+    path = str(d / "cues.ts")
+    with open(base, "rb") as f:
+        data = scte35.inject(f.read(), [(splice, out_section), (back, in_section)])
+    with open(path, "wb") as f:
+        f.write(data)
+    return path, video_pts, earliest, [out_section, in_section]
+
+
+@pytest.fixture(scope="module")
+def cue_origin(origin_bin, cue_fixture):
+    with procs.serving(origin_bin, [cue_fixture[0], "--loop", "--api-token", TOKEN], label="events origin") as s:
+        yield s
+
+
+def test_fixture_carries_the_cues(cue_fixture):
+    """threefive's own MPEG-TS reader finds both sections, as injected; ffprobe sees the scte_35 data stream."""
+    import threefive
+    path, video_pts, _, sections = cue_fixture
+    found = []
+    threefive.Stream(path).decode(func=found.append)
+    assert [bytes.fromhex(c.hex()[2:]) for c in found] == sections
+    assert [c.command.out_of_network_indicator for c in found] == [True, False]
+    assert abs(found[0].command.pts_time - (video_pts / scte35.TICKS + SPLICE_AT)) < 1e-5
+    assert found[0].command.break_duration == BREAK
+    codecs = subprocess.run(["ffprobe", "-v", "error", "-show_entries", "stream=codec_name", "-of", "csv=p=0", path],
+                            capture_output=True, text=True, timeout=20).stdout.split()
+    assert "scte_35" in codecs
+
+
+def wait_for(url, pattern, timeout):
+    """The body of url once it matches pattern (regex), else AssertionError with the last body."""
+    deadline = time.monotonic() + timeout
+    text = ""
+    while time.monotonic() < deadline:
+        text = h.get(url).text
+        if re.search(pattern, text):
+            return text
+        time.sleep(0.25)
+    raise AssertionError(f"{pattern!r} not in {url} within {timeout} s:\n{text[-3000:]}")
+
+
+def dateranges(text):
+    return {a["ID"]: a for a in (m3u8.parse_attrs(ln.split(":", 1)[1]) for ln in text.splitlines()
+                                 if ln.startswith("#EXT-X-DATERANGE:"))}
+
+
+def pdt_seconds(s):
+    d = m3u8.parse_pdt(s)
+    return d if isinstance(d, float) else d.timestamp()
+
+
+def test_input_cues_become_one_daterange(cue_origin, cue_fixture):
+    _, video_pts, earliest, (out_section, in_section) = cue_fixture
+    text = wait_for(cue_origin.url("/stream.m3u8"), r'ID="splice-101"[^\n]*SCTE35-IN=', timeout=20)
+    d = dateranges(text)["splice-101"]
+    assert bytes.fromhex(d["SCTE35-OUT"][2:]) == out_section
+    assert bytes.fromhex(d["SCTE35-IN"][2:]) == in_section
+    decoded = scte35.decode(d["SCTE35-OUT"])
+    assert decoded["command"]["name"] == "Splice Insert" and decoded["command"]["out_of_network_indicator"] is True
+    assert scte35.decode(d["SCTE35-IN"])["command"]["out_of_network_indicator"] is False
+    assert float(d["PLANNED-DURATION"]) == BREAK and float(d["DURATION"]) == BREAK
+    assert "#EXT-X-PROGRAM-DATE-TIME:" in text  # §4.4.5.1: required with a daterange
+    # START-DATE on the PDT timeline: a listed segment's date plus the splice's distance from its tfdt (the origin's
+    # timeline starts at 0 at the input's earliest timestamp).
+    splice_out_time = video_pts + int(SPLICE_AT * scte35.TICKS) - earliest
+    playlist = m3u8.parse_media(text)
+    seg = playlist.segments[0]
+    init = mp4.parse_init(h.get(cue_origin.url("/init.mp4")).body)
+    frag = mp4.parse_fragment(h.get(cue_origin.url("/" + seg.uri)).body, init)
+    video_track = next(t.track_id for t in init.tracks if t.handler == "vide")
+    tfdt = next(r.base_decode_time for r in frag.runs if r.track_id == video_track)
+    expected = seg.pdt + (splice_out_time - tfdt) / scte35.TICKS
+    assert abs(pdt_seconds(d["START-DATE"]) - expected) <= 1 / FPS, (d["START-DATE"], expected)
+    # The MPD: the same media time, the same section.
+    mpd = ET.fromstring(h.get(cue_origin.url("/manifest.mpd")).body)
+    streams = mpd.findall("mpd:Period/mpd:EventStream", MPD_NS)
+    assert [s.get("schemeIdUri") for s in streams] == ["urn:scte:scte35:2014:xml+bin"]
+    timescale = int(streams[0].get("timescale"))
+    event = streams[0].find("mpd:Event", MPD_NS)
+    assert int(event.get("presentationTime")) * scte35.TICKS // timescale == splice_out_time
+    assert int(event.get("duration")) == int(BREAK * timescale)
+    binary = base64.b64decode(event.find("scte:Signal/scte:Binary", MPD_NS).text)
+    assert binary == out_section
+
+
+def post_event(origin, body, token=TOKEN, content_type="application/json"):
+    headers = {"Content-Type": content_type}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    data = body if isinstance(body, bytes) else json.dumps(body).encode()
+    import http.client
+    conn = http.client.HTTPConnection("127.0.0.1", origin.port, timeout=5)
+    try:
+        conn.request("POST", "/events", body=data, headers=headers)
+        r = conn.getresponse()
+        return r.status, r.read().decode("utf-8", errors="replace")
+    finally:
+        conn.close()
+
+
+def test_posted_event_appears_in_the_next_playlist_and_the_mpd(cue_origin):
+    status, answer = post_event(cue_origin, {"type": "splice_out", "id": "api-break-1", "duration": 5})
+    assert status == 201, answer
+    assert json.loads(answer) == {"id": "api-break-1", "type": "splice_out"}
+    posted = time.monotonic()
+    text = wait_for(cue_origin.url("/stream.m3u8"), r'ID="api-break-1"', timeout=5)
+    assert time.monotonic() - posted < 3, "listed with the next segment or the one after"
+    d = dateranges(text)["api-break-1"]
+    decoded = scte35.decode(d["SCTE35-OUT"])
+    assert decoded["command"]["name"] == "Splice Insert"
+    assert decoded["command"]["out_of_network_indicator"] is True and decoded["command"]["break_duration"] == 5.0
+    assert float(d["PLANNED-DURATION"]) == 5.0
+    mpd = ET.fromstring(h.get(cue_origin.url("/manifest.mpd")).body)
+    binaries = [base64.b64decode(b.text) for b in mpd.findall(
+        "mpd:Period/mpd:EventStream/mpd:Event/scte:Signal/scte:Binary", MPD_NS)]
+    assert bytes.fromhex(d["SCTE35-OUT"][2:]) in binaries
+    status, answer = post_event(cue_origin, {"type": "splice_in", "id": "api-break-1"})
+    assert status == 201, answer
+    text = wait_for(cue_origin.url("/stream.m3u8"), r'ID="api-break-1"[^\n]*SCTE35-IN=', timeout=5)
+    back = dateranges(text)["api-break-1"]
+    assert scte35.decode(back["SCTE35-IN"])["command"]["out_of_network_indicator"] is False
+    assert 0 < float(back["DURATION"]) < 5, "the break ended when the splice in came"
+
+
+def test_bad_events_are_4xx_and_the_stream_goes_on(cue_origin):
+    before = m3u8.parse_media(h.get(cue_origin.url("/stream.m3u8")).text).media_sequence
+    assert post_event(cue_origin, b"{not json")[0] == 400
+    assert post_event(cue_origin, {"type": "splice_sideways"})[0] == 400
+    assert post_event(cue_origin, {"type": "splice_out", "delay": -10})[0] == 422
+    assert post_event(cue_origin, {"type": "splice_out", "start_date": "2020-01-01T00:00:00Z"})[0] == 422
+    assert post_event(cue_origin, {"type": "time_signal", "id": "dup", "segmentation_type_id": 16})[0] == 201
+    assert post_event(cue_origin, {"type": "time_signal", "id": "dup", "segmentation_type_id": 16})[0] == 409
+    assert post_event(cue_origin, {"type": "splice_out", "pad": "x" * 70_000})[0] == 413
+    assert post_event(cue_origin, {"type": "splice_out"}, token=None)[0] == 401
+    assert post_event(cue_origin, {"type": "splice_out"}, token="wrong")[0] == 401
+    assert post_event(cue_origin, b"type=splice_out", content_type="application/x-www-form-urlencoded")[0] == 415
+    wait_for(cue_origin.url("/stream.m3u8"), r'ID="dup"', timeout=5)
+    deadline = time.monotonic() + 5
+    while m3u8.parse_media(h.get(cue_origin.url("/stream.m3u8")).text).media_sequence <= before + 1:
+        assert time.monotonic() < deadline, "the stream stopped"
+        time.sleep(0.3)
+    assert cue_origin.proc.poll() is None
