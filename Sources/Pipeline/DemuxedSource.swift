@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import MediaCore
 import Producer
+import Segmenter
 
 /// A demuxed input (a file, a pipe, a network stream): libavformat's packets through the processors `OutputSetup`
 /// chose (copy, transcode, a ladder), as the producer chain's events. It loops a file (`--loop`, timestamps running
@@ -97,7 +98,19 @@ final class DemuxedSource: MediaSource {
             logger.debug("SCTE-35 section on stream \(packet.streamIndex) signals nothing to place (\(section.command))")
             return nil
         }
-        if case .input(let t) = event.time, shift != 0 { event.time = .input(MediaTime(value: t.value + shift, timescale: t.timescale)) }
+        if case .input(var t) = event.time {
+            // 33 bits of 90 kHz: the turn of the wrap nearest the packet (libavformat's timestamps run on past a wrap).
+            if let p = packetTime {
+                let wrap = TimelineAnchor.mpegTSWrap.value
+                let d = p.value - t.value + wrap / 2
+                t.value += (d >= 0 ? d / wrap : (d - wrap + 1) / wrap) * wrap
+            }
+            event.time = .input(MediaTime(value: t.value + shift, timescale: t.timescale))
+        }
+        if case .input(let t) = event.time, event.kind != .timeSignal {
+            // An encoded rendition puts an IDR on the splice's frame (the segmenter cuts there).
+            for slot in setup.processors { slot.processor.splice(at: t) }
+        }
         return event
     }
 

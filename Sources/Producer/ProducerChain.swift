@@ -153,6 +153,8 @@ public struct ProducerChain {
         if let edge = inputEdge, at < edge {
             logger.notice("timed event '\(e.id)' (\(e.kind.rawValue)) is \(Self.millis(edge - at)) ms behind the media: placed where it was due")
         }
+        // A break starts or ends here: a segment starts here too (at the first keyframe at or after it).
+        if e.kind != .timeSignal { supervisor.requestCut(atInput: at) }
         pendingEvents.append((e, at))
     }
 

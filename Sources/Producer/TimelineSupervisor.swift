@@ -100,6 +100,15 @@ public struct TimelineSupervisor {
         return [Self.inits(seg)]
     }
 
+    /// A splice at input time `t`: a segment boundary at the first reference keyframe at or after it (`Segmenter.
+    /// requestCut`). `false` when no timeline is chosen yet (the stream has not started).
+    @discardableResult
+    public mutating func requestCut(atInput t: MediaTime) -> Bool {
+        guard let shift = segmenter?.timeline?.shift else { return false }
+        segmenter!.requestCut(at: t.converted(to: shift.timescale, rounding: .nearest) + shift)
+        return true
+    }
+
     /// New codec parameters on `track`: applied from its next sample.
     public mutating func formatChange(track: Int, _ formats: [TrackFormat]) {
         pendingChange = (track, formats)
@@ -125,7 +134,9 @@ public struct TimelineSupervisor {
                           start: MediaTime(value: s.dts, timescale: timescale))
         }
         guard var h = handover else {
-            return try segmenter!.appendEvents(s, track: track, wallClock: wallClock).map(Self.output)
+            let out = try segmenter!.appendEvents(s, track: track, wallClock: wallClock).map(Self.output)
+            if !segmenter!.spliceCutsMade.isEmpty { logSpliceCuts() }
+            return out
         }
         let crossed: Bool
         switch h.cause {
@@ -176,6 +187,19 @@ public struct TimelineSupervisor {
     }
 
     // MARK: - Internals
+
+    /// How far each splice cut fell from its splice (a copied input cuts at its next keyframe).
+    private mutating func logSpliceCuts() {
+        guard let ts = segmenter.map({ $0.tracks[$0.referenceTrack].timescale }) else { return }
+        for c in segmenter!.takeSpliceCuts() {
+            let late = MediaTime(value: c.at - c.requested, timescale: ts)
+            if late.value <= 0 {
+                logger.info("splice at \(Self.seconds(MediaTime(value: c.requested, timescale: ts))) s: a segment starts on the keyframe there")
+            } else {
+                logger.notice("splice at \(Self.seconds(MediaTime(value: c.requested, timescale: ts))) s: the segment starts at the first keyframe after it, \(Self.seconds(late)) s later (the input's keyframes are copied)")
+            }
+        }
+    }
 
     private func video(_ tracks: [TrackFormat]) -> Int? { tracks.firstIndex { $0.kind == .video } }
 

@@ -110,6 +110,11 @@ public struct Segmenter {
     var shortFirstSegmentDecided = false
     var partStart: Int64?
     var boundaries: [Boundary] = []
+    /// Splice points still to cut at (reference-track ticks, output timeline), ascending: the first sync sample at or
+    /// after each ends the segment in progress (`requestCut`).
+    var spliceCuts: [Int64] = []
+    /// Cuts made for splice points: where each was asked for and the sync sample it fell on (reference ticks).
+    public internal(set) var spliceCutsMade: [(requested: Int64, at: Int64)] = []
     var segmentWallClock: WallClock?
     /// Samples held until every track has shown its first timestamp (to choose the common offset).
     var preroll: [(track: Int, sample: Sample, wallClock: WallClock?)] = []

@@ -27,7 +27,7 @@ from hlsharness.testenv import need, need_python
 
 TOKEN = "events-api-secret"
 FPS = 30
-SPLICE_AT = 6.0     # seconds after the first video frame
+SPLICE_AT = 6.5     # seconds after the first video frame: off the 1-s keyframe grid
 BREAK = 4.0
 MPD_NS = {"mpd": "urn:mpeg:dash:schema:mpd:2011", "scte": "http://www.scte.org/schemas/35/2016"}
 
@@ -61,9 +61,31 @@ def cue_fixture(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def cue_origin(origin_bin, cue_fixture):
-    with procs.serving(origin_bin, [cue_fixture[0], "--loop", "--api-token", TOKEN], label="events origin") as s:
-        yield s
+def origins(origin_bin, cue_fixture):
+    """Both origins of the module, started together (each waits for the same cues): the fixture copied (its
+    keyframes every second), and encoded as a two-rung ladder."""
+    copy = procs.OriginServer(origin_bin, [cue_fixture[0], "--loop", "--api-token", TOKEN])
+    ladder = procs.OriginServer(origin_bin, [cue_fixture[0], "--ladder", "240,180", "--window", "12"])
+    for s in (copy, ladder):
+        s.start()
+    try:
+        for s in (copy, ladder):
+            s.wait_ready(20)
+        yield copy, ladder
+    finally:
+        for s, label in ((copy, "copy"), (ladder, "ladder")):
+            rc = s.stop()
+            print(f"\n--- {label} origin exit {rc}; stderr tail:\n{s.stderr()[-1500:]}")
+
+
+@pytest.fixture(scope="module")
+def cue_origin(origins):
+    return origins[0]
+
+
+@pytest.fixture(scope="module")
+def ladder_origin(origins):
+    return origins[1]
 
 
 def test_fixture_carries_the_cues(cue_fixture):
@@ -135,6 +157,47 @@ def test_input_cues_become_one_daterange(cue_origin, cue_fixture):
     assert int(event.get("duration")) == int(BREAK * timescale)
     binary = base64.b64decode(event.find("scte:Signal/scte:Binary", MPD_NS).text)
     assert binary == out_section
+
+
+def test_copied_input_cuts_at_its_next_keyframe_and_says_how_far(cue_origin):
+    """The copied video's keyframes are a second apart: the splice (half a second off them) starts a segment at the
+    next keyframe, and the log says it fell 0.5 s late; EXT-X-TARGETDURATION stays 1."""
+    wait_for(cue_origin.url("/stream.m3u8"), r'ID="splice-101"[^\n]*SCTE35-IN=', timeout=20)
+    assert re.search(r"splice at [\d.]+ s: the segment starts at the first keyframe after it, 0\.5 s later",
+                     cue_origin.stderr()), cue_origin.stderr()[-2000:]
+    assert "#EXT-X-TARGETDURATION:1\n" in h.get(cue_origin.url("/stream.m3u8")).text
+
+
+def test_ladder_rungs_start_a_segment_with_an_idr_at_the_splice(ladder_origin):
+    """Encoded, every rung has an IDR on the splice's frame and a segment starting there, at the same tfdt in every
+    rung (off the 1-s grid: the segment before it is shorter); TARGETDURATION never changes."""
+    s = ladder_origin
+    text = wait_for(s.url("/240p.m3u8"), r'ID="splice-101"[^\n]*SCTE35-IN=', timeout=25)
+    d = dateranges(text)["splice-101"]
+    splices = [pdt_seconds(d["START-DATE"]), pdt_seconds(d["START-DATE"]) + float(d["DURATION"])]
+    checked = 0
+    for at in splices:
+        starts = {}
+        for rung in ("240p", "180p"):
+            playlist_text = h.get(s.url(f"/{rung}.m3u8")).text
+            assert "#EXT-X-TARGETDURATION:1\n" in playlist_text
+            playlist = m3u8.parse_media(playlist_text)
+            index = next((i for i, g in enumerate(playlist.segments) if abs(g.pdt - at) < 0.0015), None)
+            if index is None or index == 0:
+                break
+            seg = playlist.segments[index]
+            assert playlist.segments[index - 1].duration < 0.9, "the splice is off the grid: a short segment before it"
+            init = mp4.parse_init(h.get(s.url(f"/{rung}/init.mp4")).body)
+            data = h.get(s.url("/" + seg.uri)).body
+            track = init.tracks[0].track_id
+            run = next(r for r in mp4.parse_fragment(data, init).runs if r.track_id == track)
+            assert mp4.is_sync(run.flags[0]), f"{rung} {seg.uri} does not start with a sync sample"
+            assert 5 in mp4.nal_unit_types(mp4.first_sample_bytes(data, init, track)), f"{rung} {seg.uri}: no IDR"
+            starts[rung] = (seg.seq, run.base_decode_time)
+        else:
+            assert len(set(starts.values())) == 1, starts
+            checked += 1
+    assert checked >= 1, f"no splice's segment listed in both rungs:\n{text}"
 
 
 def post_event(origin, body, token=TOKEN, content_type="application/json"):
