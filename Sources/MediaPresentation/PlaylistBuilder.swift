@@ -21,7 +21,8 @@ public enum PlaylistBuilder {
     public static func mediaPlaylist<P>(_ snap: WindowSnapshot<P>, scheme: URIScheme,
                                         playlistType: MediaPlaylist.PlaylistType?,
                                         reports: [RenditionReport] = [], skip: Bool = false,
-                                        singleFile: SingleFileIndex? = nil, uriQuery: String = "") -> MediaPlaylist? {
+                                        singleFile: SingleFileIndex? = nil, uriQuery: String = "",
+                                        events signalling: EventSignalling = EventSignalling()) -> MediaPlaylist? {
         guard snap.isPlayable, let firstInit = snap.window.first?.initIndex ?? snap.inits.last?.index else { return nil }
         let scheme = SuffixedScheme(scheme, uriQuery)
         let td = snap.targetDuration
@@ -51,7 +52,8 @@ public enum PlaylistBuilder {
         var playlist = MediaPlaylist(targetDuration: td, mediaSequence: snap.mediaSequence,
                                      discontinuitySequence: snap.discontinuitySequence, mapURI: scheme.initURI(firstInit),
                                      playlistType: renderedType(playlistType, snap), segments: segments, endList: snap.finished)
-        playlist.dateRanges = snap.events.map(dateRange)
+        playlist.dateRanges = snap.events.flatMap { e in [dateRange(e)] + (signalling.interstitial(e).map { [$0] } ?? []) }
+        if signalling.legacyCueTags { playlist.cueTags = signalling.cueTags(snap.events, segments) }
         if let partTarget {
             // PART-HOLD-BACK ≥ 3 × PART-TARGET, HOLD-BACK ≥ 3 × TARGETDURATION (§4.4.3.8); the policy's part target
             // is fixed for the stream, so neither value ever changes.

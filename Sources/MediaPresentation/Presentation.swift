@@ -92,6 +92,8 @@ public final class Presentation<Payload: Sendable>: PresentationConsumer, Sendab
     public let playlistType: MediaPlaylist.PlaylistType?
     /// Its DASH manifest carries trick-mode AdaptationSets (`--dash-trick-mode`).
     public let dashTrickMode: Bool
+    /// How its events are written besides EXT-X-DATERANGE and the MPD's EventStream (legacy cue tags, interstitials).
+    public let eventSignalling: EventSignalling
     /// Timed events posted to this stream (the events API), for its pipeline to take.
     public let eventInbox = EventInbox()
     private let payloads: PayloadMaker<Payload>
@@ -133,7 +135,9 @@ public final class Presentation<Payload: Sendable>: PresentationConsumer, Sendab
 
     public init(windowSize: Int = 6, playlistType: MediaPlaylist.PlaylistType? = nil,
                 clock: @escaping @Sendable () -> Int64 = LiveWindowClock.monotonicMilliseconds,
-                history: MediaTime? = nil, spill: Spill? = nil, dashTrickMode: Bool = false, payloads: PayloadMaker<Payload>) {
+                history: MediaTime? = nil, spill: Spill? = nil, dashTrickMode: Bool = false,
+                eventSignalling: EventSignalling = EventSignalling(), payloads: PayloadMaker<Payload>) {
+        self.eventSignalling = eventSignalling
         self.history = history
         self.dashTrickMode = dashTrickMode
         self.spill = spill

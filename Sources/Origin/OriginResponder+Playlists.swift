@@ -122,7 +122,7 @@ extension OriginResponder {
             }
             return PlaylistBuilder.mediaPlaylist(snaps[r], scheme: layout.renditions[r].scheme,
                                                  playlistType: p.playlistType, reports: reports, skip: skip,
-                                                 uriQuery: uriQuery)?.render()
+                                                 uriQuery: uriQuery, events: p.eventSignalling)?.render()
         })
     }
 

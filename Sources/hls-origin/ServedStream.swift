@@ -38,7 +38,8 @@ final class ServedStream: @unchecked Sendable {
         // The recorder comes first in the fan-out: a segment is on disk before the live window lists it, so a
         // time-shift window can always spill it.
         let presentation = LivePresentation.live(windowSize: window, history: history, recording: recorded,
-                                                 dashTrickMode: options.dashTrickMode)
+                                                 dashTrickMode: options.dashTrickMode,
+                                                 eventSignalling: options.eventSignalling)
         self.presentation = presentation
         var consumers: [any PresentationConsumer] = []
         var sheets: LiveTileSheets?

@@ -96,3 +96,35 @@ import Testing
         #expect(inbox.take().isEmpty)
     }
 }
+
+/// `--cue-tags legacy` and `--interstitial URL`.
+@Suite struct EventSignallingTests {
+    @Test func legacyCueTagsAroundABreak() throws {
+        let p = try EventTests.presentation()
+        try p.consume(.event(EventTests.event("b", .spliceOut, at: 1, planned: 2)))
+        for n in 0..<UInt64(4) { try p.consume(.segment(rendition: 0, Fixture.info(n), bytes: [0])) }
+        let snap = try #require(p.layout?.windows[0].snapshot())
+        let text = try #require(PlaylistBuilder.mediaPlaylist(snap, scheme: Rendition.muxed().scheme, playlistType: nil,
+                                                              events: EventSignalling(legacyCueTags: true))).render()
+        let lines = text.split(separator: "\n").map(String.init)
+        func before(_ uri: String) -> String { lines[lines.firstIndex(of: uri)! - 3] }
+        #expect(before("seg1.m4s") == "#EXT-X-CUE-OUT:DURATION=2.0")
+        #expect(before("seg2.m4s") == "#EXT-X-CUE-OUT-CONT:ElapsedTime=1.0,Duration=2.0")
+        #expect(before("seg3.m4s") == "#EXT-X-CUE-IN")
+        #expect(!text.contains("CUE-OUT") || text.contains("#EXT-X-DATERANGE:ID=\"b\""))
+        let plain = try #require(PlaylistBuilder.mediaPlaylist(snap, scheme: Rendition.muxed().scheme, playlistType: nil)).render()
+        #expect(!plain.contains("#EXT-X-CUE"))
+    }
+
+    @Test func interstitialBesideTheBreak() throws {
+        let p = try EventTests.presentation()
+        try p.consume(.event(EventTests.event("b", .spliceOut, at: 1, planned: 30)))
+        try p.consume(.segment(rendition: 0, Fixture.info(0), bytes: [0]))
+        try p.consume(.segment(rendition: 0, Fixture.info(1), bytes: [0]))
+        let snap = try #require(p.layout?.windows[0].snapshot())
+        let text = try #require(PlaylistBuilder.mediaPlaylist(snap, scheme: Rendition.muxed().scheme, playlistType: nil,
+                                                              events: EventSignalling(interstitialAssetURI: "https://ads.example/a.m3u8"))).render()
+        #expect(text.contains(#"#EXT-X-DATERANGE:ID="b.interstitial",CLASS="com.apple.hls.interstitial",START-DATE="2025-11-22T04:20:27.000Z",DURATION=30.0,X-ASSET-URI="https://ads.example/a.m3u8",X-RESUME-OFFSET=30.0,X-RESTRICT="SKIP,JUMP""#))
+        #expect(text.contains(#"#EXT-X-DATERANGE:ID="b",START-DATE="2025-11-22T04:20:27.000Z",PLANNED-DURATION=30.0,SCTE35-OUT=0xFC3001"#))
+    }
+}

@@ -116,6 +116,8 @@ import Testing
     encrypt = "aes-128"
     key = "00112233445566778899aabbccddeeff"
     key_period = "60s"
+    cue_tags = "legacy"
+    interstitial = "https://ads.example/break.m3u8"
     """
 
     static let everyKeyYAML = """
@@ -160,6 +162,8 @@ import Testing
         encrypt: aes-128
         key: "00112233445566778899aabbccddeeff"
         key_period: 1m
+        cue_tags: legacy
+        interstitial: "https://ads.example/break.m3u8"
     """
 
     @Test func epochFromInputIsAPerStreamKey() throws {

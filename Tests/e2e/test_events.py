@@ -26,6 +26,7 @@ from hlsharness import http as h
 from hlsharness.testenv import need, need_python
 
 TOKEN = "events-api-secret"
+AD = "https://ads.example/break/index.m3u8"
 FPS = 30
 SPLICE_AT = 6.5     # seconds after the first video frame: off the 1-s keyframe grid
 BREAK = 4.0
@@ -64,7 +65,8 @@ def cue_fixture(tmp_path_factory):
 def origins(origin_bin, cue_fixture):
     """Both origins of the module, started together (each waits for the same cues): the fixture copied (its
     keyframes every second), and encoded as a two-rung ladder."""
-    copy = procs.OriginServer(origin_bin, [cue_fixture[0], "--loop", "--api-token", TOKEN])
+    copy = procs.OriginServer(origin_bin, [cue_fixture[0], "--loop", "--api-token", TOKEN, "--window", "10",
+                                           "--cue-tags", "legacy", "--interstitial", AD])
     ladder = procs.OriginServer(origin_bin, [cue_fixture[0], "--ladder", "240,180", "--window", "12"])
     for s in (copy, ladder):
         s.start()
@@ -157,6 +159,20 @@ def test_input_cues_become_one_daterange(cue_origin, cue_fixture):
     assert int(event.get("duration")) == int(BREAK * timescale)
     binary = base64.b64decode(event.find("scte:Signal/scte:Binary", MPD_NS).text)
     assert binary == out_section
+
+
+def test_legacy_cue_tags_and_the_interstitial(cue_origin):
+    """--cue-tags legacy: EXT-X-CUE-OUT on the first segment of the break, EXT-X-CUE-OUT-CONT on the next ones,
+    EXT-X-CUE-IN on the first one after it; --interstitial: an Apple interstitial daterange at the break's start."""
+    text = wait_for(cue_origin.url("/stream.m3u8"), r"#EXT-X-CUE-IN", timeout=25)
+    cues = [ln for ln in text.splitlines() if ln.startswith("#EXT-X-CUE")]
+    assert cues[0] == f"#EXT-X-CUE-OUT:DURATION={BREAK}", cues
+    assert all(c.startswith("#EXT-X-CUE-OUT-CONT:ElapsedTime=") and c.endswith(f",Duration={BREAK}") for c in cues[1:-1]), cues
+    assert cues[-1] == "#EXT-X-CUE-IN" and len(cues) >= 4, cues
+    ranges = dateranges(text)
+    i = ranges["splice-101.interstitial"]
+    assert i["CLASS"] == "com.apple.hls.interstitial" and i["X-ASSET-URI"] == AD and float(i["X-RESUME-OFFSET"]) == BREAK
+    assert i["START-DATE"] == ranges["splice-101"]["START-DATE"]
 
 
 def test_copied_input_cuts_at_its_next_keyframe_and_says_how_far(cue_origin):
