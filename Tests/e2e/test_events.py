@@ -1,15 +1,19 @@
-"""Timed events (issue 22; docs/events.md) against the real binary, one origin for the module (about 25 s).
+"""Timed events (issue 22; docs/events.md) against the real binary: two origins for the module, started together
+(about 17 s in all).
 
 - The fixture: an MPEG-TS made by ffmpeg with two real SCTE-35 cues added on a stream-type-0x86 PID (a splice_insert
-  out of network at 6 s with a 4-s break_duration, its splice_insert back in at 10 s), both sections encoded by
-  threefive; proved first by threefive's own TS reader (and ffprobe's `scte_35` stream).
-- The origin reads it as a file: the break is one EXT-X-DATERANGE whose SCTE35-OUT and SCTE35-IN decode (threefive)
-  to the injected sections, byte for byte, with DURATION 4; its START-DATE is the splice's time on the
+  out of network at 6.5 s, off the 1-s keyframes, with a 4-s break_duration, and its splice_insert back in at 10.5 s),
+  both sections encoded by threefive; proved first by threefive's own TS reader (and ffprobe's `scte_35` stream).
+- The copied origin reads it as a file: the break is one EXT-X-DATERANGE whose SCTE35-OUT and SCTE35-IN decode
+  (threefive) to the injected sections, byte for byte, with DURATION 4; its START-DATE is the splice's time on the
   EXT-X-PROGRAM-DATE-TIME timeline (a segment's PDT plus the splice's distance from that segment's tfdt) within one
-  frame; the MPD's EventStream places it at the same media time and its Binary decodes to the same section.
+  frame; the MPD's EventStream places it at the same media time and its Binary decodes to the same section. The
+  splice falls on the next copied keyframe and the log says it was 0.5 s late; --cue-tags legacy and --interstitial.
+- The ladder origin (two encoded rungs): the segment that starts at a splice begins with an IDR in both rungs, at the
+  same tfdt, after a short segment (the cut is off the grid).
 - The events API (POST /events, behind --api-token): a splice out appears in the next playlists and the MPD, its
   section a splice_insert threefive decodes; bad input (not JSON, a cue in the past, a duplicate id, a body over
-  64 KB, no token) is 4xx and the stream goes on.
+  64 KB, no token, not JSON's content type) is 4xx and the stream goes on.
 """
 import base64
 import json
