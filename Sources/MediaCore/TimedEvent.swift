@@ -10,6 +10,11 @@ public struct TimedEvent: Sendable, Equatable {
         case spliceIn = "splice_in"
         /// Any other signal (`time_signal` with another segmentation type): `SCTE35-CMD`.
         case timeSignal = "time_signal"
+        /// ID3 timed metadata (`section` is the ID3 tag): an `emsg` in the next segment of every rendition.
+        case id3
+
+        /// A break starts or ends here: a splice (an IDR and a segment boundary when it can be).
+        public var isSplice: Bool { self == .spliceOut || self == .spliceIn }
     }
 
     /// Where the event is.
@@ -27,7 +32,7 @@ public struct TimedEvent: Sendable, Equatable {
     public var time: Time
     /// The break's announced length (`break_duration`, `segmentation_duration`): `PLANNED-DURATION`.
     public var plannedDuration: MediaTime?
-    /// The original `splice_info_section`.
+    /// The original `splice_info_section` (an ID3 tag for `.id3`).
     public var section: [UInt8]
 
     public init(id: String, kind: Kind, time: Time, plannedDuration: MediaTime? = nil, section: [UInt8]) {

@@ -37,6 +37,7 @@ public struct EventList: Sendable, Equatable {
 
     /// Adds `e`; `false` when it changed nothing (a cue repeated ahead of its splice, as encoders do).
     public mutating func add(_ e: EventInfo) -> Bool {
+        guard e.kind != .id3 else { return false }  // in the segments (`emsg`), not listed
         if let i = events.firstIndex(where: { $0.id == e.id }) {
             switch e.kind {
             case .spliceIn where events[i].inSection == nil && events[i].outSection != nil:
@@ -52,7 +53,7 @@ public struct EventList: Sendable, Equatable {
         switch e.kind {
         case .spliceOut: l.outSection = e.section
         case .spliceIn: l.inSection = e.section
-        case .timeSignal: l.commandSection = e.section
+        case .timeSignal, .id3: l.commandSection = e.section
         }
         events.append(l)
         if events.count > Self.capacity { events.removeFirst(events.count - Self.capacity) }

@@ -56,9 +56,12 @@ struct EventRequest: Decodable {
     /// ISO 8601: when, on the program date-time clock; instead of `delay`.
     var startDate: String?
     var segmentationTypeID: Int?
+    /// `id3`: a text (a `TIT2` frame of an ID3v2.4 tag made here), or a whole ID3 tag in base64.
+    var text: String?
+    var id3: String?
 
     enum CodingKeys: String, CodingKey {
-        case type, id, duration, delay
+        case type, id, duration, delay, text, id3
         case startDate = "start_date"
         case segmentationTypeID = "segmentation_type_id"
     }
@@ -89,7 +92,7 @@ struct EventRequest: Decodable {
             throw Refusal(status: .badRequest, message: "the body is not an event: \(Self.describe(error))")
         }
         guard let kind = TimedEvent.Kind(rawValue: r.type) else {
-            throw Refusal(status: .badRequest, message: "type must be splice_out, splice_in or time_signal", field: "type")
+            throw Refusal(status: .badRequest, message: "type must be splice_out, splice_in, time_signal or id3", field: "type")
         }
         let id = r.id ?? generatedID()
         guard (1...64).contains(id.utf8.count),
@@ -123,6 +126,8 @@ struct EventRequest: Decodable {
         guard delay <= maxDelay else {
             throw Refusal(status: .badRequest, message: "a cue is at most \(Int(maxDelay)) s ahead", field: r.startDate != nil ? "start_date" : "delay")
         }
+        let at = TimedEvent.Time.liveEdge(after: .milliseconds(Int64((delay * 1000).rounded())))
+        if kind == .id3 { return TimedEvent(id: id, kind: .id3, time: at, section: try Self.id3Tag(r)) }
         let ticks = r.duration.map { Int64(($0 * Double(TimedEvent.ticks)).rounded()) }
         let eventID = Self.eventID(id)
         let section: SpliceInfoSection
@@ -131,14 +136,43 @@ struct EventRequest: Decodable {
         case .spliceOut, .spliceIn:
             section = SpliceInfoSection(command: .insert(SpliceInsert(eventID: eventID, outOfNetwork: kind == .spliceOut,
                                                                       immediate: true, spliceTime: nil, breakDuration: ticks)))
+        case .id3:
+            preconditionFailure("returned above")
         case .timeSignal:
             let descriptor = SegmentationDescriptor(eventID: eventID, typeID: UInt8(r.segmentationTypeID ?? 0x34), duration: ticks)
             section = SpliceInfoSection(command: .timeSignal(nil), segmentations: [descriptor])
             placedKind = descriptor.startsBreak ? .spliceOut : descriptor.endsBreak ? .spliceIn : .timeSignal
         }
-        return TimedEvent(id: id, kind: placedKind, time: .liveEdge(after: .milliseconds(Int64((delay * 1000).rounded()))),
+        return TimedEvent(id: id, kind: placedKind, time: at,
                           plannedDuration: placedKind == .spliceOut ? ticks.map { MediaTime(value: $0, timescale: TimedEvent.ticks) } : nil,
                           section: section.bytes)
+    }
+
+    /// The ID3 tag of an `id3` event: the given one (base64, an ID3v2 tag: `ID3` and its size), or an ID3v2.4 tag of
+    /// one `TIT2` frame (UTF-8) of `text`.
+    static func id3Tag(_ r: EventRequest) throws(Refusal) -> [UInt8] {
+        switch (r.text, r.id3) {
+        case (let text?, nil):
+            let utf8 = Array(text.utf8)
+            guard !utf8.isEmpty, utf8.count <= 4096 else {
+                throw Refusal(status: .badRequest, message: "text is 1 to 4096 bytes of UTF-8", field: "text")
+            }
+            let frame = Array("TIT2".utf8) + synchsafe(utf8.count + 1) + [0, 0, 3] + utf8
+            return Array("ID3".utf8) + [4, 0, 0] + synchsafe(frame.count) + frame
+        case (nil, let encoded?):
+            guard let data = Data(base64Encoded: encoded).map(Array.init), data.count >= 10, data.starts(with: Array("ID3".utf8)),
+                  data[6..<10].allSatisfy({ $0 < 0x80 }) else {
+                throw Refusal(status: .badRequest, message: "id3 is an ID3v2 tag in base64 (it starts with 'ID3')", field: "id3")
+            }
+            return data
+        default:
+            throw Refusal(status: .badRequest, message: "an id3 event has text or id3 (base64), one of them", field: "text")
+        }
+    }
+
+    /// A 28-bit synchsafe integer (ID3v2.4 §6.2): 7 bits a byte.
+    static func synchsafe(_ n: Int) -> [UInt8] {
+        [UInt8(n >> 21 & 0x7F), UInt8(n >> 14 & 0x7F), UInt8(n >> 7 & 0x7F), UInt8(n & 0x7F)]
     }
 
     /// A `splice_event_id` for an id: FNV-1a of its bytes, so the same id always signals the same event.

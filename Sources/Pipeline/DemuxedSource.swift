@@ -107,7 +107,7 @@ final class DemuxedSource: MediaSource {
             }
             event.time = .input(MediaTime(value: t.value + shift, timescale: t.timescale))
         }
-        if case .input(let t) = event.time, event.kind != .timeSignal {
+        if case .input(let t) = event.time, event.kind.isSplice {
             // An encoded rendition puts an IDR on the splice's frame (the segmenter cuts there).
             for slot in setup.processors { slot.processor.splice(at: t) }
         }

@@ -145,7 +145,7 @@ public final class VODWriter: PresentationConsumer, Sendable {
             if let tiles { ThumbnailManifests.add(tiles, to: &multivariant) }
             try write(Array(multivariant.render().utf8), to: "index.m3u8")
         }
-        var mpd = singleFile == nil ? ManifestBuilder.onDemand(layout.renditions, snapshots, trickMode: dashTrickMode)
+        let mpd = singleFile == nil ? ManifestBuilder.onDemand(layout.renditions, snapshots, trickMode: dashTrickMode)
             : ManifestBuilder.singleFile(layout.renditions, snapshots, files: singles)
         // Whole-segment AES-128 has no DASH signalling: no manifest.mpd for an encrypted presentation.
         if var mpd, !snapshots.contains(where: { $0.encryption != nil }) {

@@ -1,4 +1,5 @@
 import Logging
+import ISOBMFF
 import MediaCore
 import MediaPresentation
 import Segmenter
@@ -58,7 +59,7 @@ public struct ProducerChain {
     public mutating func accept(_ event: SourceEvent) throws {
         switch event {
         case .event(let e):
-            return take(e)
+            return try take(e)
         case .format(let track, let f):
             timescales[track] = f.timescale
         case .samples(let track, let samples, _):
@@ -132,7 +133,7 @@ public struct ProducerChain {
 
     /// An event from the source: its time resolved on the input's clock now (the API's "now" is the newest sample
     /// taken), then held until the segment it falls in is finished.
-    private mutating func take(_ e: TimedEvent) {
+    private mutating func take(_ e: TimedEvent) throws {
         var at: MediaTime
         switch e.time {
         case .input(let t): at = t
@@ -153,8 +154,20 @@ public struct ProducerChain {
         if let edge = inputEdge, at < edge {
             logger.notice("timed event '\(e.id)' (\(e.kind.rawValue)) is \(Self.millis(edge - at)) ms behind the media: placed where it was due")
         }
+        if e.kind == .id3 {
+            // In the next segment of every rendition, at its time on the output timeline (or that segment's start).
+            guard let shift = supervisor.timelineShift else {
+                logger.warning("ID3 event '\(e.id)' before the stream started: dropped")
+                return
+            }
+            let t = at.converted(to: shift.timescale, rounding: .nearest) + shift
+            try supervisor.addEventMessage(EventMessage(schemeIdUri: EventMessage.id3Scheme, timescale: UInt32(t.timescale),
+                                                        presentationTime: UInt64(max(0, t.value)), id: Self.messageID(e.id),
+                                                        data: e.section))
+            return
+        }
         // A break starts or ends here: a segment starts here too (at the first keyframe at or after it).
-        if e.kind != .timeSignal { supervisor.requestCut(atInput: at) }
+        if e.kind.isSplice { supervisor.requestCut(atInput: at) }
         pendingEvents.append((e, at))
     }
 
@@ -176,6 +189,13 @@ public struct ProducerChain {
             return true
         }
         return placed
+    }
+
+    /// An `emsg` id for an event id (FNV-1a): the same event, the same id in every rendition.
+    static func messageID(_ id: String) -> UInt32 {
+        var h: UInt32 = 0x811C_9DC5
+        for b in id.utf8 { h = (h ^ UInt32(b)) &* 0x0100_0193 }
+        return h
     }
 
     private static func millis(_ t: MediaTime) -> Int64 { MediaTime.rescale(t.value, from: t.timescale, to: 1000) }

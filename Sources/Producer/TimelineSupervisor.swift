@@ -1,4 +1,5 @@
 import Logging
+import ISOBMFF
 import MediaCore
 import Segmenter
 
@@ -106,6 +107,15 @@ public struct TimelineSupervisor {
     public mutating func requestCut(atInput t: MediaTime) -> Bool {
         guard let shift = segmenter?.timeline?.shift else { return false }
         segmenter!.requestCut(at: t.converted(to: shift.timescale, rounding: .nearest) + shift)
+        return true
+    }
+
+    /// An `emsg` in the next segment of every rendition (`Segmenter.addEventMessage`); `false` before the stream
+    /// started.
+    @discardableResult
+    public mutating func addEventMessage(_ m: EventMessage) throws -> Bool {
+        guard segmenter != nil else { return false }
+        try segmenter!.addEventMessage(m)
         return true
     }
 

@@ -113,6 +113,9 @@ public struct Segmenter {
     /// Splice points still to cut at (reference-track ticks, output timeline), ascending: the first sync sample at or
     /// after each ends the segment in progress (`requestCut`).
     var spliceCuts: [Int64] = []
+    /// Event messages for the segments not started yet, by the sequence number of the segment that carries them
+    /// (`addEventMessage`): each group writes them after its `styp`.
+    var eventMessages: [(sequence: UInt64, box: [UInt8])] = []
     /// Cuts made for splice points: where each was asked for and the sync sample it fell on (reference ticks).
     public internal(set) var spliceCutsMade: [(requested: Int64, at: Int64)] = []
     var segmentWallClock: WallClock?

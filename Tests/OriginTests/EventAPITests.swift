@@ -98,3 +98,23 @@ import Testing
         }
     }
 }
+
+@Suite struct ID3EventTests {
+    @Test func textBecomesAnID3v24TagWithATitle() throws {
+        let e = try EventAPITests.event(#"{"type": "id3", "id": "song", "text": "Hé"}"#)
+        #expect(e.kind == .id3 && e.id == "song")
+        // "ID3" v2.4, size 11 (synchsafe), TIT2 of 4 bytes: UTF-8 (3) + "Hé".
+        #expect(e.section == Array("ID3".utf8) + [4, 0, 0, 0, 0, 0, 14] + Array("TIT2".utf8) + [0, 0, 0, 4, 0, 0, 3]
+                + Array("Hé".utf8))
+    }
+
+    @Test func aGivenTagIsKeptAndCheckedAndBadOnesAre400() throws {
+        let tag = Array("ID3".utf8) + [4, 0, 0, 0, 0, 0, 0]
+        let e = try EventAPITests.event(#"{"type": "id3", "id3": ""# + Data(tag).base64EncodedString() + #""}"#)
+        #expect(e.section == tag)
+        for body in [#"{"type": "id3"}"#, #"{"type": "id3", "text": ""}"#, #"{"type": "id3", "id3": "bm90IGlkMw=="}"#,
+                     #"{"type": "id3", "text": "a", "id3": "SUQzBAAAAAAAAA=="}"#] {
+            #expect(EventAPITests.refusal(body)?.status == .badRequest, "\(body)")
+        }
+    }
+}

@@ -2,6 +2,7 @@ import TestSupport
 import Testing
 @testable import MediaCore
 @testable import Segmenter
+import ISOBMFF
 
 /// Splice points (SCTE-35): a segment starts at the first reference keyframe at or after each; the grid goes on.
 @Suite struct SpliceCutTests {
@@ -44,5 +45,41 @@ import Testing
         #expect(cuts.count == 1 && cuts[0].requested == 585_000 + shift && cuts[0].at - cuts[0].requested == 45_000)
         #expect(segments.count == 10)
         #expect(segments.dropLast().allSatisfy { $0.duration == .seconds(1) })
+    }
+}
+
+/// `emsg` (ID3 timed metadata) in the next segment of every group.
+@Suite struct EventMessageTests {
+    @Test func boxBytes() throws {
+        let m = EventMessage(schemeIdUri: "a", value: "", timescale: 90_000, presentationTime: 0x1_0000_0002, id: 7, data: [0xEE])
+        #expect(try m.bytes() == [0, 0, 0, 0x24] + Array("emsg".utf8) + [1, 0, 0, 0, 0, 0x01, 0x5F, 0x90,
+                                  0, 0, 0, 1, 0, 0, 0, 2, 0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 7, 0x61, 0, 0, 0xEE])
+    }
+
+    @Test func inTheNextSegmentOfEveryGroup() throws {
+        var rng = SplitMix64(seed: 3)
+        let stream = makeStream(seconds: 4, rng: &rng)
+        var seg = try Segmenter(tracks: [videoTrack, audioTrack], segmentDuration: .seconds(1), groups: [[0], [1]])
+        var segments: [Segment] = []
+        var added = false
+        for item in stream {
+            segments += try seg.append(item.sample, track: item.track)
+            if !added, segments.count == 2 {
+                try seg.addEventMessage(EventMessage(schemeIdUri: EventMessage.id3Scheme, timescale: 90_000,
+                                                     presentationTime: 100, id: 1, data: Array("ID3".utf8)))
+                added = true
+            }
+        }
+        segments += try seg.finish()
+        let emsg = Array("emsg".utf8)
+        func carries(_ s: Segment) -> Bool {
+            let b = s.bytes.joined
+            return b.count > 40 && Array(b[32..<36]) == emsg  // right after the 28-byte styp's header
+        }
+        let carrying = segments.filter(carries)
+        #expect(Set(carrying.map(\.group)) == [0, 1])
+        #expect(Set(carrying.map(\.sequence)).count == 1)
+        #expect(carrying.first.map { $0.sequence >= 1 } == true)
+        #expect(carrying.count == 2)
     }
 }

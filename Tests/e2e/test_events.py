@@ -11,6 +11,8 @@
   splice falls on the next copied keyframe and the log says it was 0.5 s late; --cue-tags legacy and --interstitial.
 - The ladder origin (two encoded rungs): the segment that starts at a splice begins with an IDR in both rungs, at the
   same tfdt, after a short segment (the cut is off the grid).
+- ID3 posted to the ladder: an emsg (https://aomedia.org/emsg/ID3) in the same next segment of both rungs and the audio,
+  its payload an ID3 tag mutagen reads.
 - The events API (POST /events, behind --api-token): a splice out appears in the next playlists and the MPD, its
   section a splice_insert threefive decodes; bad input (not JSON, a cue in the past, a duplicate id, a body over
   64 KB, no token, not JSON's content type) is 4xx and the stream goes on.
@@ -19,6 +21,7 @@ import base64
 import json
 import os
 import re
+import struct
 import subprocess
 import time
 import xml.etree.ElementTree as ET
@@ -71,7 +74,8 @@ def origins(origin_bin, cue_fixture):
     keyframes every second), and encoded as a two-rung ladder."""
     copy = procs.OriginServer(origin_bin, [cue_fixture[0], "--loop", "--api-token", TOKEN, "--window", "10",
                                            "--cue-tags", "legacy", "--interstitial", AD])
-    ladder = procs.OriginServer(origin_bin, [cue_fixture[0], "--ladder", "240,180", "--window", "12"])
+    ladder = procs.OriginServer(origin_bin, [cue_fixture[0], "--ladder", "240,180", "--window", "12", "--loop",
+                                             "--api-token", TOKEN])
     for s in (copy, ladder):
         s.start()
     try:
@@ -257,6 +261,59 @@ def test_posted_event_appears_in_the_next_playlist_and_the_mpd(cue_origin):
     back = dateranges(text)["api-break-1"]
     assert scte35.decode(back["SCTE35-IN"])["command"]["out_of_network_indicator"] is False
     assert 0 < float(back["DURATION"]) < 5, "the break ended when the splice in came"
+
+
+def emsgs(data):
+    """The emsg boxes (version 1) in front of a segment's first moof: (scheme, value, timescale, time, id, data)."""
+    out = []
+    for b in mp4.boxes(data):
+        if b.type == b"moof":
+            break
+        if b.type != b"emsg":
+            continue
+        p = b.start + b.header
+        assert data[p] == 1, "emsg version 1"
+        timescale, time_, _duration, id_ = struct.unpack_from(">IQII", data, p + 4)
+        rest = data[p + 24:b.start + b.size]
+        scheme, value, payload = rest.split(b"\0", 2)
+        out.append((scheme.decode(), value.decode(), timescale, time_, id_, payload))
+    return out
+
+
+def test_posted_id3_is_an_emsg_in_the_next_segment_of_every_rendition(ladder_origin):
+    """{"type": "id3", "text": ...} is an emsg (scheme https://aomedia.org/emsg/ID3) in the next segment of both rungs
+    and the audio rendition, the same in each, its payload an ID3 tag whose TIT2 mutagen reads back."""
+    need_python("mutagen")
+    import io
+    from mutagen.id3 import ID3
+    s = ladder_origin
+    renditions = ("240p", "180p", "audio")
+    last = {r: m3u8.parse_media(h.get(s.url(f"/{r}.m3u8")).text).segments[-1].seq for r in renditions}
+    status, answer = post_event(s, {"type": "id3", "id": "song-1", "text": "Song title — live"})
+    assert status == 201, answer
+    found = {}
+    deadline = time.monotonic() + 8
+    while len(found) < len(renditions) and time.monotonic() < deadline:
+        for r in renditions:
+            if r in found:
+                continue
+            for seg in m3u8.parse_media(h.get(s.url(f"/{r}.m3u8")).text).segments:
+                if seg.seq > last[r]:
+                    messages = [m for m in emsgs(h.get(s.url("/" + seg.uri)).body)
+                                if m[0] == "https://aomedia.org/emsg/ID3"]
+                    if messages:
+                        found[r] = (seg.seq, messages)
+                        break
+        time.sleep(0.3)
+    assert set(found) == set(renditions), found
+    assert len({seq for seq, _ in found.values()}) == 1, "the same segment in every rendition"
+    assert all(seq <= last["240p"] + 2 for seq, _ in found.values()), "the next segment (or the one in progress's next)"
+    for r, (_, messages) in found.items():
+        assert len(messages) == 1
+        scheme, value, timescale, _, _, payload = messages[0]
+        tag = ID3(io.BytesIO(payload))
+        assert str(tag["TIT2"]) == "Song title — live", r
+    assert len({m[0][2:5] for _, m in found.values()}) == 1, "the same timescale, time and id in every rendition"
 
 
 def test_bad_events_are_4xx_and_the_stream_goes_on(cue_origin):
