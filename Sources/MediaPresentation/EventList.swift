@@ -27,9 +27,17 @@ public struct ListedEvent: Sendable, Equatable {
     static func millis(_ t: MediaTime) -> Int64 { MediaTime.rescale(t.value, from: t.timescale, to: 1000) }
 }
 
+/// A daterange a live window stopped listing, and the first listed segment's date when it did.
+public struct RemovedEvent: Sendable, Equatable {
+    public var id: String
+    public var at: WallClock
+}
+
 /// The events of a window, merged by ID, oldest first. Pure: `LiveWindow` keeps one under its lock.
 public struct EventList: Sendable, Equatable {
     public private(set) var events: [ListedEvent] = []
+    /// The latest ones removed (`RECENTLY-REMOVED-DATERANGES`), oldest first, at most `capacity`.
+    public private(set) var removed: [RemovedEvent] = []
     /// The most kept (a stream that signals every second must not grow a playlist without bound).
     public static let capacity = 64
 
@@ -76,7 +84,10 @@ public struct EventList: Sendable, Equatable {
     /// segments are.
     public mutating func prune(before date: WallClock) -> Bool {
         let before = events.count
-        events.removeAll { $0.endDate < date || ($0.endDate == date && $0.startDate < date) }
+        let gone = { (e: ListedEvent) in e.endDate < date || (e.endDate == date && e.startDate < date) }
+        removed += events.filter(gone).map { RemovedEvent(id: $0.id, at: date) }
+        if removed.count > Self.capacity { removed.removeFirst(removed.count - Self.capacity) }
+        events.removeAll(where: gone)
         return events.count != before
     }
 }

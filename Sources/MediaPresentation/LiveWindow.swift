@@ -261,7 +261,8 @@ public final class LiveWindow<Payload: Sendable>: Sendable {
             s.snapshot = WindowSnapshot(version: s.version, mediaSequence: s.mediaSequence,
                                         discontinuitySequence: s.discontinuitySequence, nextSequence: s.nextSequence,
                                         finished: s.finished, window: s.window, retained: s.retained, inits: s.inits,
-                                        partial: s.partial, events: s.events.events, policy: policy,
+                                        partial: s.partial, events: s.events.events, removedEvents: s.events.removed,
+                                        policy: policy,
                                         longestSegment: s.roundedDurations.keys.max() ?? 1)
             return takeDecidedWaiters(&s)
         }

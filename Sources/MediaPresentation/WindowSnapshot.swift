@@ -55,6 +55,8 @@ public final class WindowSnapshot<Payload: Sendable>: Sendable {
     public let partial: [StoredPart<Payload>]
     /// Timed events listed with the window's segments, oldest first (`EXT-X-DATERANGE`, the MPD's `EventStream`).
     public let events: [ListedEvent]
+    /// The events it stopped listing lately (`EventList.removed`).
+    public let removedEvents: [RemovedEvent]
     /// `EXT-X-TARGETDURATION`: the policy's floor, raised by any longer segment in the window.
     public let targetDuration: Int
     public let policy: TimingPolicy
@@ -62,7 +64,7 @@ public final class WindowSnapshot<Payload: Sendable>: Sendable {
     init(version: UInt64 = 0, mediaSequence: UInt64 = 0, discontinuitySequence: UInt64 = 0, nextSequence: UInt64 = 0,
          finished: Bool = false, window: SegmentList<Payload> = SegmentList(), retained: [StoredSegment<Payload>] = [],
          inits: [StoredInit<Payload>] = [], partial: [StoredPart<Payload>] = [], events: [ListedEvent] = [],
-         policy: TimingPolicy,
+         removedEvents: [RemovedEvent] = [], policy: TimingPolicy,
          longestSegment: Int = 1) {
         self.version = version
         self.mediaSequence = mediaSequence
@@ -74,6 +76,7 @@ public final class WindowSnapshot<Payload: Sendable>: Sendable {
         self.inits = inits
         self.partial = finished ? [] : partial
         self.events = events
+        self.removedEvents = removedEvents
         self.policy = policy
         // `longestSegment`: the largest rounded EXTINF in `window`, kept by the window as segments come and go.
         self.targetDuration = max(policy.targetDuration, longestSegment)

@@ -315,6 +315,8 @@ final class PlaylistCache: Sendable {
         /// -1: the multivariant playlist; -2: the DASH manifest.
         let rendition: Int
         let skip: Bool
+        /// `_HLS_skip=v2`: the delta update skips older dateranges too.
+        var skipDateRanges = false
         /// The signature query the URIs carry (`""` without signed URLs).
         var uriQuery = ""
         /// The rendition's I-frame playlist rather than its media playlist.

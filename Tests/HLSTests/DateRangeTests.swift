@@ -41,3 +41,48 @@ import Testing
         #expect(delta.render().contains("#EXT-X-PROGRAM-DATE-TIME:"))
     }
 }
+
+/// `_HLS_skip=v2` (`CAN-SKIP-DATERANGES=YES`): older dateranges that can no longer change are skipped too, and
+/// `EXT-X-SKIP` lists the recently removed ones (version 10).
+@Suite struct DateRangeDeltaTests {
+    static func playlist() -> MediaPlaylist {
+        let start = DateRangeTests.start.millisecondsSince1970
+        let segments = (0..<10).map { i in
+            PlaylistSegment(sequence: UInt64(i), uri: "seg\(i).m4s", duration: .seconds(1),
+                            programDateTime: WallClock(millisecondsSince1970: start + Int64(i) * 1000))
+        }
+        var p = MediaPlaylist(targetDuration: 1, mapURI: "init.mp4", segments: segments)
+        p.serverControl = ServerControl(canBlockReload: true, canSkipUntil: .seconds(6))
+        p.serverControl?.canSkipDateRanges = true
+        func at(_ s: Int64) -> WallClock { WallClock(millisecondsSince1970: start + s * 1000) }
+        p.dateRanges = [
+            DateRange(id: "ended", startDate: at(1), duration: .seconds(1), scte35Out: [0xFC]),
+            DateRange(id: "open", startDate: at(1), plannedDuration: .seconds(30), scte35Out: [0xFC]),
+            DateRange(id: "signal", startDate: at(2), scte35Cmd: [0xFC]),
+            DateRange(id: "recent", startDate: at(8), duration: .seconds(1), scte35Out: [0xFC]),
+        ]
+        return p
+    }
+
+    @Test func v2SkipsFinishedOlderRangesAndListsTheRemovedOnes() throws {
+        let p = Self.playlist()
+        #expect(p.render().contains("CAN-SKIP-UNTIL=6.0,CAN-SKIP-DATERANGES=YES\n"))
+        let v2 = try #require(p.deltaUpdate(skippingDateRanges: true, recentlyRemoved: ["gone-1", "gone-2"]))
+        #expect(v2.skippedSegments == 3)
+        // Before seg3 (the first remaining): "ended" and "signal" are final, skipped; "open" can still end: kept.
+        #expect(v2.dateRanges.map(\.id) == ["open", "recent"])
+        let text = v2.render()
+        #expect(text.contains("#EXT-X-SKIP:SKIPPED-SEGMENTS=3,RECENTLY-REMOVED-DATERANGES=\"gone-1\tgone-2\"\n"))
+        #expect(text.contains("#EXT-X-VERSION:10\n"))
+        let parsed = try MediaPlaylist.parse(text)
+        #expect(parsed.recentlyRemovedDateRanges == ["gone-1", "gone-2"] && parsed.serverControl?.canSkipDateRanges == true)
+        // YES keeps every daterange and says nothing of removals.
+        let yes = try #require(p.deltaUpdate())
+        #expect(yes.dateRanges.count == 4 && yes.recentlyRemovedDateRanges == nil)
+        #expect(yes.render().contains("#EXT-X-VERSION:9\n") && !yes.render().contains("RECENTLY-REMOVED"))
+        // Without CAN-SKIP-DATERANGES, v2 is a YES.
+        var plain = p
+        plain.serverControl?.canSkipDateRanges = false
+        #expect(plain.deltaUpdate(skippingDateRanges: true)?.dateRanges.count == 4)
+    }
+}

@@ -62,6 +62,7 @@ import Testing
         for n in 4..<UInt64(6) { try p.consume(.segment(rendition: 0, Fixture.info(n), bytes: [0])) }
         snap = try #require(p.layout?.windows[0].snapshot())
         #expect(snap.events.map(\.id) == ["s"])
+        #expect(snap.removedEvents == [RemovedEvent(id: "a", at: WallClock(millisecondsSince1970: Self.pdt + 2000))])
         text = try #require(PlaylistBuilder.mediaPlaylist(snap, scheme: Rendition.muxed().scheme, playlistType: nil)).render()
         #expect(!text.contains("ID=\"a\""))
     }

@@ -181,6 +181,16 @@ def test_legacy_cue_tags_and_the_interstitial(cue_origin):
     i = ranges["splice-101.interstitial"]
     assert i["CLASS"] == "com.apple.hls.interstitial" and i["X-ASSET-URI"] == AD and float(i["X-RESUME-OFFSET"]) == BREAK
     assert i["START-DATE"] == ranges["splice-101"]["START-DATE"]
+    # Delta updates: _HLS_skip=YES keeps every daterange; v2 (offered by CAN-SKIP-DATERANGES=YES) says which were
+    # removed lately (version 10) and keeps every range that starts in the segments it lists.
+    assert "CAN-SKIP-DATERANGES=YES" in text
+    yes = h.get(cue_origin.url("/stream.m3u8?_HLS_skip=YES")).text
+    assert set(dateranges(yes)) >= set(ranges) - {"api-break-1"}
+    v2 = h.get(cue_origin.url("/stream.m3u8?_HLS_skip=v2")).text
+    assert re.search(r'#EXT-X-SKIP:SKIPPED-SEGMENTS=\d+,RECENTLY-REMOVED-DATERANGES="[^"]*"\n', v2), v2[:800]
+    assert "#EXT-X-VERSION:10\n" in v2
+    first = m3u8.parse_media(v2).segments[0].pdt
+    assert all(pdt_seconds(d["START-DATE"]) < first or d["ID"] in dateranges(v2) for d in dateranges(yes).values())
 
 
 def test_copied_input_cuts_at_its_next_keyframe_and_says_how_far(cue_origin):
