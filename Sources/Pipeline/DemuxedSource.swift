@@ -26,6 +26,8 @@ final class DemuxedSource: MediaSource {
 
     private var timeBases: [Int: Rational] = [:]
     private var byStream: [Int: [Int]] = [:]
+    /// The newest video packet's presentation time (90 kHz, loops included): the live edge of a posted event.
+    private var videoEdge: MediaTime?
     /// The input's SCTE-35 data streams (MPEG-TS stream type 0x86: libavformat's `scte_35`, one packet per section).
     private var scte35Streams: Set<Int> = []
     /// Per processor: the `formatVersion` last announced (`nil`: none yet).
@@ -80,6 +82,18 @@ final class DemuxedSource: MediaSource {
         announced = s.processors.map { _ in nil }
         scte35Streams = Set(d.streams.filter { $0.kind == .data && $0.codecName == "scte_35" }.map(\.index))
         for i in scte35Streams.sorted() { logger.info("SCTE-35 cues from stream \(i) become timed events") }
+    }
+
+    /// A posted event at the newest video frame read (plus its delay), its splice passed to the encoders: an encoded
+    /// rendition puts an IDR on the first frame at or after it (the frames read but not yet encoded included).
+    func resolve(_ event: TimedEvent) -> TimedEvent {
+        guard case .liveEdge(let after) = event.time, let edge = videoEdge else { return event }
+        var e = event
+        e.time = .input(edge + after)
+        if e.kind.isSplice, case .input(let t) = e.time {
+            for slot in setup.processors { slot.processor.splice(at: t) }
+        }
+        return e
     }
 
     /// An SCTE-35 section as the timed event it signals (`nil`: one that signals nothing placed, or a malformed one,
@@ -153,6 +167,10 @@ final class DemuxedSource: MediaSource {
                 let shift = MediaTime.rescale(loopOffsetMicros, from: 1_000_000, toTimeBase: tb, rounding: .down)
                 packet.dts = packet.dts.map { $0 + shift }
                 packet.pts = packet.pts.map { $0 + shift }
+            }
+            if packet.streamIndex == setup.videoStream?.index, let pts = packet.pts {
+                let t = MediaTime(value: MediaTime.rescale(pts, timeBase: tb, to: TimedEvent.ticks), timescale: TimedEvent.ticks)
+                if videoEdge.map({ t > $0 }) ?? true { videoEdge = t }
             }
             for p in targets {
                 let outputs: [[Sample]]

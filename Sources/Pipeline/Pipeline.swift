@@ -141,7 +141,7 @@ public final class Pipeline: @unchecked Sendable {
                     if let position = batch.position { $0.mediaMicros = max($0.mediaMicros, position) }
                     $0.videoFrames += Int64(batch.videoFrames)
                 }
-                if let posted = inbox?.take(), !posted.isEmpty { try run.feed(posted.map { .event($0) }) }
+                if let posted = inbox?.take(), !posted.isEmpty { try run.feed(posted.map { .event(source.resolve($0)) }) }
                 try run.feed(batch.events)
             } catch {
                 failure = error

@@ -151,7 +151,7 @@ public struct ProducerChain {
             let turns = d >= 0 ? d / wrap : (d - wrap + 1) / wrap
             at = MediaTime(value: at.value + turns * wrap, timescale: at.timescale)
         }
-        if let edge = inputEdge, at < edge {
+        if let edge = inputEdge, edge - at > MediaTime.seconds(1) {
             logger.notice("timed event '\(e.id)' (\(e.kind.rawValue)) is \(Self.millis(edge - at)) ms behind the media: placed where it was due")
         }
         if e.kind == .id3 {

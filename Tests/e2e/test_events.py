@@ -11,6 +11,7 @@
   splice falls on the next copied keyframe and the log says it was 0.5 s late; --cue-tags legacy and --interstitial.
 - The ladder origin (two encoded rungs): the segment that starts at a splice begins with an IDR in both rungs, at the
   same tfdt, after a short segment (the cut is off the grid).
+- A break posted to the ladder 1.2 s ahead starts a segment with an IDR in both rungs at its START-DATE.
 - ID3 posted to the ladder: an emsg (https://aomedia.org/emsg/ID3) in the same next segment of both rungs and the audio,
   its payload an ID3 tag mutagen reads.
 - The events API (POST /events, behind --api-token): a splice out appears in the next playlists and the MPD, its
@@ -202,13 +203,9 @@ def test_copied_input_cuts_at_its_next_keyframe_and_says_how_far(cue_origin):
     assert "#EXT-X-TARGETDURATION:1\n" in h.get(cue_origin.url("/stream.m3u8")).text
 
 
-def test_ladder_rungs_start_a_segment_with_an_idr_at_the_splice(ladder_origin):
-    """Encoded, every rung has an IDR on the splice's frame and a segment starting there, at the same tfdt in every
-    rung (off the 1-s grid: the segment before it is shorter); TARGETDURATION never changes."""
-    s = ladder_origin
-    text = wait_for(s.url("/240p.m3u8"), r'ID="splice-101"[^\n]*SCTE35-IN=', timeout=25)
-    d = dateranges(text)["splice-101"]
-    splices = [pdt_seconds(d["START-DATE"]), pdt_seconds(d["START-DATE"]) + float(d["DURATION"])]
+def spliced_segments(s, splices, off_grid=True):
+    """How many of the splice dates (PDT seconds) start a segment in both rungs with an IDR at the same tfdt (`off_grid`:
+    after a short segment, the cut being off the 1-s grid); asserts on every one listed in both rungs."""
     checked = 0
     for at in splices:
         starts = {}
@@ -220,7 +217,8 @@ def test_ladder_rungs_start_a_segment_with_an_idr_at_the_splice(ladder_origin):
             if index is None or index == 0:
                 break
             seg = playlist.segments[index]
-            assert playlist.segments[index - 1].duration < 0.9, "the splice is off the grid: a short segment before it"
+            if off_grid:
+                assert playlist.segments[index - 1].duration < 0.9, "the splice is off the grid: a short segment before it"
             init = mp4.parse_init(h.get(s.url(f"/{rung}/init.mp4")).body)
             data = h.get(s.url("/" + seg.uri)).body
             track = init.tracks[0].track_id
@@ -231,7 +229,31 @@ def test_ladder_rungs_start_a_segment_with_an_idr_at_the_splice(ladder_origin):
         else:
             assert len(set(starts.values())) == 1, starts
             checked += 1
-    assert checked >= 1, f"no splice's segment listed in both rungs:\n{text}"
+    return checked
+
+
+def test_ladder_rungs_start_a_segment_with_an_idr_at_the_splice(ladder_origin):
+    """Encoded, every rung has an IDR on the splice's frame and a segment starting there, at the same tfdt in every
+    rung (off the 1-s grid: the segment before it is shorter); TARGETDURATION never changes."""
+    s = ladder_origin
+    text = wait_for(s.url("/240p.m3u8"), r'ID="splice-101"[^\n]*SCTE35-IN=', timeout=25)
+    d = dateranges(text)["splice-101"]
+    splices = [pdt_seconds(d["START-DATE"]), pdt_seconds(d["START-DATE"]) + float(d["DURATION"])]
+    assert spliced_segments(s, splices) >= 1, f"no splice's segment listed in both rungs:\n{text}"
+
+
+def test_posted_splice_on_the_ladder_is_frame_accurate(ladder_origin):
+    """A break posted 1.2 s ahead on the ladder: its START-DATE starts a segment with an IDR in both rungs."""
+    s = ladder_origin
+    status, answer = post_event(s, {"type": "splice_out", "id": "api-ladder", "duration": 2, "delay": 1.2})
+    assert status == 201, answer
+    text = wait_for(s.url("/240p.m3u8"), r'ID="api-ladder"', timeout=6)
+    at = pdt_seconds(dateranges(text)["api-ladder"]["START-DATE"])
+    deadline = time.monotonic() + 5
+    # (Where the edge was is anywhere on the grid: the segment before may be of any length up to a second.)
+    while not spliced_segments(s, [at], off_grid=False):
+        assert time.monotonic() < deadline, h.get(s.url("/240p.m3u8")).text
+        time.sleep(0.3)
 
 
 def post_event(origin, body, token=TOKEN, content_type="application/json"):
