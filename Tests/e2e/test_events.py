@@ -7,7 +7,8 @@
 - The copied origin reads it as a file: the break is one EXT-X-DATERANGE whose SCTE35-OUT and SCTE35-IN decode
   (threefive) to the injected sections, byte for byte, with DURATION 4; its START-DATE is the splice's time on the
   EXT-X-PROGRAM-DATE-TIME timeline (a segment's PDT plus the splice's distance from that segment's tfdt) within one
-  frame; the MPD's EventStream places it at the same media time and its Binary decodes to the same section. The
+  frame; the MPD's EventStream places it at the same media time and its Binary decodes to the same section; the
+  recording lists the break when it starts and again when it ends. The
   splice falls on the next copied keyframe and the log says it was 0.5 s late; --cue-tags legacy and --interstitial.
 - The ladder origin (two encoded rungs): the segment that starts at a splice begins with an IDR in both rungs, at the
   same tfdt, after a short segment (the cut is off the grid).
@@ -70,11 +71,13 @@ def cue_fixture(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def origins(origin_bin, cue_fixture):
+def origins(origin_bin, cue_fixture, tmp_path_factory):
     """Both origins of the module, started together (each waits for the same cues): the fixture copied (its
     keyframes every second), and encoded as a two-rung ladder."""
+    record = str(tmp_path_factory.mktemp("record"))
     copy = procs.OriginServer(origin_bin, [cue_fixture[0], "--loop", "--api-token", TOKEN, "--window", "10",
-                                           "--cue-tags", "legacy", "--interstitial", AD])
+                                           "--cue-tags", "legacy", "--interstitial", AD, "--record", record])
+    copy.record = record
     ladder = procs.OriginServer(origin_bin, [cue_fixture[0], "--ladder", "240,180", "--window", "12", "--loop",
                                              "--api-token", TOKEN])
     for s in (copy, ladder):
@@ -168,6 +171,12 @@ def test_input_cues_become_one_daterange(cue_origin, cue_fixture):
     assert int(event.get("duration")) == int(BREAK * timescale)
     binary = base64.b64decode(event.find("scte:Signal/scte:Binary", MPD_NS).text)
     assert binary == out_section
+    # The recording lists the break as it started (PLANNED-DURATION, SCTE35-OUT) and again, same ID and START-DATE,
+    # once it ended (DURATION, SCTE35-IN): the last tag is the live one.
+    with open(os.path.join(cue_origin.record, "stream.m3u8")) as f:
+        recorded = [m3u8.parse_attrs(ln.split(":", 1)[1]) for ln in f.read().splitlines()
+                    if ln.startswith("#EXT-X-DATERANGE:ID=\"splice-101\"")]
+    assert len(recorded) == 2 and "DURATION" not in recorded[0] and recorded[1] == d, recorded
 
 
 def test_legacy_cue_tags_and_the_interstitial(cue_origin):
