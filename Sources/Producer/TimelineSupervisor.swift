@@ -45,6 +45,8 @@ public struct TimelineSupervisor {
     private var pendingChange: (track: Int, formats: [TrackFormat])?
     /// Per output track: the decode time of its latest sample (its own ticks), to see a jump.
     private var lastDTS: [Int64?]
+    /// Splices asked for before the timeline was chosen (input times).
+    private var pendingCuts: [MediaTime] = []
     /// After `reconnect()`: what the next connection's segmenter continues.
     private var resume: (sequences: [UInt64], timeline: Segmenter.Timeline?)?
 
@@ -85,7 +87,7 @@ public struct TimelineSupervisor {
     /// Whether a segmenter runs (the stream started, and no reconnect is waiting for its next connection).
     public var isRunning: Bool { segmenter != nil }
     /// Output time − input time of the running segmenter, once it chose it (`Segmenter.Timeline.shift`).
-    public var timelineShift: MediaTime? { segmenter?.timeline?.shift }
+    public var timelineShift: MediaTime? { segmenter?.timelineShift }
     /// Epoch-locked segments not numbered by their cell on the input clock's grid (`Segmenter.epochSlips`).
     public var epochSlips: Int { segmenter?.epochSlips ?? 0 }
 
@@ -103,11 +105,10 @@ public struct TimelineSupervisor {
 
     /// A splice at input time `t`: a segment boundary at the first reference keyframe at or after it (`Segmenter.
     /// requestCut`). `false` when no timeline is chosen yet (the stream has not started).
-    @discardableResult
-    public mutating func requestCut(atInput t: MediaTime) -> Bool {
-        guard let shift = segmenter?.timeline?.shift else { return false }
+    /// Before the timeline is chosen, the cut waits for it.
+    public mutating func requestCut(atInput t: MediaTime) {
+        guard let shift = segmenter?.timelineShift else { pendingCuts.append(t); return }
         segmenter!.requestCut(at: t.converted(to: shift.timescale, rounding: .nearest) + shift)
-        return true
     }
 
     /// An `emsg` in the next segment of every rendition (`Segmenter.addEventMessage`); `false` before the stream
@@ -146,6 +147,11 @@ public struct TimelineSupervisor {
         guard var h = handover else {
             let out = try segmenter!.appendEvents(s, track: track, wallClock: wallClock).map(Self.output)
             if !segmenter!.spliceCutsMade.isEmpty { logSpliceCuts() }
+            if !pendingCuts.isEmpty, segmenter!.timelineShift != nil {
+                let cuts = pendingCuts
+                pendingCuts = []
+                for t in cuts { requestCut(atInput: t) }
+            }
             return out
         }
         let crossed: Bool

@@ -176,6 +176,9 @@ public struct Segmenter {
         }
     }
 
+    /// Output time − input time, once chosen (when every track has shown its first timestamp).
+    public var timelineShift: MediaTime? { shift }
+
     /// `nil` until a sample was written.
     public var timeline: Timeline? {
         guard let shift, let end = endTime else { return nil }
