@@ -40,7 +40,8 @@ public struct ProducerChain {
     private var pendingEvents: [(event: TimedEvent, at: MediaTime)] = []
     /// The newest presentation time taken (any track), where the events API's "now" is.
     private var inputEdge: MediaTime?
-    private var timescales: [Int: Int32] = [:]
+    /// Per track, its timescale once its format is known (0 before).
+    private var timescales: [Int32] = []
 
     public init(plan: RenditionPlan, kinds: [TrackFormat.Kind], settings: Settings, output: any PresentationConsumer,
                 logger: Logger) {
@@ -61,10 +62,15 @@ public struct ProducerChain {
         case .event(let e):
             return try take(e)
         case .format(let track, let f):
-            timescales[track] = f.timescale
+            if track >= 0 {
+                if timescales.count <= track { timescales += Array(repeating: 0, count: track + 1 - timescales.count) }
+                timescales[track] = f.timescale
+            }
         case .samples(let track, let samples, _):
-            if let ts = timescales[track], let pts = samples.map(\.pts).max() {
-                let t = MediaTime(value: pts, timescale: ts)
+            // The newest presentation time (no array made: this runs for every sample).
+            if track >= 0, track < timescales.count, timescales[track] > 0, var pts = samples.first?.pts {
+                for s in samples where s.pts > pts { pts = s.pts }
+                let t = MediaTime(value: pts, timescale: timescales[track])
                 if inputEdge.map({ t > $0 }) ?? true { inputEdge = t }
             }
         }
