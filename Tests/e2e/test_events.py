@@ -1,9 +1,9 @@
 """Timed events (issue 22; docs/events.md) against the real binary: two origins for the module, started together
 (about 17 s in all).
 
-- The fixture: an MPEG-TS made by ffmpeg with two real SCTE-35 cues added on a stream-type-0x86 PID (a splice_insert
-  out of network at 6.5 s, off the 1-s keyframes, with a 4-s break_duration, and its splice_insert back in at 10.5 s),
-  both sections encoded by threefive; proved first by threefive's own TS reader (and ffprobe's `scte_35` stream).
+- The fixture: an MPEG-TS made by ffmpeg with three real SCTE-35 cues added on a stream-type-0x86 PID (a splice_insert
+  out of network at 6.5 s, off the 1-s keyframes, with a 4-s break_duration, its splice_insert back in at 10.5 s, and a
+  time_signal Program Start at 13 s), all sections encoded by threefive; proved first by threefive's own TS reader (and ffprobe's `scte_35` stream).
 - The copied origin reads it as a file: the break is one EXT-X-DATERANGE whose SCTE35-OUT and SCTE35-IN decode
   (threefive) to the injected sections, byte for byte, with DURATION 4; its START-DATE is the splice's time on the
   EXT-X-PROGRAM-DATE-TIME timeline (a segment's PDT plus the splice's distance from that segment's tfdt) within one
@@ -39,6 +39,7 @@ AD = "https://ads.example/break/index.m3u8"
 FPS = 30
 SPLICE_AT = 6.5     # seconds after the first video frame: off the 1-s keyframe grid
 BREAK = 4.0
+SIGNAL_AT = 13.0    # a time_signal, Program Start (0x10): not a break
 MPD_NS = {"mpd": "urn:mpeg:dash:schema:mpd:2011", "scte": "http://www.scte.org/schemas/35/2016"}
 
 
@@ -62,12 +63,14 @@ def cue_fixture(tmp_path_factory):
     back = splice + int(BREAK * scte35.TICKS)
     out_section = scte35.splice_insert(101, splice / scte35.TICKS, True, BREAK)
     in_section = scte35.splice_insert(101, back / scte35.TICKS, False)
+    signal = video_pts + int(SIGNAL_AT * scte35.TICKS)
+    signal_section = scte35.time_signal(0xABCD, signal / scte35.TICKS, 0x10)
     path = str(d / "cues.ts")
     with open(base, "rb") as f:
-        data = scte35.inject(f.read(), [(splice, out_section), (back, in_section)])
+        data = scte35.inject(f.read(), [(splice, out_section), (back, in_section), (signal, signal_section)])
     with open(path, "wb") as f:
         f.write(data)
-    return path, video_pts, earliest, [out_section, in_section]
+    return path, video_pts, earliest, [out_section, in_section, signal_section]
 
 
 @pytest.fixture(scope="module")
@@ -109,7 +112,8 @@ def test_fixture_carries_the_cues(cue_fixture):
     found = []
     threefive.Stream(path).decode(func=found.append)
     assert [bytes.fromhex(c.hex()[2:]) for c in found] == sections
-    assert [c.command.out_of_network_indicator for c in found] == [True, False]
+    assert [getattr(c.command, "out_of_network_indicator", None) for c in found] == [True, False, None]
+    assert found[2].command.name == "Time Signal" and found[2].descriptors[0].segmentation_type_id == 0x10
     assert abs(found[0].command.pts_time - (video_pts / scte35.TICKS + SPLICE_AT)) < 1e-5
     assert found[0].command.break_duration == BREAK
     codecs = subprocess.run(["ffprobe", "-v", "error", "-show_entries", "stream=codec_name", "-of", "csv=p=0", path],
@@ -140,7 +144,7 @@ def pdt_seconds(s):
 
 
 def test_input_cues_become_one_daterange(cue_origin, cue_fixture):
-    _, video_pts, earliest, (out_section, in_section) = cue_fixture
+    _, video_pts, earliest, (out_section, in_section, _) = cue_fixture
     text = wait_for(cue_origin.url("/stream.m3u8"), r'ID="splice-101"[^\n]*SCTE35-IN=', timeout=20)
     d = dateranges(text)["splice-101"]
     assert bytes.fromhex(d["SCTE35-OUT"][2:]) == out_section
@@ -377,3 +381,13 @@ def test_bad_events_are_4xx_and_the_stream_goes_on(cue_origin):
         assert time.monotonic() < deadline, "the stream stopped"
         time.sleep(0.3)
     assert cue_origin.proc.poll() is None
+
+
+def test_time_signal_is_a_command_range(cue_origin, cue_fixture):
+    """The time_signal (segmentation type 0x10, not a break) is a daterange of its own with SCTE35-CMD, no duration."""
+    text = wait_for(cue_origin.url("/stream.m3u8"), r'ID="seg-43981-16"', timeout=12)
+    d = dateranges(text)["seg-43981-16"]
+    assert bytes.fromhex(d["SCTE35-CMD"][2:]) == cue_fixture[3][2]
+    assert "DURATION" not in d and "SCTE35-OUT" not in d
+    decoded = scte35.decode(d["SCTE35-CMD"])
+    assert decoded["command"]["name"] == "Time Signal" and decoded["descriptors"][0]["segmentation_type_id"] == 16

@@ -45,6 +45,30 @@ def splice_insert(event_id, pts_seconds, out, duration=None):
     return bytes.fromhex(cue.hex()[2:])
 
 
+def time_signal(event_id, pts_seconds, type_id):
+    """A time_signal section with one segmentation descriptor (no duration, no UPID), encoded by threefive."""
+    import threefive
+    cue = threefive.Cue()
+    ts = threefive.TimeSignal()
+    ts.time_specified_flag = True
+    ts.pts_time = pts_seconds
+    cue.command = ts
+    sd = threefive.SegmentationDescriptor()
+    sd.tag, sd.identifier = 2, "CUEI"
+    sd.segmentation_event_id = f"{event_id:#010x}"
+    sd.segmentation_event_cancel_indicator = False
+    sd.segmentation_event_id_compliance_indicator = True
+    sd.program_segmentation_flag = True
+    sd.segmentation_duration_flag = False
+    sd.delivery_not_restricted_flag = True
+    sd.segmentation_upid_type, sd.segmentation_upid_length, sd.segmentation_upid = 0, 0, ""
+    sd.segmentation_type_id = type_id
+    sd.segment_num = sd.segments_expected = 0
+    cue.descriptors = [sd]
+    cue.encode()
+    return bytes.fromhex(cue.hex()[2:])
+
+
 def decode(section):
     """threefive's decode of a section (bytes, or a 0x-hex string): its dict."""
     import threefive
