@@ -391,3 +391,22 @@ def test_time_signal_is_a_command_range(cue_origin, cue_fixture):
     assert "DURATION" not in d and "SCTE35-OUT" not in d
     decoded = scte35.decode(d["SCTE35-CMD"])
     assert decoded["command"]["name"] == "Time Signal" and decoded["descriptors"][0]["segmentation_type_id"] == 16
+
+
+def test_package_keeps_the_events(origin_bin, cue_fixture, tmp_path):
+    """`package` of the fixture: its VOD playlist lists the break (out, in, DURATION) and the time signal; its static
+    MPD has the EventStream; the copied cut still falls on the next keyframe (and says so)."""
+    out = str(tmp_path / "vod")
+    p = subprocess.run([origin_bin, "package", cue_fixture[0], "-o", out], stdin=subprocess.DEVNULL,
+                       capture_output=True, timeout=60)
+    assert p.returncode == 0, p.stderr.decode(errors="replace")
+    with open(os.path.join(out, "stream.m3u8")) as f:
+        ranges = dateranges(f.read())
+    assert set(ranges) == {"splice-101", "seg-43981-16"}
+    assert float(ranges["splice-101"]["DURATION"]) == BREAK
+    assert bytes.fromhex(ranges["splice-101"]["SCTE35-IN"][2:]) == cue_fixture[3][1]
+    mpd = ET.parse(os.path.join(out, "manifest.mpd")).getroot()
+    assert mpd.get("type") == "static"
+    events = mpd.findall("mpd:Period/mpd:EventStream/mpd:Event", MPD_NS)
+    assert len(events) == 2
+    assert b"0.5 s later" in p.stderr
