@@ -102,6 +102,8 @@ public struct MPD: Sendable, Equatable {
         /// DASH-IF IOP 4.3 §3.2.9: the `@id` of the AdaptationSet this one is the trick mode of (written as
         /// `EssentialProperty schemeIdUri="http://dashif.org/guidelines/trickmode"`).
         public var trickModeOf: Int?
+        /// `InbandEventStream` schemes (§5.10.3.2): the `emsg` boxes its segments carry (ID3 timed metadata).
+        public var inbandEventSchemes: [String] = []
         public var representations: [Representation]
         public init(id: Int, contentType: ContentType?, mimeType: String, language: String? = nil, role: String? = nil,
                     segmentAlignment: Bool = true, startWithSAP: Int? = 1, representations: [Representation]) {

@@ -50,6 +50,8 @@ extension MPD {
         if let main = a.trickModeOf {
             x.empty("EssentialProperty", [("schemeIdUri", "http://dashif.org/guidelines/trickmode"), ("value", String(main))])
         }
+        // §5.3.3.2: InbandEventStream comes before Role in an AdaptationSet's content model.
+        for scheme in a.inbandEventSchemes { x.empty("InbandEventStream", [("schemeIdUri", scheme), ("value", "")]) }
         if let role = a.role ?? (a.contentType == .audio ? "main" : nil) {
             x.empty("Role", [("schemeIdUri", "urn:mpeg:dash:role:2011"), ("value", role)])
         }

@@ -11,7 +11,7 @@ import MediaCore
 /// ```
 public struct EventMessage: Sendable, Equatable {
     public static let type: FourCC = "emsg"
-    public static let id3Scheme = "https://aomedia.org/emsg/ID3"
+    public static let id3Scheme = TimedEvent.id3Scheme
 
     public var schemeIdUri: String
     public var value: String

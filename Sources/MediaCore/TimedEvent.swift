@@ -44,6 +44,9 @@ public struct TimedEvent: Sendable, Equatable {
     }
 
     public static let ticks: Int32 = 90_000
+    /// The `emsg` scheme of ID3 timed metadata (AOM "Carriage of ID3 Timed Metadata in CMAF"): the boxes' and the
+    /// MPD's `InbandEventStream`.
+    public static let id3Scheme = "https://aomedia.org/emsg/ID3"
 
     /// The event an input's section signals, `nil` for one that signals nothing an origin places (`splice_null`, a
     /// cancelled event, another command). `packetTime`: the presentation time the section's packet carried, where an

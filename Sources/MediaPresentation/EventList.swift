@@ -38,6 +38,8 @@ public struct EventList: Sendable, Equatable {
     public private(set) var events: [ListedEvent] = []
     /// The latest ones removed (`RECENTLY-REMOVED-DATERANGES`), oldest first, at most `capacity`.
     public private(set) var removed: [RemovedEvent] = []
+    /// ID3 events were carried (as `emsg`, not listed): the MPD declares the scheme from then on.
+    public private(set) var carriesID3 = false
     /// The most kept (a stream that signals every second must not grow a playlist without bound).
     public static let capacity = 64
 
@@ -45,7 +47,11 @@ public struct EventList: Sendable, Equatable {
 
     /// Adds `e`; `false` when it changed nothing (a cue repeated ahead of its splice, as encoders do).
     public mutating func add(_ e: EventInfo) -> Bool {
-        guard e.kind != .id3 else { return false }  // in the segments (`emsg`), not listed
+        if e.kind == .id3 {
+            // In the segments (`emsg`), not listed; the first one changes the MPD (its InbandEventStream).
+            defer { carriesID3 = true }
+            return !carriesID3
+        }
         if let i = events.firstIndex(where: { $0.id == e.id }) {
             switch e.kind {
             case .spliceIn where events[i].inSection == nil && events[i].outSection != nil:

@@ -119,6 +119,11 @@ public enum ManifestBuilder {
     /// presentation times are the events' media times (the segments' `t`: `presentationTimeOffset` is 0).
     static func period<P>(_ sets: [MPD.AdaptationSet], _ snapshots: [WindowSnapshot<P>]) -> MPD.Period {
         var period = MPD.Period(id: "0", adaptationSets: sets)
+        if snapshots.contains(where: \.carriesID3) {
+            for i in period.adaptationSets.indices where period.adaptationSets[i].trickModeOf == nil {
+                period.adaptationSets[i].inbandEventSchemes = [TimedEvent.id3Scheme]
+            }
+        }
         if let events = snapshots.first?.events, let timescale = events.first?.mediaTime.timescale {
             period.eventStreams = [MPD.EventStream(timescale: timescale, events: events.map { e in
                 MPD.Event(id: MPD.Event.numericID(e.id), presentationTime: e.mediaTime.converted(to: timescale).value,

@@ -170,6 +170,8 @@ public struct ProducerChain {
             try supervisor.addEventMessage(EventMessage(schemeIdUri: EventMessage.id3Scheme, timescale: UInt32(t.timescale),
                                                         presentationTime: UInt64(max(0, t.value)), id: Self.messageID(e.id),
                                                         data: e.section))
+            // The presentation learns that its segments carry ID3 (its MPD declares the scheme); nothing is listed.
+            try output.consume(.event(EventInfo(id: e.id, kind: .id3, startDate: .now, mediaTime: t, section: e.section)))
             return
         }
         // A break starts or ends here: a segment starts here too (at the first keyframe at or after it).

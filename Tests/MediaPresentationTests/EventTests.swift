@@ -129,3 +129,22 @@ import Testing
         #expect(text.contains(#"#EXT-X-DATERANGE:ID="b",START-DATE="2025-11-22T04:20:27.000Z",PLANNED-DURATION=30.0,SCTE35-OUT=0xFC3001"#))
     }
 }
+
+@Suite struct ID3EventWindowTests {
+    @Test func id3IsNotListedButTheMPDDeclaresItsScheme() throws {
+        let p = try EventTests.presentation()
+        try p.consume(.segment(rendition: 0, Fixture.info(0), bytes: [0]))
+        let layout = try #require(p.layout)
+        let before = try #require(ManifestBuilder.live(layout.renditions, layout.snapshots(),
+                                                       options: .init(now: WallClock(millisecondsSince1970: EventTests.pdt))))
+        #expect(!before.render().contains("InbandEventStream"))
+        try p.consume(.event(EventTests.event("song", .id3, at: 1, section: Array("ID3".utf8))))
+        try p.consume(.segment(rendition: 0, Fixture.info(1), bytes: [0]))
+        let snap = try #require(p.layout?.windows[0].snapshot())
+        #expect(snap.events.isEmpty && snap.carriesID3)
+        let mpd = try #require(ManifestBuilder.live(layout.renditions, layout.snapshots(),
+                                                    options: .init(now: WallClock(millisecondsSince1970: EventTests.pdt))))
+        #expect(mpd.periods[0].eventStreams.isEmpty)
+        #expect(mpd.render().contains(#"<InbandEventStream schemeIdUri="https://aomedia.org/emsg/ID3" value=""/>"#))
+    }
+}

@@ -361,6 +361,11 @@ def test_posted_id3_is_an_emsg_in_the_next_segment_of_every_rendition(ladder_ori
         tag = ID3(io.BytesIO(payload))
         assert str(tag["TIT2"]) == "Song title — live", r
     assert len({m[0][2:5] for _, m in found.values()}) == 1, "the same timescale, time and id in every rendition"
+    # The MPD declares the scheme in every AdaptationSet from then on (dash.js dispatches only declared schemes).
+    mpd = ET.fromstring(h.get(s.url("/manifest.mpd")).body)
+    sets = mpd.findall("mpd:Period/mpd:AdaptationSet", MPD_NS)
+    assert sets and all(a.find("mpd:InbandEventStream", MPD_NS).get("schemeIdUri") == "https://aomedia.org/emsg/ID3"
+                        for a in sets)
 
 
 def test_bad_events_are_4xx_and_the_stream_goes_on(cue_origin):
