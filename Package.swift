@@ -55,7 +55,7 @@ let package = Package(
         // The producer chain: format gate -> timeline supervisor (segmenters) -> segment publisher, and SamplePublisher.
         // No FFmpeg: its tests need no libav.
         .target(name: "Producer", dependencies: [
-            "MediaCore", "Segmenter", "MediaPresentation", "HLS", .product(name: "Logging", package: "swift-log"),
+            "MediaCore", "ISOBMFF", "Segmenter", "MediaPresentation", "HLS", .product(name: "Logging", package: "swift-log"),
         ]),
         // Content protection: the encryption stage between a producer and its consumers (whole-segment AES-128 now;
         // keys, IVs and key periods from the timeline), AES through swift-crypto. No HTTP, no FFmpeg.

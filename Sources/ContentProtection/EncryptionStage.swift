@@ -37,7 +37,7 @@ public final class EncryptionStage: PresentationConsumer, Sendable {
             let n = schedule.segmentsPerPeriod(segmentDuration: duration)
             state.withLock { $0.segmentsPerPeriod = n }
             try downstream.consume(event)
-        case .initSegment, .end:
+        case .initSegment, .event, .end:
             try downstream.consume(event)
         case .part(let r, var info, let bytes):
             let e = encryption(info.segmentSequence)

@@ -72,6 +72,8 @@ public struct MPD: Sendable, Equatable {
         public var adaptationSets: [AdaptationSet]
         /// Thumbnail tiles (DASH-IF IOP 4.3 §6.2.6), rendered after the media AdaptationSets.
         public var thumbnails: ThumbnailSet?
+        /// Timed events (`EventStream`, §5.10.2): SCTE-35 cues.
+        public var eventStreams: [EventStream] = []
         public init(id: String, start: MediaTime = .zero(1), adaptationSets: [AdaptationSet], thumbnails: ThumbnailSet? = nil) {
             self.id = id
             self.start = start
@@ -102,6 +104,8 @@ public struct MPD: Sendable, Equatable {
         public var trickModeOf: Int?
         /// `Accessibility` descriptors (§5.8.4.3), e.g. the closed captions in the video (`closedCaptions(_:)`).
         public var accessibility: [Descriptor] = []
+        /// `InbandEventStream` schemes (§5.10.3.2): the `emsg` boxes its segments carry (ID3 timed metadata).
+        public var inbandEventSchemes: [String] = []
         public var representations: [Representation]
         public init(id: Int, contentType: ContentType?, mimeType: String, language: String? = nil, role: String? = nil,
                     segmentAlignment: Bool = true, startWithSAP: Int? = 1, representations: [Representation]) {

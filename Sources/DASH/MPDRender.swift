@@ -27,6 +27,8 @@ extension MPD {
         }
         for p in periods {
             x.open("Period", [("id", p.id), ("start", Self.duration(p.start))])
+            // §5.3.2.2: EventStream elements precede the AdaptationSets in a Period's content model.
+            for e in p.eventStreams { e.render(into: &x) }
             for a in p.adaptationSets { render(a, into: &x) }
             p.thumbnails?.render(into: &x)
             x.close("Period")
@@ -48,6 +50,8 @@ extension MPD {
         if let main = a.trickModeOf {
             x.empty("EssentialProperty", [("schemeIdUri", "http://dashif.org/guidelines/trickmode"), ("value", String(main))])
         }
+        // §5.3.3.2: InbandEventStream (RepresentationBaseType) comes before Accessibility and Role.
+        for scheme in a.inbandEventSchemes { x.empty("InbandEventStream", [("schemeIdUri", scheme), ("value", "")]) }
         for d in a.accessibility {
             x.empty("Accessibility", [("schemeIdUri", d.schemeIdUri)] + (d.value.map { [("value", $0)] } ?? []))
         }

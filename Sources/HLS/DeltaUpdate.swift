@@ -46,8 +46,21 @@ extension MediaPlaylist {
     /// if it contains: The EXT-X-SKIP tag."). Applied to a delta update, it skips any further segments that
     /// have fallen behind the boundary (adding to `skippedSegments`). The boundary itself is not checked here
     /// (§4.4.3.8: "The Skip Boundary MUST be at least six times the Target Duration").
-    public func deltaUpdate() -> MediaPlaylist? {
+    ///
+    /// Dateranges. They are Media Metadata tags, not Media Segment tags: `_HLS_skip=YES` keeps every one. With
+    /// `skippingDateRanges` (`_HLS_skip=v2`, offered by `CAN-SKIP-DATERANGES=YES`), a daterange that starts before the
+    /// first remaining segment and can no longer change (its `DURATION` is known, or it is not a break) is skipped too —
+    /// the client has it from an earlier reload — and `EXT-X-SKIP` lists `recentlyRemoved`, the IDs the playlist has
+    /// dropped lately (§4.4.5.2 `RECENTLY-REMOVED-DATERANGES`, version 10), so the client drops them as well.
+    public func deltaUpdate(skippingDateRanges: Bool = false, recentlyRemoved: [String] = []) -> MediaPlaylist? {
         guard let boundary = serverControl?.canSkipUntil, !endList else { return nil }
+        if skippingDateRanges, serverControl?.canSkipDateRanges == true, var delta = deltaUpdate() {
+            delta.recentlyRemovedDateRanges = recentlyRemoved
+            if let first = delta.segments.first?.programDateTime, (delta.skippedSegments ?? 0) > 0 {
+                delta.dateRanges.removeAll { d in d.startDate < first && (d.duration != nil || d.scte35Out == nil) }
+            }
+            return delta
+        }
         let skip = Self.skippableCount(segments.map(\.duration), skipBoundary: boundary)
         var delta = self
         delta.version = max(version, 9)

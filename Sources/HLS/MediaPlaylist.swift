@@ -24,6 +24,9 @@ public struct ServerControl: Sendable, Equatable {
     /// (`MediaPlaylist.deltaUpdate()`). Rendered truncated to microseconds. §4.4.3.8: "The Skip Boundary
     /// MUST be at least six times the Target Duration."
     public var canSkipUntil: MediaTime?
+    /// `CAN-SKIP-DATERANGES=YES`: a delta update for `_HLS_skip=v2` also skips older dateranges
+    /// (`deltaUpdate(skippingDateRanges:)`).
+    public var canSkipDateRanges = false
 
     public init(canBlockReload: Bool, holdBack: MediaTime? = nil, partHoldBack: MediaTime? = nil,
                 canSkipUntil: MediaTime? = nil) {
@@ -206,8 +209,16 @@ public struct MediaPlaylist: Sendable, Equatable {
     /// starting at `mediaSequence`, were replaced by the tag. `segments[0].sequence` is then
     /// `mediaSequence + skippedSegments`. `nil` for a full playlist. See `deltaUpdate()`.
     public var skippedSegments: UInt64?
+    /// `EXT-X-SKIP:RECENTLY-REMOVED-DATERANGES` (§4.4.5.2), in a delta update that skips dateranges (`_HLS_skip=v2`):
+    /// the IDs of dateranges recently removed from the playlist. `nil`: not written.
+    public var recentlyRemovedDateRanges: [String]?
     /// `EXT-X-RENDITION-REPORT` tags, rendered last (before `EXT-X-ENDLIST`).
     public var renditionReports: [RenditionReport]
+    /// `EXT-X-DATERANGE` tags (§4.4.5.1), rendered after the header's map, before the first segment. They are Media
+    /// Metadata tags, not Media Segment tags: a delta update (`EXT-X-SKIP`) keeps every one (see `deltaUpdate()`).
+    public var dateRanges: [DateRange] = []
+    /// `--cue-tags legacy`: `EXT-X-CUE-OUT`/`-CONT`/`EXT-X-CUE-IN` before the segments of a break (`CueTags`).
+    public var cueTags: [UInt64: String] = [:]
 
     public init(version: Int = 7, targetDuration: Int, mediaSequence: UInt64 = 0, discontinuitySequence: UInt64 = 0,
                 independentSegments: Bool = true, mapURI: String, playlistType: PlaylistType? = nil,
@@ -257,6 +268,8 @@ public struct MediaPlaylist: Sendable, Equatable {
     /// `EXT-X-SKIP` (§8).
     public var renderedVersion: Int {
         var v = skippedSegments == nil ? version : max(version, 9)
+        // §8: "RECENTLY-REMOVED-DATERANGES" needs version 10.
+        if skippedSegments != nil && recentlyRemovedDateRanges != nil { v = max(v, 10) }
         if mapByteRange != nil || segments.contains(where: { $0.byteRange != nil || $0.mapByteRange != nil }) { v = max(v, 4) }
         if iFramesOnly { v = max(v, 5) }
         return v
@@ -286,6 +299,7 @@ public struct MediaPlaylist: Sendable, Equatable {
             if let p = c.partHoldBack { attrs.append("PART-HOLD-BACK=" + HLSFormat.decimalSeconds(p)) }
             if let h = c.holdBack { attrs.append("HOLD-BACK=" + HLSFormat.decimalSeconds(h)) }
             if let s = c.canSkipUntil { attrs.append("CAN-SKIP-UNTIL=" + HLSFormat.decimalSeconds(s)) }
+            if c.canSkipDateRanges { attrs.append("CAN-SKIP-DATERANGES=YES") }
             out += "#EXT-X-SERVER-CONTROL:" + attrs.joined(separator: ",") + "\n"
         }
         if let partTarget {
@@ -300,14 +314,22 @@ public struct MediaPlaylist: Sendable, Equatable {
         // applied to those segments", so it stands where they stood: before the map (a Media Segment tag) that
         // applies to the first listed segment. hls.js (m3u8-parser.ts, `case 'SKIP'`) pushes one placeholder
         // per skipped segment and advances the sequence number, so the tag must precede every segment line.
-        if let skippedSegments { out += "#EXT-X-SKIP:SKIPPED-SEGMENTS=\(skippedSegments)\n" }
+        if let skippedSegments {
+            out += "#EXT-X-SKIP:SKIPPED-SEGMENTS=\(skippedSegments)"
+            if let removed = recentlyRemovedDateRanges {
+                out += ",RECENTLY-REMOVED-DATERANGES=\"" + removed.joined(separator: "\t") + "\""
+            }
+            out += "\n"
+        }
         // The header map precedes every key: the init segment is clear (`PlaylistKey`). With no key in force at the
         // first listed segment, it states its own key, in a full playlist and a delta update alike.
         Self.renderMap(mapURI, mapByteRange, into: &out)
+        for d in dateRanges { out += d.line + "\n" }
         var currentMap = mapURI
         var currentMapRange = mapByteRange
         var currentKey: PlaylistKey?
         for s in segments {
+            if let cue = cueTags[s.sequence] { out += cue }
             Self.renderSegment(s, mapInForce: &currentMap, mapRangeInForce: &currentMapRange, keyInForce: &currentKey, into: &out)
         }
         if !trailingParts.isEmpty || preloadHint != nil {

@@ -38,6 +38,7 @@ extension MediaPlaylist {
         var preloadHint: PreloadHint?
         var skippedSegments: UInt64?
         var skipLine = 0
+        var recentlyRemoved: [String]?
         // Rendition reports as written (nil = attribute omitted), completed once the playlist is known.
         var reports: [(line: Int, uri: String, lastMSN: UInt64?, lastPart: Int?)] = []
         func micros(_ v: Substring, _ n: Int, _ name: String) throws -> MediaTime {
@@ -167,6 +168,7 @@ extension MediaPlaylist {
                     case "HOLD-BACK": c.holdBack = try micros(value, n, name)
                     case "PART-HOLD-BACK": c.partHoldBack = try micros(value, n, name)
                     case "CAN-SKIP-UNTIL": c.canSkipUntil = try micros(value, n, name)
+                    case "CAN-SKIP-DATERANGES": c.canSkipDateRanges = value == "YES"
                     default: break
                     }
                 }
@@ -194,7 +196,12 @@ extension MediaPlaylist {
                     throw HLSError.invalidTag(line: n, tag: "EXT-X-SKIP")
                 }
                 var count: UInt64?
-                for (name, value) in try AttributeList.parse(v, line: n) where name == "SKIPPED-SEGMENTS" {
+                for (name, value) in try AttributeList.parse(v, line: n) {
+                    if name == "RECENTLY-REMOVED-DATERANGES" {
+                        recentlyRemoved = value.isEmpty ? [] : value.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
+                        continue
+                    }
+                    guard name == "SKIPPED-SEGMENTS" else { continue }
                     guard let c: UInt64 = AttributeList.decimalInteger(value) else {
                         throw HLSError.invalidAttribute(line: n, name: name)
                     }
@@ -245,6 +252,7 @@ extension MediaPlaylist {
             skippedSegments: skippedSegments)
         playlist.mapByteRange = mapByteRange
         playlist.iFramesOnly = iFramesOnly
+        playlist.recentlyRemovedDateRanges = recentlyRemoved
         // Tags of the segment in progress, before its parts.
         playlist.trailingDiscontinuity = pendingDiscontinuity
         playlist.trailingMapURI = pendingMap

@@ -121,8 +121,35 @@ public enum PresentationEvent: Sendable {
     case part(rendition: Int, PartInfo, bytes: MediaBytes)
     /// A finished segment: its parts' bytes in turn (the same chunks the parts carried, not a copy).
     case segment(rendition: Int, SegmentInfo, bytes: MediaBytes)
+    /// A timed event placed on the presentation's timeline (an SCTE-35 cue): sent before the segment it starts in,
+    /// so the playlist that first lists that segment lists its daterange too.
+    case event(EventInfo)
     /// The input ended: playlists get `EXT-X-ENDLIST`.
     case end
+}
+
+/// A timed event on the presentation's timeline, placed once by the producer (`TimedEvent` → this): where it starts
+/// on the `EXT-X-PROGRAM-DATE-TIME` clock and on the media timeline of the segments (their `tfdt`, the MPD's).
+public struct EventInfo: Sendable, Equatable {
+    public var id: String
+    public var kind: TimedEvent.Kind
+    /// `START-DATE`: the program date-time of the media time `mediaTime`.
+    public var startDate: WallClock
+    /// On the output timeline, in the timescale of the first rendition's reference track.
+    public var mediaTime: MediaTime
+    public var plannedDuration: MediaTime?
+    /// The original `splice_info_section`.
+    public var section: [UInt8]
+
+    public init(id: String, kind: TimedEvent.Kind, startDate: WallClock, mediaTime: MediaTime,
+                plannedDuration: MediaTime? = nil, section: [UInt8]) {
+        self.id = id
+        self.kind = kind
+        self.startDate = startDate
+        self.mediaTime = mediaTime
+        self.plannedDuration = plannedDuration
+        self.section = section
+    }
 }
 
 extension PresentationEvent {

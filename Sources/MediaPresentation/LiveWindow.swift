@@ -68,6 +68,8 @@ public final class LiveWindow<Payload: Sendable>: Sendable {
         /// Per retained segment: the monotonic millisecond after which it may go.
         var expiry: [Int64] = []
         var partial: [StoredPart<Payload>] = []
+        /// Timed events listed with the segments (`EXT-X-DATERANGE`, the MPD's `EventStream`).
+        var events = EventList()
         var mediaSequence: UInt64 = 0
         var discontinuitySequence: UInt64 = 0
         var nextSequence: UInt64 = 0
@@ -146,6 +148,11 @@ public final class LiveWindow<Payload: Sendable>: Sendable {
         state.withLock { s in s.partial.filter { $0.info.segmentSequence == sequence } }
     }
 
+    /// Lists a timed event (from the next snapshot on); a repeated cue changes nothing.
+    public func publishEvent(_ e: EventInfo) {
+        update { s in !s.finished && s.events.add(e) }
+    }
+
     /// Appends a finished segment (its parts, if any, were published before it), evicting the oldest listed
     /// segment when the window is full. Returns the sequence number it got.
     @discardableResult
@@ -198,6 +205,11 @@ public final class LiveWindow<Payload: Sendable>: Sendable {
                     evict(s.window.removeOldest(), &s, now: now)
                 }
             }
+            if let pdt = info.programDateTime {
+                _ = s.events.elapse(to: WallClock(millisecondsSince1970: pdt.millisecondsSince1970 + Self.millis(info.duration)))
+            }
+            // A live window lists an event while its segments are listed; EVENT and VOD keep every one.
+            if playlistType == nil, let first = s.window.first?.info.programDateTime { _ = s.events.prune(before: first) }
             var drop = 0
             while drop < s.retained.count && (s.expiry[drop] < now || s.retained.count - drop > maxRetained) { drop += 1 }
             if drop > 0 {
@@ -249,7 +261,9 @@ public final class LiveWindow<Payload: Sendable>: Sendable {
             s.snapshot = WindowSnapshot(version: s.version, mediaSequence: s.mediaSequence,
                                         discontinuitySequence: s.discontinuitySequence, nextSequence: s.nextSequence,
                                         finished: s.finished, window: s.window, retained: s.retained, inits: s.inits,
-                                        partial: s.partial, policy: policy,
+                                        partial: s.partial, events: s.events.events, removedEvents: s.events.removed,
+                                        carriesID3: s.events.carriesID3,
+                                        policy: policy,
                                         longestSegment: s.roundedDurations.keys.max() ?? 1)
             return takeDecidedWaiters(&s)
         }

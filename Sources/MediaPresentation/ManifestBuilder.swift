@@ -62,7 +62,7 @@ public enum ManifestBuilder {
             ?? MediaTime(value: target.value * 3, timescale: target.timescale)
         var mpd = MPD(
             type: snapshots.allSatisfy(\.finished) ? .static : .dynamic, profiles: profiles(renditions),
-            minBufferTime: target, periods: [MPD.Period(id: "0", adaptationSets: allSets)],
+            minBufferTime: target, periods: [period(allSets, snapshots)],
             availabilityStartTime: ast, publishTime: options.now,
             minimumUpdatePeriod: target, timeShiftBufferDepth: window, suggestedPresentationDelay: delay,
             maxSegmentDuration: target,
@@ -90,7 +90,7 @@ public enum ManifestBuilder {
         let target = MediaTime.seconds(Int64(snapshots.map(\.targetDuration).max() ?? 1))
         let allSets = sets + (trickMode ? trickModeSets(renditions, snapshots, main: sets, uriQuery: "") : [])
         return MPD(type: .static, profiles: profiles(renditions), minBufferTime: target,
-                   periods: [MPD.Period(id: "0", adaptationSets: allSets)], mediaPresentationDuration: total,
+                   periods: [period(allSets, snapshots)], mediaPresentationDuration: total,
                    maxSegmentDuration: target)
     }
 
@@ -113,6 +113,25 @@ public enum ManifestBuilder {
         return MPD(type: .static, profiles: [MPD.onDemandProfile] + (cmaf ? [MPD.cmafProfile] : []), minBufferTime: target,
                    periods: [MPD.Period(id: "0", adaptationSets: sets)], mediaPresentationDuration: listedDuration(snapshots),
                    maxSegmentDuration: target)
+    }
+
+    /// The one Period: its AdaptationSets, and the first window's timed events as an SCTE-35 `EventStream` whose
+    /// presentation times are the events' media times (the segments' `t`: `presentationTimeOffset` is 0).
+    static func period<P>(_ sets: [MPD.AdaptationSet], _ snapshots: [WindowSnapshot<P>]) -> MPD.Period {
+        var period = MPD.Period(id: "0", adaptationSets: sets)
+        if snapshots.contains(where: \.carriesID3) {
+            for i in period.adaptationSets.indices where period.adaptationSets[i].trickModeOf == nil {
+                period.adaptationSets[i].inbandEventSchemes = [TimedEvent.id3Scheme]
+            }
+        }
+        if let events = snapshots.first?.events, let timescale = events.first?.mediaTime.timescale {
+            period.eventStreams = [MPD.EventStream(timescale: timescale, events: events.map { e in
+                MPD.Event(id: MPD.Event.numericID(e.id), presentationTime: e.mediaTime.converted(to: timescale).value,
+                          duration: (e.duration ?? e.plannedDuration).map { $0.converted(to: timescale).value },
+                          binary: e.section)
+            })]
+        }
+        return period
     }
 
     /// The longest rendition's listed duration, in milliseconds (rounded up).

@@ -20,8 +20,9 @@ public enum PlaylistBuilder {
     /// carry theirs already.
     public static func mediaPlaylist<P>(_ snap: WindowSnapshot<P>, scheme: URIScheme,
                                         playlistType: MediaPlaylist.PlaylistType?,
-                                        reports: [RenditionReport] = [], skip: Bool = false,
-                                        singleFile: SingleFileIndex? = nil, uriQuery: String = "") -> MediaPlaylist? {
+                                        reports: [RenditionReport] = [], skip: Bool = false, skipDateRanges: Bool = false,
+                                        singleFile: SingleFileIndex? = nil, uriQuery: String = "",
+                                        events signalling: EventSignalling = EventSignalling()) -> MediaPlaylist? {
         guard snap.isPlayable, let firstInit = snap.window.first?.initIndex ?? snap.inits.last?.index else { return nil }
         let scheme = SuffixedScheme(scheme, uriQuery)
         let td = snap.targetDuration
@@ -51,6 +52,8 @@ public enum PlaylistBuilder {
         var playlist = MediaPlaylist(targetDuration: td, mediaSequence: snap.mediaSequence,
                                      discontinuitySequence: snap.discontinuitySequence, mapURI: scheme.initURI(firstInit),
                                      playlistType: renderedType(playlistType, snap), segments: segments, endList: snap.finished)
+        playlist.dateRanges = snap.events.flatMap { e in [dateRange(e)] + (signalling.interstitial(e).map { [$0] } ?? []) }
+        if signalling.legacyCueTags { playlist.cueTags = signalling.cueTags(snap.events, segments) }
         if let partTarget {
             // PART-HOLD-BACK ≥ 3 × PART-TARGET, HOLD-BACK ≥ 3 × TARGETDURATION (§4.4.3.8); the policy's part target
             // is fixed for the stream, so neither value ever changes.
@@ -60,6 +63,7 @@ public enum PlaylistBuilder {
                 partHoldBack: MediaTime(value: rendered * 3, timescale: 1_000_000))
             if !snap.finished {
                 playlist.serverControl?.canSkipUntil = .seconds(Int64(td * skipTargetDurations))
+                playlist.serverControl?.canSkipDateRanges = true
             }
             playlist.partTarget = partTarget
             playlist.trailingParts = playlistParts(snap.partial, snap.nextSequence, scheme)
@@ -87,8 +91,26 @@ public enum PlaylistBuilder {
                 offset += seg.info.byteCount
             }
         }
-        if skip, let delta = playlist.deltaUpdate() { return delta }
+        if skip, let delta = playlist.deltaUpdate(skippingDateRanges: skipDateRanges,
+                                                  recentlyRemoved: recentlyRemoved(snap, boundary: Int64(td * skipTargetDurations))) {
+            return delta
+        }
         return playlist
+    }
+
+    /// The IDs of the dateranges dropped within the Skip Boundary (`boundary` seconds) of the last segment's end: a client
+    /// reloading with `_HLS_skip=v2` at least that often learns of each removal.
+    static func recentlyRemoved<P>(_ snap: WindowSnapshot<P>, boundary: Int64) -> [String] {
+        guard let last = snap.window.last, let pdt = last.info.programDateTime else { return snap.removedEvents.map(\.id) }
+        let end = pdt.millisecondsSince1970 + MediaTime.rescale(last.info.duration.value, from: last.info.duration.timescale, to: 1000)
+        return snap.removedEvents.filter { $0.at.millisecondsSince1970 >= end - boundary * 1000 }.map(\.id)
+    }
+
+    /// A listed event's `EXT-X-DATERANGE`: its out, in or command section as it came, `PLANNED-DURATION` from the
+    /// cue, `DURATION` once the break ended.
+    public static func dateRange(_ e: ListedEvent) -> DateRange {
+        DateRange(id: e.id, startDate: e.startDate, duration: e.duration, plannedDuration: e.plannedDuration,
+                  scte35Out: e.outSection, scte35In: e.inSection, scte35Cmd: e.commandSection)
     }
 
     /// `EXT-X-PLAYLIST-TYPE` as rendered: `VOD` only once the window is finished (a VOD playlist cannot change).

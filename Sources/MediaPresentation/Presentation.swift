@@ -92,6 +92,10 @@ public final class Presentation<Payload: Sendable>: PresentationConsumer, Sendab
     public let playlistType: MediaPlaylist.PlaylistType?
     /// Its DASH manifest carries trick-mode AdaptationSets (`--dash-trick-mode`).
     public let dashTrickMode: Bool
+    /// How its events are written besides EXT-X-DATERANGE and the MPD's EventStream (legacy cue tags, interstitials).
+    public let eventSignalling: EventSignalling
+    /// Timed events posted to this stream (the events API), for its pipeline to take.
+    public let eventInbox = EventInbox()
     private let payloads: PayloadMaker<Payload>
     /// Time-shift depth of every window (`LiveWindow` `history`), `nil`: none.
     public let history: MediaTime?
@@ -131,7 +135,9 @@ public final class Presentation<Payload: Sendable>: PresentationConsumer, Sendab
 
     public init(windowSize: Int = 6, playlistType: MediaPlaylist.PlaylistType? = nil,
                 clock: @escaping @Sendable () -> Int64 = LiveWindowClock.monotonicMilliseconds,
-                history: MediaTime? = nil, spill: Spill? = nil, dashTrickMode: Bool = false, payloads: PayloadMaker<Payload>) {
+                history: MediaTime? = nil, spill: Spill? = nil, dashTrickMode: Bool = false,
+                eventSignalling: EventSignalling = EventSignalling(), payloads: PayloadMaker<Payload>) {
+        self.eventSignalling = eventSignalling
         self.history = history
         self.dashTrickMode = dashTrickMode
         self.spill = spill
@@ -171,6 +177,8 @@ public final class Presentation<Payload: Sendable>: PresentationConsumer, Sendab
             let parts = w.partsInProgress(of: info.sequence).map(\.payload)
             w.publishSegment(info, payloads.segment(bytes, info, parts.count == info.partRanges.count ? parts : []))
             observer.withLock { $0 }?.didPublish(segment: info, rendition: rendition)
+        case .event(let e):
+            layout?.windows.forEach { $0.publishEvent(e) }
         case .end:
             finish()
         }

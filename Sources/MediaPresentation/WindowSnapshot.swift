@@ -53,13 +53,20 @@ public final class WindowSnapshot<Payload: Sendable>: Sendable {
     public let inits: [StoredInit<Payload>]
     /// Parts of the segment in progress (sequence `nextSequence`).
     public let partial: [StoredPart<Payload>]
+    /// Timed events listed with the window's segments, oldest first (`EXT-X-DATERANGE`, the MPD's `EventStream`).
+    public let events: [ListedEvent]
+    /// The events it stopped listing lately (`EventList.removed`).
+    public let removedEvents: [RemovedEvent]
+    /// Its segments have carried ID3 `emsg` boxes (`EventList.carriesID3`).
+    public let carriesID3: Bool
     /// `EXT-X-TARGETDURATION`: the policy's floor, raised by any longer segment in the window.
     public let targetDuration: Int
     public let policy: TimingPolicy
 
     init(version: UInt64 = 0, mediaSequence: UInt64 = 0, discontinuitySequence: UInt64 = 0, nextSequence: UInt64 = 0,
          finished: Bool = false, window: SegmentList<Payload> = SegmentList(), retained: [StoredSegment<Payload>] = [],
-         inits: [StoredInit<Payload>] = [], partial: [StoredPart<Payload>] = [], policy: TimingPolicy,
+         inits: [StoredInit<Payload>] = [], partial: [StoredPart<Payload>] = [], events: [ListedEvent] = [],
+         removedEvents: [RemovedEvent] = [], carriesID3: Bool = false, policy: TimingPolicy,
          longestSegment: Int = 1) {
         self.version = version
         self.mediaSequence = mediaSequence
@@ -70,6 +77,9 @@ public final class WindowSnapshot<Payload: Sendable>: Sendable {
         self.retained = retained
         self.inits = inits
         self.partial = finished ? [] : partial
+        self.events = events
+        self.removedEvents = removedEvents
+        self.carriesID3 = carriesID3
         self.policy = policy
         // `longestSegment`: the largest rounded EXTINF in `window`, kept by the window as segments come and go.
         self.targetDuration = max(policy.targetDuration, longestSegment)

@@ -220,11 +220,12 @@ extension Presentation where Payload == ServedObject {
     public static func live(windowSize: Int = 6, playlistType: MediaPlaylist.PlaylistType? = nil,
                             clock: @escaping @Sendable () -> Int64 = LiveWindowClock.monotonicMilliseconds,
                             history: MediaTime? = nil, recording: RecordedSegments? = nil,
-                            dashTrickMode: Bool = false) -> LivePresentation {
+                            dashTrickMode: Bool = false, eventSignalling: EventSignalling = EventSignalling()) -> LivePresentation {
         var spill: LivePresentation.Spill?
         if let recording { spill = { index, rendition, segment in recording.standIn(index, rendition, segment) } }
         return LivePresentation(windowSize: windowSize, playlistType: playlistType, clock: clock, history: history,
-                                spill: spill, dashTrickMode: dashTrickMode, payloads: ServedObject.maker)
+                                spill: spill, dashTrickMode: dashTrickMode, eventSignalling: eventSignalling,
+                                payloads: ServedObject.maker)
     }
 }
 
@@ -314,6 +315,8 @@ final class PlaylistCache: Sendable {
         /// -1: the multivariant playlist; -2: the DASH manifest.
         let rendition: Int
         let skip: Bool
+        /// `_HLS_skip=v2`: the delta update skips older dateranges too.
+        var skipDateRanges = false
         /// The signature query the URIs carry (`""` without signed URLs).
         var uriQuery = ""
         /// The rendition's I-frame playlist rather than its media playlist.

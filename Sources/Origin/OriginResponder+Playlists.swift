@@ -31,6 +31,7 @@ extension OriginResponder {
                                stream: String) async -> Response {
         let window = layout.windows[r]
         var skip = false
+        var skipDateRanges = false
         var directive = false
         if let partTarget = layout.policy.partTarget {
             // Delivery directives (RFC 8216bis §6.2.5): only for LL-HLS streams, which offer them.
@@ -38,9 +39,10 @@ extension OriginResponder {
             // A directive given twice has no meaning: 400 rather than a guess at which one counts.
             if Self.directives.contains(where: { query.getAll($0).count > 1 }) { return send(Self.badRequest, request) }
             if let s = query.get("_HLS_skip") {
-                // §6.2.5.1: "_HLS_skip=YES" (or "v2", which also skips date ranges: there are none here).
+                // §6.2.5.1: "_HLS_skip=YES", or "v2", which also skips older dateranges (CAN-SKIP-DATERANGES=YES).
                 guard s == "YES" || s == "v2" else { return send(Self.badRequest, request) }
                 skip = true
+                skipDateRanges = s == "v2"
             }
             let msnText = query.get("_HLS_msn"), partText = query.get("_HLS_part")
             if let msnText {
@@ -75,7 +77,8 @@ extension OriginResponder {
         if !window.snapshot().isPlayable {
             _ = await window.wait(for: .playable, timeout: firstWait(layout))
         }
-        guard let (body, headers) = renderedMediaPlaylist(p, layout, r, skip: skip, uriQuery: uriQuery) else {
+        guard let (body, headers) = renderedMediaPlaylist(p, layout, r, skip: skip, skipDateRanges: skipDateRanges,
+                                                          uriQuery: uriQuery) else {
             return send(Self.retryLater(p), request)
         }
         if directive {
@@ -101,8 +104,9 @@ extension OriginResponder {
 
     /// Rendition `r`'s media playlist as it is now (rendered once per change of the windows, `PlaylistCache`).
     func renderedMediaPlaylist(_ p: LivePresentation, _ layout: LivePresentation.Layout, _ r: Int, skip: Bool,
-                               uriQuery: String) -> (ByteBuffer, HTTPFields)? {
-        mediaPlaylistEntry(p, layout, r, skip: skip, uriQuery: uriQuery).map { ($0.body, $0.headers) }
+                               skipDateRanges: Bool = false, uriQuery: String) -> (ByteBuffer, HTTPFields)? {
+        mediaPlaylistEntry(p, layout, r, skip: skip, skipDateRanges: skipDateRanges, uriQuery: uriQuery)
+            .map { ($0.body, $0.headers) }
     }
 
     /// The plain media playlist (no skip, no signature) with its `200` head as bytes, for `FastPath`.
@@ -112,9 +116,10 @@ extension OriginResponder {
     }
 
     func mediaPlaylistEntry(_ p: LivePresentation, _ layout: LivePresentation.Layout, _ r: Int, skip: Bool,
-                                    uriQuery: String) -> PlaylistCache.Entry? {
+                            skipDateRanges: Bool = false, uriQuery: String) -> PlaylistCache.Entry? {
         let snaps = layout.snapshots()
-        let key = PlaylistCache.Key(presentation: p.serial, rendition: r, skip: skip, uriQuery: uriQuery)
+        var key = PlaylistCache.Key(presentation: p.serial, rendition: r, skip: skip, uriQuery: uriQuery)
+        key.skipDateRanges = skipDateRanges
         return playlists.entry(key, versions: snaps.map(\.version), render: {
             let reports = layout.policy.partTarget == nil ? [] : layout.renditions.indices.compactMap { o in
                 o == r ? nil : PlaylistBuilder.renditionReport(snaps[o], scheme: layout.renditions[o].scheme,
@@ -122,7 +127,8 @@ extension OriginResponder {
             }
             return PlaylistBuilder.mediaPlaylist(snaps[r], scheme: layout.renditions[r].scheme,
                                                  playlistType: p.playlistType, reports: reports, skip: skip,
-                                                 uriQuery: uriQuery)?.render()
+                                                 skipDateRanges: skipDateRanges, uriQuery: uriQuery,
+                                                 events: p.eventSignalling)?.render()
         })
     }
 

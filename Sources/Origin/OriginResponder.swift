@@ -153,6 +153,8 @@ struct OriginResponder: HTTPResponder {
         case .healthz?: return health(request)
         case .readyz?: return readiness(request)
         case .api(let api)?: return await self.api(api, request)
+        // A stream's events API: the control API's credential, not the viewers' access control.
+        case .stream(_, let presentation, .events)?: return await postEvent(request, presentation)
         case nil where path.hasPrefix("/api/"):
             // Whatever the method: the path is what is wrong.
             return send(Route.validate(path) == .tooLong ? Self.uriTooLong : Self.badRequest, request)
@@ -205,6 +207,7 @@ struct OriginResponder: HTTPResponder {
         case .page: return send(page, request)
         case .hlsJS: return send(hlsJS ?? Self.notFound, request)
         case .qoe: return await qoe(request, stream: stream, remote: remote)
+        case .events: return await postEvent(request, presentation)
         case .thumbnail: return await thumbnail(name, request)
         case .tiles(let sheets, let object):
             stats.sawViewer(remote, stream: name)

@@ -29,6 +29,8 @@ enum Route: Sendable {
         case page
         case hlsJS
         case qoe
+        /// `events`: the events API (POST, behind the API token).
+        case events
         case thumbnail
         case multivariant
         case manifest
@@ -94,6 +96,7 @@ enum Route: Sendable {
         case "", "index.html": route = .page
         case "hls.mjs": route = .hlsJS
         case "qoe": route = .qoe
+        case "events": route = .events
         case Substring(thumbnailName): route = .thumbnail
         case "index.m3u8": route = .multivariant
         case Substring(manifestName): route = .manifest
@@ -139,6 +142,7 @@ enum Route: Sendable {
             let stream = OriginMetrics.streamLabel(name)
             switch route {
             case .qoe: return (stream, "", "qoe")
+            case .events: return (stream, "", "events")
             case .multivariant, .manifest: return (stream, "", "playlist")
             case .tiles(_, let object): return (stream, "", object.label)
             case .key: return (stream, "", "key")

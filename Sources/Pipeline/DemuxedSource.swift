@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import MediaCore
 import Producer
+import Segmenter
 
 /// A demuxed input (a file, a pipe, a network stream): libavformat's packets through the processors `OutputSetup`
 /// chose (copy, transcode, a ladder), as the producer chain's events. It loops a file (`--loop`, timestamps running
@@ -25,6 +26,10 @@ final class DemuxedSource: MediaSource {
 
     private var timeBases: [Int: Rational] = [:]
     private var byStream: [Int: [Int]] = [:]
+    /// The newest video packet's presentation time (90 kHz, loops included): the live edge of a posted event.
+    private var videoEdge: MediaTime?
+    /// The input's SCTE-35 data streams (MPEG-TS stream type 0x86: libavformat's `scte_35`, one packet per section).
+    private var scte35Streams: Set<Int> = []
     /// Per processor: the `formatVersion` last announced (`nil`: none yet).
     private var announced: [Int?] = []
     // Loop bookkeeping: the span of the first pass (raw timestamps), in microseconds.
@@ -75,6 +80,52 @@ final class DemuxedSource: MediaSource {
         timeBases = Dictionary(uniqueKeysWithValues: d.streams.map { ($0.index, $0.timeBase) })
         byStream = Dictionary(grouping: s.processors.indices, by: { s.processors[$0].streamIndex })
         announced = s.processors.map { _ in nil }
+        scte35Streams = Set(d.streams.filter { $0.kind == .data && $0.codecName == "scte_35" }.map(\.index))
+        for i in scte35Streams.sorted() { logger.info("SCTE-35 cues from stream \(i) become timed events") }
+    }
+
+    /// A posted event at the newest video frame read (plus its delay), its splice passed to the encoders: an encoded
+    /// rendition puts an IDR on the first frame at or after it (the frames read but not yet encoded included).
+    func resolve(_ event: TimedEvent) -> TimedEvent {
+        guard case .liveEdge(let after) = event.time, let edge = videoEdge else { return event }
+        var e = event
+        e.time = .input(edge + after)
+        if e.kind.isSplice, case .input(let t) = e.time {
+            for slot in setup.processors { slot.processor.splice(at: t) }
+        }
+        return e
+    }
+
+    /// An SCTE-35 section as the timed event it signals (`nil`: one that signals nothing placed, or a malformed one,
+    /// which is logged and skipped: the stream goes on).
+    private func cue(_ packet: Packet, timeBase tb: Rational) -> TimedEvent? {
+        let section: SpliceInfoSection
+        do {
+            section = try SpliceInfoSection(packet.data)
+        } catch {
+            logger.warning("skipping an SCTE-35 section on stream \(packet.streamIndex): \(error)")
+            return nil
+        }
+        let shift = MediaTime.rescale(loopOffsetMicros, from: 1_000_000, to: TimedEvent.ticks, rounding: .down)
+        let packetTime = packet.pts.map { MediaTime(value: MediaTime.rescale($0, timeBase: tb, to: TimedEvent.ticks), timescale: TimedEvent.ticks) }
+        guard var event = TimedEvent(section, packetTime: packetTime) else {
+            logger.debug("SCTE-35 section on stream \(packet.streamIndex) signals nothing to place (\(section.command))")
+            return nil
+        }
+        if case .input(var t) = event.time {
+            // 33 bits of 90 kHz: the turn of the wrap nearest the packet (libavformat's timestamps run on past a wrap).
+            if let p = packetTime {
+                let wrap = TimelineAnchor.mpegTSWrap.value
+                let d = p.value - t.value + wrap / 2
+                t.value += (d >= 0 ? d / wrap : (d - wrap + 1) / wrap) * wrap
+            }
+            event.time = .input(MediaTime(value: t.value + shift, timescale: t.timescale))
+        }
+        if case .input(let t) = event.time, event.kind.isSplice {
+            // An encoded rendition puts an IDR on the splice's frame (the segmenter cuts there).
+            for slot in setup.processors { slot.processor.splice(at: t) }
+        }
+        return event
     }
 
     func next() throws -> SourceBatch? {
@@ -88,6 +139,12 @@ final class DemuxedSource: MediaSource {
                 passes += 1
                 logger.info("looping input (pass \(passes))")
                 continue
+            }
+            if scte35Streams.contains(packet.streamIndex), let tb = timeBases[packet.streamIndex] {
+                guard let event = cue(packet, timeBase: tb) else { continue }
+                var batch = SourceBatch()
+                batch.events = [.event(event)]
+                return batch
             }
             guard let targets = byStream[packet.streamIndex], let tb = timeBases[packet.streamIndex] else { continue }
             if packet.isCorrupt { logger.debug("corrupt packet on stream \(packet.streamIndex)") }
@@ -110,6 +167,10 @@ final class DemuxedSource: MediaSource {
                 let shift = MediaTime.rescale(loopOffsetMicros, from: 1_000_000, toTimeBase: tb, rounding: .down)
                 packet.dts = packet.dts.map { $0 + shift }
                 packet.pts = packet.pts.map { $0 + shift }
+            }
+            if packet.streamIndex == setup.videoStream?.index, let pts = packet.pts {
+                let t = MediaTime(value: MediaTime.rescale(pts, timeBase: tb, to: TimedEvent.ticks), timescale: TimedEvent.ticks)
+                if videoEdge.map({ t > $0 }) ?? true { videoEdge = t }
             }
             for p in targets {
                 let outputs: [[Sample]]

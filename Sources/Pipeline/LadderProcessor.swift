@@ -50,6 +50,9 @@ final class LadderVideoProcessor: StreamProcessor {
         return out
     }
 
+    /// Every rung gets its IDR on the same frame.
+    func splice(at time: MediaTime) { rungs.forEach { $0.stage.splice(at: time) } }
+
     func flush() throws -> [[Sample]] {
         var out = rungs.map { _ in [Sample]() }
         for frame in try decoder.flushFrames() { try encode(frame, into: &out) }

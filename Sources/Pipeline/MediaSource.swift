@@ -23,6 +23,13 @@ protocol MediaSource: AnyObject {
     func flush() throws -> [SourceEvent]
     /// Opens the input again after its publisher went away (`reconnect`); `false` when the stream ends instead.
     func reopen() -> Bool
+    /// A posted event (the events API) placed on the input's clock where the source can (the live edge is its newest
+    /// video frame), its encoders told of a splice; as it is otherwise (the chain places it at the edge it has seen).
+    func resolve(_ event: TimedEvent) -> TimedEvent
+}
+
+extension MediaSource {
+    func resolve(_ event: TimedEvent) -> TimedEvent { event }
 }
 
 /// One read's worth of a source's output.

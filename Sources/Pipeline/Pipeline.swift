@@ -27,6 +27,8 @@ public struct PipelineOptions: Sendable {
     /// DASH trick-mode AdaptationSets in the MPD (`--dash-trick-mode`): off by default, as packagers offer trick play
     /// on request (FFmpeg 5.1's DASH demuxer reads such sets as ordinary streams).
     public var dashTrickMode = false
+    /// Legacy cue tags and interstitials for the stream's events (`--cue-tags legacy`, `--interstitial URL`).
+    public var eventSignalling = EventSignalling()
     /// Which audio tracks become renditions and their labels (`--audio-tracks`, `--audio-name`, `--audio-language`,
     /// `--default-audio`).
     public var audioTracks = AudioTrackOptions()
@@ -73,13 +75,17 @@ public final class Pipeline: @unchecked Sendable {
     public let keyframes = LatestKeyframes()
     let output: any PresentationConsumer
     let logger: Logger
+    /// Timed events posted from outside (the events API), fed to the chain between reads.
+    let inbox: EventInbox?
     private let stopFlag = Atomic<Bool>(false)
     private let interrupt = Mutex<InterruptFlag?>(nil)
     /// A local file opened and probed by `open()`, taken by `run()`.
     private var opened: Demuxer?
 
     /// `stats`: where the pipeline reports progress (give one to read it before the pipeline exists).
-    public init(options: PipelineOptions, output: any PresentationConsumer, logger: Logger, stats: PipelineStats = PipelineStats()) {
+    public init(options: PipelineOptions, output: any PresentationConsumer, logger: Logger, stats: PipelineStats = PipelineStats(),
+                events: EventInbox? = nil) {
+        self.inbox = events
         self.stats = stats
         self.options = options
         self.output = FanOut([output, stats.tap])
@@ -137,6 +143,7 @@ public final class Pipeline: @unchecked Sendable {
                     if let position = batch.position { $0.mediaMicros = max($0.mediaMicros, position) }
                     $0.videoFrames += Int64(batch.videoFrames)
                 }
+                if let posted = inbox?.take(), !posted.isEmpty { try run.feed(posted.map { .event(source.resolve($0)) }) }
                 try run.feed(batch.events)
             } catch {
                 failure = error
@@ -200,6 +207,7 @@ public final class Pipeline: @unchecked Sendable {
                 case .samples(let t, let samples, _):
                     for s in samples { bytes += s.data.count }
                     if let key = samples.last(where: \.isSync) { pipeline.keyframes.record(key, track: t, format: formats[t]) }
+                case .event: break
                 }
                 do {
                     try chain.accept(e)

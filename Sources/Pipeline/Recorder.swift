@@ -45,6 +45,8 @@ public final class Recorder: PresentationConsumer, Sendable {
     private let listed = Mutex<[Int64]>([])
 
     private struct Track {
+        /// The daterange last written per ID (a rewrite of the playlist lists the latest of each).
+        var dateRanges: [String: DateRange] = [:]
         var fd: Int32 = -1
         var headerTarget = 0
         var mapInForce = ""
@@ -65,6 +67,9 @@ public final class Recorder: PresentationConsumer, Sendable {
         var multivariantWritten = false
         var stopped = false
         var finished = false
+        /// The stream's timed events, merged by ID (a recording's playlists list each one as it starts and again as it
+        /// changes: the same ID, the same START-DATE, DURATION and SCTE35-IN added).
+        var events = EventList()
     }
 
     /// Held while writing: only the producer's thread and `finish()` take it, never an HTTP reader.
@@ -159,6 +164,8 @@ public final class Recorder: PresentationConsumer, Sendable {
                 try writeMultivariant(s)
                 s.multivariantWritten = true
             }
+        case .event(let e):
+            _ = s.events.add(e)
         case .part:
             break
         case .end:
@@ -173,14 +180,16 @@ public final class Recorder: PresentationConsumer, Sendable {
                                       duration: stored.info.duration, programDateTime: stored.info.programDateTime,
                                       discontinuity: stored.discontinuity, mapURI: scheme.initURI(stored.initIndex))
         segment.key = stored.info.encryption?.playlistKey()
+        let ranges = dateRangeLines(stored, r, &s)
         let playlistPath = path(scheme.playlistURI)
         let needed = MediaPlaylist.roundedDuration(stored.info.duration)
         if s.tracks[r].fd < 0 {
             // The first segment: the header (with the map in force) and its lines, written whole, then renamed
             // into place.
             let target = max(s.policy.targetDuration, needed)
-            let playlist = MediaPlaylist(targetDuration: target, mapURI: scheme.initURI(stored.initIndex),
+            var playlist = MediaPlaylist(targetDuration: target, mapURI: scheme.initURI(stored.initIndex),
                                          playlistType: .event, segments: [segment])
+            playlist.dateRanges = ranges
             try MediaFiles.replace(Array(playlist.render().utf8), at: playlistPath)
             s.tracks[r].fd = try MediaFiles.openForAppending(playlistPath)
             s.tracks[r].headerTarget = target
@@ -193,16 +202,35 @@ public final class Recorder: PresentationConsumer, Sendable {
             var playlist = try readPlaylist(playlistPath)
             playlist.targetDuration = needed
             playlist.segments.append(segment)
+            // The parser keeps no dateranges: the latest of each, in start order.
+            playlist.dateRanges = s.tracks[r].dateRanges.values.sorted { ($0.startDate, $0.id) < ($1.startDate, $1.id) }
             try rewrite(playlist, r, &s)
             return
         }
-        var lines = ""
+        var lines = ranges.map { $0.line + "\n" }.joined()
         var mapRange: PlaylistByteRange?
         var track = s.tracks[r]
         MediaPlaylist.renderSegment(segment, mapInForce: &track.mapInForce, mapRangeInForce: &mapRange,
                                     keyInForce: &track.keyInForce, into: &lines)
         s.tracks[r] = track
         try MediaFiles.writeAll(s.tracks[r].fd, Array(lines.utf8), path: playlistPath)
+    }
+
+    /// The dateranges to write before segment `stored` of rendition `r`: those started by its end whose line is new
+    /// or changed since last written (a break's end adds DURATION and SCTE35-IN under the same ID).
+    private func dateRangeLines(_ stored: StoredSegment<Void>, _ r: Int, _ s: inout State) -> [DateRange] {
+        guard !s.events.events.isEmpty, let pdt = stored.info.programDateTime else { return [] }
+        let d = stored.info.duration
+        let end = WallClock(millisecondsSince1970: pdt.millisecondsSince1970 + MediaTime.rescale(d.value, from: d.timescale, to: 1000))
+        _ = s.events.elapse(to: end)
+        var out: [DateRange] = []
+        for e in s.events.events where e.startDate < end {
+            let range = PlaylistBuilder.dateRange(e)
+            guard s.tracks[r].dateRanges[e.id] != range else { continue }
+            s.tracks[r].dateRanges[e.id] = range
+            out.append(range)
+        }
+        return out
     }
 
     /// Replaces rendition `r`'s playlist with `playlist` and reopens it for appending.

@@ -75,7 +75,7 @@ public final class ThumbnailTiler: PresentationConsumer, Sendable {
                 do { try publish(&s) } catch { logger.warning("thumbnail tiles: \(error)") }
             }
             sink.finish()
-        case .part:
+        case .part, .event:
             break
         }
     }

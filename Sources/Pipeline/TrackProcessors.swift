@@ -65,6 +65,12 @@ protocol StreamProcessor: AnyObject {
     /// Samples per output.
     func process(_ packet: Packet) throws -> [[Sample]]
     func flush() throws -> [[Sample]]
+    /// A splice at `time` (the input's clock): an encoder puts an IDR on the frame there. Copying processors ignore it.
+    func splice(at time: MediaTime)
+}
+
+extension StreamProcessor {
+    func splice(at time: MediaTime) {}
 }
 
 /// A processor with one output track.
@@ -179,6 +185,8 @@ final class VideoEncodeStage {
     let encoder: VideoEncoder
     let format: TrackFormat
     private var schedule: KeyframeGrid
+    /// Splice points (ticks, ascending) still to come: the frame at each is an IDR whatever the grid says.
+    private var splices: [Int64] = []
     private var lastPTS: Int64?
     private let frameTicks: Int64
     private let codec: VideoCodecName
@@ -221,7 +229,23 @@ final class VideoEncodeStage {
     func encode(_ frame: RawVideoFrame) throws -> [Sample] {
         var f = frame
         f.pts = nextPTS(frame.pts)
-        return try encoder.encode(f, forceKeyframe: schedule.isBoundary(f.pts)).map(sample)
+        let grid = schedule.isBoundary(f.pts)
+        return try encoder.encode(f, forceKeyframe: spliceDue(f.pts) || grid).map(sample)
+    }
+
+    /// An IDR on the frame at (or half a frame before) `time`, off the grid: a splice.
+    func splice(at time: MediaTime) {
+        let t = time.converted(to: timescale, rounding: .nearest).value
+        guard !splices.contains(t), lastPTS.map({ t > $0 }) ?? true else { return }
+        splices.append(t)
+        splices.sort()
+    }
+
+    /// Whether the frame at `pts` reaches the next splice point (and takes it).
+    private func spliceDue(_ pts: Int64) -> Bool {
+        guard let s = splices.first, pts + frameTicks / 2 >= s else { return false }
+        splices.removeAll { $0 <= pts + frameTicks / 2 }
+        return true
     }
 
     /// A decoded frame as it is (no copy); `pts` in `timescale` ticks. `forceKeyframe` adds an IDR off the
@@ -235,7 +259,7 @@ final class VideoEncodeStage {
             if pendingCaptions.count > 512 { pendingCaptions.removeAll() }
             pendingCaptions[t] = cc
         }
-        return try encoder.encode(frame, pts: t, forceKeyframe: key).map(sample)
+        return try encoder.encode(frame, pts: t, forceKeyframe: spliceDue(t) || key).map(sample)
     }
 
     private func nextPTS(_ pts: Int64) -> Int64 {
@@ -306,4 +330,6 @@ final class VideoTranscodeProcessor: TrackProcessor {
         let pts = MediaTime.rescale(frame.pts, timeBase: timeBase, to: stage.timescale)
         return try stage.encode(frame, pts: pts)
     }
+
+    func splice(at time: MediaTime) { stage.splice(at: time) }
 }

@@ -89,7 +89,8 @@ public final class VODWriter: PresentationConsumer, Sendable {
             try presentation.consume(event)
         case .part:
             break
-        case .end:
+        case .event, .end:
+            // The VOD playlist lists the events its segments span (an EVENT/VOD window keeps every one).
             try presentation.consume(event)
         }
     }

@@ -56,6 +56,8 @@ public struct FormatGate {
             if isOpen { return samples.map { .sample(track: t, $0, wallClock: wallClock) } }
             held += samples.map { (t, $0, wallClock) }
             return try open()
+        case .event:
+            return []  // taken by the chain before the gate (`ProducerChain.accept`)
         }
     }
 

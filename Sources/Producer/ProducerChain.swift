@@ -1,6 +1,8 @@
 import Logging
+import ISOBMFF
 import MediaCore
 import MediaPresentation
+import Segmenter
 
 /// A producer's samples to its consumers' events: format gate → timeline supervisor (segmenters) → segment publisher
 /// (STYLE.md §10; shaka-packager's handler graph). Each stage is a value tested on its own; this only passes each
@@ -34,6 +36,12 @@ public struct ProducerChain {
     private var publisher: SegmentPublisher
     /// The layout was announced (the stream started).
     public private(set) var started = false
+    /// Timed events taken and not yet placed (their segment is not finished), in the input's timeline.
+    private var pendingEvents: [(event: TimedEvent, at: MediaTime)] = []
+    /// The newest presentation time taken (any track), where the events API's "now" is.
+    private var inputEdge: MediaTime?
+    /// Per track, its timescale once its format is known (0 before).
+    private var timescales: [Int32] = []
 
     public init(plan: RenditionPlan, kinds: [TrackFormat.Kind], settings: Settings, output: any PresentationConsumer,
                 logger: Logger) {
@@ -50,6 +58,22 @@ public struct ProducerChain {
     }
 
     public mutating func accept(_ event: SourceEvent) throws {
+        switch event {
+        case .event(let e):
+            return try take(e)
+        case .format(let track, let f):
+            if track >= 0 {
+                if timescales.count <= track { timescales += Array(repeating: 0, count: track + 1 - timescales.count) }
+                timescales[track] = f.timescale
+            }
+        case .samples(let track, let samples, _):
+            // The newest presentation time (no array made: this runs for every sample).
+            if track >= 0, track < timescales.count, timescales[track] > 0, var pts = samples.first?.pts {
+                for s in samples where s.pts > pts { pts = s.pts }
+                let t = MediaTime(value: pts, timescale: timescales[track])
+                if inputEdge.map({ t > $0 }) ?? true { inputEdge = t }
+            }
+        }
         if case .samples(let track, let samples, let wallClock) = event {
             publisher.arrival = wallClock
             // The open gate passes samples through: straight to the supervisor, without an array of its outputs.
@@ -100,7 +124,87 @@ public struct ProducerChain {
 
     private mutating func emit(_ outputs: [TimelineSupervisor.Output]) throws {
         for o in outputs {
-            for e in publisher.events(o, epochSlips: supervisor.epochSlips) { try output.consume(e) }
+            let events = publisher.events(o, epochSlips: supervisor.epochSlips)
+            if case .segment(let s) = o, s.group == 0, !pendingEvents.isEmpty,
+               case .segment(_, let info, _) = events.first, let pdt = info.programDateTime {
+                for e in place(before: info.startTime + info.duration, segmentStart: info.startTime, date: pdt) {
+                    try output.consume(.event(e))
+                }
+            }
+            for e in events { try output.consume(e) }
         }
     }
+
+    // MARK: - Timed events
+
+    /// An event from the source: its time resolved on the input's clock now (the API's "now" is the newest sample
+    /// taken), then held until the segment it falls in is finished.
+    private mutating func take(_ e: TimedEvent) throws {
+        var at: MediaTime
+        switch e.time {
+        case .input(let t): at = t
+        case .liveEdge(let after):
+            guard let edge = inputEdge else {
+                logger.warning("timed event '\(e.id)' before any media: dropped")
+                return
+            }
+            at = edge + after
+        }
+        // An SCTE-35 time is 33 bits of 90 kHz; the demuxer's timestamps run on past a wrap: the turn nearest the media.
+        if at.timescale == TimedEvent.ticks, let edge = inputEdge?.converted(to: TimedEvent.ticks) {
+            let wrap = TimelineAnchor.mpegTSWrap.value
+            let d = edge.value - at.value + wrap / 2
+            let turns = d >= 0 ? d / wrap : (d - wrap + 1) / wrap
+            at = MediaTime(value: at.value + turns * wrap, timescale: at.timescale)
+        }
+        if let edge = inputEdge, edge - at > MediaTime.seconds(1) {
+            logger.notice("timed event '\(e.id)' (\(e.kind.rawValue)) is \(Self.millis(edge - at)) ms behind the media: placed where it was due")
+        }
+        if e.kind == .id3 {
+            // In the next segment of every rendition, at its time on the output timeline (or that segment's start).
+            guard let shift = supervisor.timelineShift else {
+                logger.warning("ID3 event '\(e.id)' before the stream started: dropped")
+                return
+            }
+            let t = at.converted(to: shift.timescale, rounding: .nearest) + shift
+            try supervisor.addEventMessage(EventMessage(schemeIdUri: EventMessage.id3Scheme, timescale: UInt32(t.timescale),
+                                                        presentationTime: UInt64(max(0, t.value)), id: Self.messageID(e.id),
+                                                        data: e.section))
+            // The presentation learns that its segments carry ID3 (its MPD declares the scheme); nothing is listed.
+            try output.consume(.event(EventInfo(id: e.id, kind: .id3, startDate: .now, mediaTime: t, section: e.section)))
+            return
+        }
+        // A break starts or ends here: a segment starts here too (at the first keyframe at or after it).
+        if e.kind.isSplice { supervisor.requestCut(atInput: at) }
+        pendingEvents.append((e, at))
+    }
+
+    /// The events held whose output time is before `end` (a finished segment of the first rendition, which started at
+    /// `segmentStart` on `date`), placed on the output timeline and the program date-time clock.
+    private mutating func place(before end: MediaTime, segmentStart: MediaTime, date: WallClock) -> [EventInfo] {
+        guard let shift = supervisor.timelineShift else { return [] }
+        var placed: [EventInfo] = []
+        let logger = logger
+        var held = pendingEvents
+        defer { pendingEvents = held }
+        held.removeAll { held in
+            let t = held.at.converted(to: end.timescale, rounding: .nearest) + shift
+            guard t < end else { return false }
+            let startDate = WallClock(millisecondsSince1970: date.millisecondsSince1970 + Self.millis(t - segmentStart))
+            placed.append(EventInfo(id: held.event.id, kind: held.event.kind, startDate: startDate, mediaTime: t,
+                                    plannedDuration: held.event.plannedDuration, section: held.event.section))
+            logger.info("timed event '\(held.event.id)' (\(held.event.kind.rawValue)) at \(Self.millis(t)) ms on the timeline")
+            return true
+        }
+        return placed
+    }
+
+    /// An `emsg` id for an event id (FNV-1a): the same event, the same id in every rendition.
+    static func messageID(_ id: String) -> UInt32 {
+        var h: UInt32 = 0x811C_9DC5
+        for b in id.utf8 { h = (h ^ UInt32(b)) &* 0x0100_0193 }
+        return h
+    }
+
+    private static func millis(_ t: MediaTime) -> Int64 { MediaTime.rescale(t.value, from: t.timescale, to: 1000) }
 }

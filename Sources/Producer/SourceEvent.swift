@@ -8,6 +8,8 @@ public enum SourceEvent: Sendable {
     case format(track: Int, TrackFormat)
     /// Samples of one track, in decode order; `wallClock`: when they arrived (program date-time, part metrics).
     case samples(track: Int, [Sample], wallClock: WallClock?)
+    /// A timed event (an SCTE-35 cue), in the input's timeline like the samples around it.
+    case event(TimedEvent)
 }
 
 /// The renditions a producer makes and which output tracks each one carries, planned once per input.

@@ -1,4 +1,5 @@
 import Logging
+import ISOBMFF
 import MediaCore
 import Segmenter
 
@@ -44,6 +45,8 @@ public struct TimelineSupervisor {
     private var pendingChange: (track: Int, formats: [TrackFormat])?
     /// Per output track: the decode time of its latest sample (its own ticks), to see a jump.
     private var lastDTS: [Int64?]
+    /// Splices asked for before the timeline was chosen (input times).
+    private var pendingCuts: [MediaTime] = []
     /// After `reconnect()`: what the next connection's segmenter continues.
     private var resume: (sequences: [UInt64], timeline: Segmenter.Timeline?)?
 
@@ -83,6 +86,8 @@ public struct TimelineSupervisor {
 
     /// Whether a segmenter runs (the stream started, and no reconnect is waiting for its next connection).
     public var isRunning: Bool { segmenter != nil }
+    /// Output time − input time of the running segmenter, once it chose it (`Segmenter.Timeline.shift`).
+    public var timelineShift: MediaTime? { segmenter?.timelineShift }
     /// Epoch-locked segments not numbered by their cell on the input clock's grid (`Segmenter.epochSlips`).
     public var epochSlips: Int { segmenter?.epochSlips ?? 0 }
 
@@ -96,6 +101,23 @@ public struct TimelineSupervisor {
                                 groups: groups, firstSequences: r?.sequences, continuing: r?.timeline, anchor: anchor)
         segmenter = seg
         return [Self.inits(seg)]
+    }
+
+    /// A splice at input time `t`: a segment boundary at the first reference keyframe at or after it (`Segmenter.
+    /// requestCut`). `false` when no timeline is chosen yet (the stream has not started).
+    /// Before the timeline is chosen, the cut waits for it.
+    public mutating func requestCut(atInput t: MediaTime) {
+        guard let shift = segmenter?.timelineShift else { pendingCuts.append(t); return }
+        segmenter!.requestCut(at: t.converted(to: shift.timescale, rounding: .nearest) + shift)
+    }
+
+    /// An `emsg` in the next segment of every rendition (`Segmenter.addEventMessage`); `false` before the stream
+    /// started.
+    @discardableResult
+    public mutating func addEventMessage(_ m: EventMessage) throws -> Bool {
+        guard segmenter != nil else { return false }
+        try segmenter!.addEventMessage(m)
+        return true
     }
 
     /// New codec parameters on `track`: applied from its next sample.
@@ -123,7 +145,14 @@ public struct TimelineSupervisor {
                           start: MediaTime(value: s.dts, timescale: timescale))
         }
         guard var h = handover else {
-            return try segmenter!.appendEvents(s, track: track, wallClock: wallClock).map(Self.output)
+            let out = try segmenter!.appendEvents(s, track: track, wallClock: wallClock).map(Self.output)
+            if !segmenter!.spliceCutsMade.isEmpty { logSpliceCuts() }
+            if !pendingCuts.isEmpty, segmenter!.timelineShift != nil {
+                let cuts = pendingCuts
+                pendingCuts = []
+                for t in cuts { requestCut(atInput: t) }
+            }
+            return out
         }
         let crossed: Bool
         switch h.cause {
@@ -174,6 +203,19 @@ public struct TimelineSupervisor {
     }
 
     // MARK: - Internals
+
+    /// How far each splice cut fell from its splice (a copied input cuts at its next keyframe).
+    private mutating func logSpliceCuts() {
+        guard let ts = segmenter.map({ $0.tracks[$0.referenceTrack].timescale }) else { return }
+        for c in segmenter!.takeSpliceCuts() {
+            let late = MediaTime(value: c.at - c.requested, timescale: ts)
+            if late.value <= 0 {
+                logger.info("splice at \(Self.seconds(MediaTime(value: c.requested, timescale: ts))) s: a segment starts on the keyframe there")
+            } else {
+                logger.notice("splice at \(Self.seconds(MediaTime(value: c.requested, timescale: ts))) s: the segment starts at the first keyframe after it, \(Self.seconds(late)) s later (the input's keyframes are copied)")
+            }
+        }
+    }
 
     private func video(_ tracks: [TrackFormat]) -> Int? { tracks.firstIndex { $0.kind == .video } }
 

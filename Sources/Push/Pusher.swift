@@ -177,6 +177,8 @@ public final class Pusher: PresentationConsumer, Sendable {
             enqueuePlaylist(r, &s)
             enqueueMultivariant(&s)
             if configuration.deleteExpired { enqueueDeletions(r, snap, &s) }
+        case .event:
+            break
         case .end:
             break  // `consume` calls `finish()` once the lock is released
         }

@@ -34,6 +34,19 @@ extension Segmenter {
             appendPartBoundary(at: sample, start: start)
             return
         }
+        if let splice = spliceCuts.first, sample.isSync,
+           sample.pts >= splice - ticks(Self.spliceTolerance, track: referenceTrack) {
+            // A splice: the first sync sample at or after it starts a segment (and a part), in every group at once. The
+            // grid goes on: the segments either side are shorter, never longer, so EXT-X-TARGETDURATION holds.
+            let tolerance = ticks(Self.spliceTolerance, track: referenceTrack)
+            spliceCuts.removeAll { $0 <= sample.pts + tolerance }
+            spliceCutsMade.append((splice, sample.pts))
+            if sample.dts > (boundaries.last(where: \.endsSegment)?.time ?? start) {
+                boundaries.append(Boundary(time: sample.dts, endsSegment: true, wallClock: wallClock))
+                if sample.dts - (gridStart ?? start) >= segmentTicks - early { gridStart = sample.dts }
+                return
+            }
+        }
         if let fragmentDuration, !shortFirstSegmentDecided, sample.dts - start >= ticks(fragmentDuration, track: referenceTrack) {
             shortFirstSegmentDecided = true
             if sample.isSync && sample.dts - start < segmentTicks {
@@ -47,6 +60,26 @@ extension Segmenter {
             return
         }
         appendPartBoundary(at: sample, start: start)
+    }
+
+    /// A sync sample this close before a splice point is at it (half a frame at 30 fps).
+    static let spliceTolerance = MediaTime(value: 1, timescale: 60)
+
+    /// A segment boundary at the first reference sync sample at or after `time` (output timeline), for a splice
+    /// (SCTE-35): an encoder told of it puts an IDR there; a copied input cuts at its next keyframe. Ignored when
+    /// epoch-locked (the numbering is the input clock's grid).
+    public mutating func requestCut(at time: MediaTime) {
+        guard !anchor.isEpoch else { return }
+        let t = time.converted(to: states[referenceTrack].timescale, rounding: .up).value
+        guard !spliceCuts.contains(t) else { return }
+        spliceCuts.append(t)
+        spliceCuts.sort()
+    }
+
+    /// The splice cuts made since the last call.
+    public mutating func takeSpliceCuts() -> [(requested: Int64, at: Int64)] {
+        defer { spliceCutsMade = [] }
+        return spliceCutsMade
     }
 
     /// With parts: a reference sample one part duration past the last cut ends the part in progress.

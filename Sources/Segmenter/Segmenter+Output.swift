@@ -44,8 +44,12 @@ extension Segmenter {
         let r = groupReference[g]
         let ref = taken[r]
         let first = groupStates[g].parts.isEmpty
-        let styp = first ? MediaSegmentBoxes.styp() : []
-        var bytes = MediaBytes(styp)
+        var head = first ? MediaSegmentBoxes.styp() : []
+        if first {
+            // Event messages go before the segment's first `moof` (ISO/IEC 23009-1 §5.10.3.3), in every group.
+            for m in eventMessages where m.sequence == groupStates[g].nextSequence { head += m.box }
+        }
+        var bytes = MediaBytes(head)
         let opensKeyframe = groupStates[g].keyframe == nil && tracks[r].kind == .video && ref.first?.sample.isSync == true
         var pieces = [taken]
         if opensKeyframe, ref.count > 1, let k = ref.first {
@@ -119,8 +123,18 @@ extension Segmenter {
         assert(bytes.count == before + header.count + payload)
     }
 
+    /// An event message (`emsg`) in the next segment that starts, in every group: the segment in progress when no
+    /// group has written a part of it yet, else the one after it.
+    public mutating func addEventMessage(_ message: EventMessage) throws {
+        let started = groupStates.contains { !$0.parts.isEmpty }
+        let sequence = (groupStates.map(\.nextSequence).max() ?? 0) + (started ? 1 : 0)
+        eventMessages.append((sequence, try message.bytes()))
+    }
+
     mutating func closeSegment(nextWallClock: WallClock?) throws -> [SegmenterEvent] {
         defer {
+            let written = groupStates.map(\.nextSequence).min() ?? 0
+            if !eventMessages.isEmpty { eventMessages.removeAll { $0.sequence < written } }
             segmentWallClock = nextWallClock
             for t in states.indices {
                 states[t].segmentSampleCount = 0

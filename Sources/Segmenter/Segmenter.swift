@@ -110,6 +110,14 @@ public struct Segmenter {
     var shortFirstSegmentDecided = false
     var partStart: Int64?
     var boundaries: [Boundary] = []
+    /// Splice points still to cut at (reference-track ticks, output timeline), ascending: the first sync sample at or
+    /// after each ends the segment in progress (`requestCut`).
+    var spliceCuts: [Int64] = []
+    /// Event messages for the segments not started yet, by the sequence number of the segment that carries them
+    /// (`addEventMessage`): each group writes them after its `styp`.
+    var eventMessages: [(sequence: UInt64, box: [UInt8])] = []
+    /// Cuts made for splice points: where each was asked for and the sync sample it fell on (reference ticks).
+    public internal(set) var spliceCutsMade: [(requested: Int64, at: Int64)] = []
     var segmentWallClock: WallClock?
     /// Samples held until every track has shown its first timestamp (to choose the common offset).
     var preroll: [(track: Int, sample: Sample, wallClock: WallClock?)] = []
@@ -167,6 +175,9 @@ public struct Segmenter {
             self.trackEnds = trackEnds
         }
     }
+
+    /// Output time − input time, once chosen (when every track has shown its first timestamp).
+    public var timelineShift: MediaTime? { shift }
 
     /// `nil` until a sample was written.
     public var timeline: Timeline? {

@@ -107,6 +107,12 @@ public struct MediaOptions: ParsableArguments, Sendable {
     @Option(name: .customLong("key-period"), help: ArgumentHelp("A new key every this much media (e.g. 60s, 10m), changed on a segment boundary; keys derived from --key.", valueName: "duration"))
     public var keyPeriod: String?
 
+    @Option(name: .customLong("cue-tags"), help: ArgumentHelp("How SCTE-35 breaks are signalled besides EXT-X-DATERANGE: legacy adds EXT-X-CUE-OUT/EXT-X-CUE-OUT-CONT/EXT-X-CUE-IN (docs/events.md).", valueName: "daterange|legacy"))
+    public var cueTags: String?
+
+    @Option(help: ArgumentHelp("Make every ad break an HLS interstitial (CLASS=\"com.apple.hls.interstitial\") that plays this asset (an http(s) URL of a playlist; a stitching service can be the URL).", valueName: "url"))
+    public var interstitial: String?
+
     /// These flags as stream options, checked: a bad value or a broken rule is one line naming its flag.
     public func options() throws(ValidationError) -> StreamOptions {
         try parsed().checkedAsFlags()
@@ -148,6 +154,8 @@ public struct MediaOptions: ParsableArguments, Sendable {
         o.encrypt = try read(encrypt, .encrypt)
         o.key = try read(key ?? (encrypt != nil ? environmentKey() : nil), .key)
         o.keyPeriod = try read(keyPeriod, .keyPeriod)
+        o.cueTags = try read(cueTags, .cueTags)
+        o.interstitial = try read(interstitial, .interstitial)
         return o
     }
 

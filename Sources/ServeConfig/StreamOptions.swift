@@ -74,6 +74,10 @@ public struct StreamOptions: Codable, Equatable, Sendable {
     public var encrypt: EncryptionScheme?
     public var key: ContentKeyText?
     public var keyPeriod: LongDuration?
+    /// `legacy`: EXT-X-CUE-OUT/-CONT/EXT-X-CUE-IN beside the dateranges of SCTE-35 breaks (docs/events.md).
+    public var cueTags: CueTagStyle?
+    /// Every ad break becomes an HLS interstitial playing this asset (an http(s) URL).
+    public var interstitial: AssetURL?
 
     /// The config file's keys, in the order `--config`'s help and the unknown-key message list them.
     public enum CodingKeys: String, CodingKey, CaseIterable, Sendable {
@@ -98,6 +102,7 @@ public struct StreamOptions: Codable, Equatable, Sendable {
         case captions
         case encrypt, key
         case keyPeriod = "key_period"
+        case cueTags = "cue_tags", interstitial
 
         public static var allNames: [String] { allCases.map(\.rawValue) }
 
@@ -175,6 +180,8 @@ public struct StreamOptions: Codable, Equatable, Sendable {
         o.encrypt = encrypt ?? defaults.encrypt
         o.key = key ?? defaults.key
         o.keyPeriod = keyPeriod ?? defaults.keyPeriod
+        o.cueTags = cueTags ?? defaults.cueTags
+        o.interstitial = interstitial ?? defaults.interstitial
         return o
     }
 

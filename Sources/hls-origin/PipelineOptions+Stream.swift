@@ -1,4 +1,5 @@
 import MediaCore
+import MediaPresentation
 import Pipeline
 import ServeConfig
 
@@ -44,6 +45,7 @@ extension PipelineOptions {
         if let codec = o.audioCodec { audioCodec = codec }
         if let wallclock = o.wallclockTimestamps { wallclockTimestamps = wallclock }
         if let trick = o.dashTrickMode { dashTrickMode = trick }
+        eventSignalling = EventSignalling(legacyCueTags: o.cueTags == .legacy, interstitialAssetURI: o.interstitial?.text)
         ladder = o.ladder?.text
         if o.thumbnails == true {
             var t = ThumbnailSettings()

@@ -38,7 +38,8 @@ final class ServedStream: @unchecked Sendable {
         // The recorder comes first in the fan-out: a segment is on disk before the live window lists it, so a
         // time-shift window can always spill it.
         let presentation = LivePresentation.live(windowSize: window, history: history, recording: recorded,
-                                                 dashTrickMode: options.dashTrickMode)
+                                                 dashTrickMode: options.dashTrickMode,
+                                                 eventSignalling: options.eventSignalling)
         self.presentation = presentation
         var consumers: [any PresentationConsumer] = []
         var sheets: LiveTileSheets?
@@ -56,7 +57,7 @@ final class ServedStream: @unchecked Sendable {
         let fanOut: any PresentationConsumer = consumers.count == 1 ? consumers[0] : FanOut(consumers)
         // Encrypted once, before the fan-out: every consumer stores (and the origin serves) the same bytes.
         let output = encryption?.stage(fanOut) ?? fanOut
-        let pipeline = Pipeline(options: options, output: output, logger: logger)
+        let pipeline = Pipeline(options: options, output: output, logger: logger, events: presentation.eventInbox)
         self.pipeline = pipeline
         let outcome = self.outcome
         let recorder = self.recorder

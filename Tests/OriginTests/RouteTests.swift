@@ -37,6 +37,7 @@ import Testing
                 case .page: "page"
                 case .hlsJS: "hls.js"
                 case .qoe: "qoe"
+                case .events: "events"
                 case .thumbnail: "thumbnail"
                 case .multivariant: "multivariant"
                 case .manifest: "manifest"

@@ -117,6 +117,8 @@ import Testing
     encrypt = "aes-128"
     key = "00112233445566778899aabbccddeeff"
     key_period = "60s"
+    cue_tags = "legacy"
+    interstitial = "https://ads.example/break.m3u8"
     """
 
     static let everyKeyYAML = """
@@ -162,6 +164,8 @@ import Testing
         encrypt: aes-128
         key: "00112233445566778899aabbccddeeff"
         key_period: 1m
+        cue_tags: legacy
+        interstitial: "https://ads.example/break.m3u8"
     """
 
     @Test func epochFromInputIsAPerStreamKey() throws {

@@ -1,0 +1,150 @@
+import DASH
+import HLS
+import MediaCore
+import Testing
+@testable import MediaPresentation
+
+/// Timed events in a presentation: merged by id in every window, listed while their segments are, rendered as
+/// EXT-X-DATERANGE and as the MPD's EventStream on the same timeline.
+@Suite struct EventTests {
+    static let pdt: Int64 = 1_763_785_226_000
+    static let out: [UInt8] = [0xFC, 0x30, 0x01]
+    static let back: [UInt8] = [0xFC, 0x30, 0x02]
+
+    static func event(_ id: String, _ kind: TimedEvent.Kind, at seconds: Int64, planned: Int64? = nil,
+                      section: [UInt8] = out) -> EventInfo {
+        EventInfo(id: id, kind: kind, startDate: WallClock(millisecondsSince1970: pdt + seconds * 1000),
+                  mediaTime: .seconds(seconds, timescale: 90_000), plannedDuration: planned.map { .seconds($0, timescale: 90_000) },
+                  section: section)
+    }
+
+    static func presentation() throws -> Presentation<Int> {
+        let p = Presentation<Int>(windowSize: 4) { bytes, _ in bytes.count }
+        try p.consume(.layout([Rendition.muxed()], TimingPolicy(targetDuration: 1)))
+        try p.consume(.initSegment(rendition: 0, bytes: [1], tracks: Fixture.tracks))
+        return p
+    }
+
+    @Test func outThenInIsOneRangeWithItsDuration() {
+        var list = EventList()
+        let r1 = list.add(Self.event("b", .spliceOut, at: 2, planned: 30))
+        #expect(r1)
+        let r2 = list.add(Self.event("b", .spliceOut, at: 2, planned: 30))
+        #expect(!r2)  // a repeated cue
+        let r3 = list.add(Self.event("b", .spliceIn, at: 5, section: Self.back))
+        #expect(r3)
+        #expect(list.events.count == 1)
+        #expect(list.events[0].duration == .seconds(3, timescale: 90_000))
+        #expect(list.events[0].outSection == Self.out && list.events[0].inSection == Self.back)
+    }
+
+    @Test func plannedDurationEndsTheBreakWhenTheMediaPassesIt() {
+        var list = EventList()
+        _ = list.add(Self.event("b", .spliceOut, at: 2, planned: 3))
+        let r4 = list.elapse(to: WallClock(millisecondsSince1970: Self.pdt + 4_999))
+        #expect(!r4)
+        let r5 = list.elapse(to: WallClock(millisecondsSince1970: Self.pdt + 5_000))
+        #expect(r5)
+        #expect(list.events[0].duration == .seconds(3, timescale: 90_000))
+    }
+
+    @Test func listedWhileTheirSegmentsAre() throws {
+        let p = try Self.presentation()
+        try p.consume(.event(Self.event("a", .spliceOut, at: 0, planned: 2)))
+        try p.consume(.event(Self.event("s", .timeSignal, at: 3)))
+        for n in 0..<UInt64(4) { try p.consume(.segment(rendition: 0, Fixture.info(n), bytes: [0])) }
+        var snap = try #require(p.layout?.windows[0].snapshot())
+        #expect(snap.events.map(\.id) == ["a", "s"])
+        var text = try #require(PlaylistBuilder.mediaPlaylist(snap, scheme: Rendition.muxed().scheme, playlistType: nil)).render()
+        #expect(text.contains("#EXT-X-DATERANGE:ID=\"a\",START-DATE=\"2025-11-22T04:20:26.000Z\",DURATION=2.0,PLANNED-DURATION=2.0,SCTE35-OUT=0xFC3001\n"))
+        #expect(text.contains("#EXT-X-DATERANGE:ID=\"s\",START-DATE=\"2025-11-22T04:20:29.000Z\",SCTE35-CMD=0xFC3001\n"))
+        // Segments 0 and 1 leave the window: "a" (0–2 s) goes with them, "s" (at 3 s) stays.
+        for n in 4..<UInt64(6) { try p.consume(.segment(rendition: 0, Fixture.info(n), bytes: [0])) }
+        snap = try #require(p.layout?.windows[0].snapshot())
+        #expect(snap.events.map(\.id) == ["s"])
+        #expect(snap.removedEvents == [RemovedEvent(id: "a", at: WallClock(millisecondsSince1970: Self.pdt + 2000))])
+        text = try #require(PlaylistBuilder.mediaPlaylist(snap, scheme: Rendition.muxed().scheme, playlistType: nil)).render()
+        #expect(!text.contains("ID=\"a\""))
+    }
+
+    @Test func manifestEventStreamOnTheSegmentTimeline() throws {
+        let p = try Self.presentation()
+        try p.consume(.event(Self.event("a", .spliceOut, at: 1, planned: 30)))
+        for n in 0..<UInt64(3) { try p.consume(.segment(rendition: 0, Fixture.info(n), bytes: [0])) }
+        let layout = try #require(p.layout)
+        let mpd = try #require(ManifestBuilder.live(layout.renditions, layout.snapshots(),
+                                                    options: .init(now: WallClock(millisecondsSince1970: Self.pdt))))
+        let stream = try #require(mpd.periods[0].eventStreams.first)
+        #expect(stream.schemeIdUri == "urn:scte:scte35:2014:xml+bin" && stream.timescale == 90_000)
+        #expect(stream.events == [MPD.Event(id: MPD.Event.numericID("a"), presentationTime: 90_000, duration: 30 * 90_000,
+                                            binary: Self.out)])
+        let xml = mpd.render()
+        #expect(xml.contains("<EventStream schemeIdUri=\"urn:scte:scte35:2014:xml+bin\" timescale=\"90000\">"))
+        #expect(xml.contains("<Binary>/DAB</Binary>"))
+        // Before the AdaptationSets (§5.3.2.2).
+        let es = try #require(xml.range(of: "<EventStream"))
+        let set = try #require(xml.range(of: "<AdaptationSet"))
+        #expect(es.lowerBound < set.lowerBound)
+    }
+
+    @Test func inboxRefusesADuplicate() throws {
+        let inbox = EventInbox()
+        let e = TimedEvent(id: "x", kind: .spliceOut, time: .liveEdge(after: .zero(1000)), section: [])
+        try inbox.post(e)
+        #expect(throws: EventInbox.Refusal.duplicate("x")) { try inbox.post(e) }
+        try inbox.post(TimedEvent(id: "x", kind: .spliceIn, time: .liveEdge(after: .zero(1000)), section: []))
+        #expect(inbox.take().count == 2)
+        #expect(inbox.take().isEmpty)
+    }
+}
+
+/// `--cue-tags legacy` and `--interstitial URL`.
+@Suite struct EventSignallingTests {
+    @Test func legacyCueTagsAroundABreak() throws {
+        let p = try EventTests.presentation()
+        try p.consume(.event(EventTests.event("b", .spliceOut, at: 1, planned: 2)))
+        for n in 0..<UInt64(4) { try p.consume(.segment(rendition: 0, Fixture.info(n), bytes: [0])) }
+        let snap = try #require(p.layout?.windows[0].snapshot())
+        let text = try #require(PlaylistBuilder.mediaPlaylist(snap, scheme: Rendition.muxed().scheme, playlistType: nil,
+                                                              events: EventSignalling(legacyCueTags: true))).render()
+        let lines = text.split(separator: "\n").map(String.init)
+        func before(_ uri: String) -> String { lines[lines.firstIndex(of: uri)! - 3] }
+        #expect(before("seg1.m4s") == "#EXT-X-CUE-OUT:DURATION=2.0")
+        #expect(before("seg2.m4s") == "#EXT-X-CUE-OUT-CONT:ElapsedTime=1.0,Duration=2.0")
+        #expect(before("seg3.m4s") == "#EXT-X-CUE-IN")
+        #expect(!text.contains("CUE-OUT") || text.contains("#EXT-X-DATERANGE:ID=\"b\""))
+        let plain = try #require(PlaylistBuilder.mediaPlaylist(snap, scheme: Rendition.muxed().scheme, playlistType: nil)).render()
+        #expect(!plain.contains("#EXT-X-CUE"))
+    }
+
+    @Test func interstitialBesideTheBreak() throws {
+        let p = try EventTests.presentation()
+        try p.consume(.event(EventTests.event("b", .spliceOut, at: 1, planned: 30)))
+        try p.consume(.segment(rendition: 0, Fixture.info(0), bytes: [0]))
+        try p.consume(.segment(rendition: 0, Fixture.info(1), bytes: [0]))
+        let snap = try #require(p.layout?.windows[0].snapshot())
+        let text = try #require(PlaylistBuilder.mediaPlaylist(snap, scheme: Rendition.muxed().scheme, playlistType: nil,
+                                                              events: EventSignalling(interstitialAssetURI: "https://ads.example/a.m3u8"))).render()
+        #expect(text.contains(#"#EXT-X-DATERANGE:ID="b.interstitial",CLASS="com.apple.hls.interstitial",START-DATE="2025-11-22T04:20:27.000Z",DURATION=30.0,X-ASSET-URI="https://ads.example/a.m3u8",X-RESUME-OFFSET=30.0,X-RESTRICT="SKIP,JUMP""#))
+        #expect(text.contains(#"#EXT-X-DATERANGE:ID="b",START-DATE="2025-11-22T04:20:27.000Z",PLANNED-DURATION=30.0,SCTE35-OUT=0xFC3001"#))
+    }
+}
+
+@Suite struct ID3EventWindowTests {
+    @Test func id3IsNotListedButTheMPDDeclaresItsScheme() throws {
+        let p = try EventTests.presentation()
+        try p.consume(.segment(rendition: 0, Fixture.info(0), bytes: [0]))
+        let layout = try #require(p.layout)
+        let before = try #require(ManifestBuilder.live(layout.renditions, layout.snapshots(),
+                                                       options: .init(now: WallClock(millisecondsSince1970: EventTests.pdt))))
+        #expect(!before.render().contains("InbandEventStream"))
+        try p.consume(.event(EventTests.event("song", .id3, at: 1, section: Array("ID3".utf8))))
+        try p.consume(.segment(rendition: 0, Fixture.info(1), bytes: [0]))
+        let snap = try #require(p.layout?.windows[0].snapshot())
+        #expect(snap.events.isEmpty && snap.carriesID3)
+        let mpd = try #require(ManifestBuilder.live(layout.renditions, layout.snapshots(),
+                                                    options: .init(now: WallClock(millisecondsSince1970: EventTests.pdt))))
+        #expect(mpd.periods[0].eventStreams.isEmpty)
+        #expect(mpd.render().contains(#"<InbandEventStream schemeIdUri="https://aomedia.org/emsg/ID3" value=""/>"#))
+    }
+}
