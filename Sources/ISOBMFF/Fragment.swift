@@ -28,6 +28,8 @@ public struct TrackFragment: Sendable {
     /// Selects the sample flags: video non-sync samples depend on others and are non-sync;
     /// sync video samples and all audio samples depend on nothing (see `SampleFlags`).
     public var isVideo: Bool
+    /// Common encryption (ISO/IEC 23001-7): one `senc` entry per sample, written with `saiz` and `saio`; `nil`: clear.
+    public var encryption: [SampleEncryptionEntry]? = nil
 
     public init(trackID: UInt32, baseMediaDecodeTime: UInt64, samples: [FragmentSample], isVideo: Bool) {
         self.trackID = trackID
@@ -173,6 +175,7 @@ public enum MediaSegmentBoxes {
     ///     |tfhd|                    track_ID, default-base-is-moof
     ///     |tfdt|                    v1 baseMediaDecodeTime
     ///     |trun|                    v1 data_offset + duration/size/flags/cts per sample
+    ///     (|senc| |saiz| |saio|)    protected tracks: IVs and subsamples, saio pointing into senc from the moof
     /// |mdat| header only            8 bytes, or 16 (largesize) when the payload exceeds UInt32
     /// ```
     /// Each `trun` `data_offset` points at its track's first payload byte, relative to the `moof` start.
@@ -188,6 +191,12 @@ public enum MediaSegmentBoxes {
                     try TrackFragmentHeaderBox.write(to: &w, trackID: t.trackID)
                     try TrackFragmentBaseMediaDecodeTimeBox.write(to: &w, baseMediaDecodeTime: t.baseMediaDecodeTime)
                     dataOffsetAt.append(try TrackRunBox.write(to: &w, samples: t.samples, isVideo: t.isVideo))
+                    if let entries = t.encryption {
+                        precondition(entries.count == t.samples.count, "one senc entry per sample")
+                        let at = try SampleEncryptionBoxes.write(to: &w, entries: entries)
+                        // The buffer starts with this moof: an offset in it is an offset from the moof.
+                        w.patch(UInt32(at.dataAt), at: at.saioOffsetAt)
+                    }
                 }
             }
         }
