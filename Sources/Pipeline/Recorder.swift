@@ -133,7 +133,7 @@ public final class Recorder: PresentationConsumer, Sendable {
             let scheme = s.renditions[r].scheme
             // 1. The segment's bytes (and, the first time it is used, its content key: `keys/<N>.key`, mode 0600).
             try MediaFiles.write(bytes, to: path(scheme.segmentURI(info.sequence)))
-            if let key = info.encryption?.key, !s.keysWritten.contains(key.id) {
+            if let e = info.encryption, e.method == .aes128, case let key = e.key, !s.keysWritten.contains(key.id) {
                 try writeKey(key)
                 s.keysWritten.insert(key.id)
             }

@@ -85,7 +85,8 @@ public final class VODWriter: PresentationConsumer, Sendable {
                 let path = directory.appendingPathComponent(layout.renditions[r].scheme.segmentURI(info.sequence)).path
                 try writes.write(bytes) { try MediaFiles.write($0, to: path) }
             }
-            if let key = info.encryption?.key { try writeKey(key) }
+            // Only AES-128's key is the origin's to hand out; a CENC key belongs to a licence server.
+            if let e = info.encryption, e.method == .aes128 { try writeKey(e.key) }
             try presentation.consume(event)
         case .part:
             break

@@ -95,11 +95,14 @@ public struct MediaOptions: ParsableArguments, Sendable {
 
     @Option(name: .customLong("default-audio"), help: ArgumentHelp("The language of the default audio track (DEFAULT=YES). Default: the first one.", valueName: "lang"))
     public var defaultAudio: String?
-    @Option(help: ArgumentHelp("Encrypt every segment and part: aes-128 (whole-segment AES-128-CBC, EXT-X-KEY; the origin serves the key at /NAME/keys/N.key to requests that pass its access control). See docs/encryption.md.", valueName: "scheme"))
+    @Option(help: ArgumentHelp("Encrypt every segment and part: aes-128 (whole-segment AES-128-CBC, EXT-X-KEY; the origin serves the key at /NAME/keys/N.key to requests that pass its access control), cbcs (ISO/IEC 23001-7 sample encryption, AES-CBC 1:9 pattern, METHOD=SAMPLE-AES) or cenc (AES-CTR, METHOD=SAMPLE-AES-CTR); cbcs/cenc keys come from a DRM licence server, not the origin. See docs/encryption.md.", valueName: "scheme"))
     public var encrypt: String?
 
-    @Option(help: ArgumentHelp("The AES-128 key, 32 hexadecimal digits (default: a random key made at start). Prefer $HLS_ORIGIN_KEY, which keeps it out of ps.", valueName: "hex"))
+    @Option(help: ArgumentHelp("The key, 32 hexadecimal digits, or KID:KEY for cbcs/cenc (default: a random key made at start; the KID derived from the key). Prefer $HLS_ORIGIN_KEY, which keeps it out of ps.", valueName: "hex"))
     public var key: String?
+
+    @Option(help: ArgumentHelp("With cbcs/cenc: the DRM systems signalled, comma-separated: widevine, playready, fairplay, clearkey (pssh boxes, EXT-X-KEY KEYFORMATs, DASH ContentProtection). ClearKey is always signalled.", valueName: "systems"))
+    public var drm: String?
 
     @Option(name: .customLong("key-period"), help: ArgumentHelp("A new key every this much media (e.g. 60s, 10m), changed on a segment boundary; keys derived from --key.", valueName: "duration"))
     public var keyPeriod: String?
@@ -144,6 +147,7 @@ public struct MediaOptions: ParsableArguments, Sendable {
         o.encrypt = try read(encrypt, .encrypt)
         o.key = try read(key ?? (encrypt != nil ? environmentKey() : nil), .key)
         o.keyPeriod = try read(keyPeriod, .keyPeriod)
+        o.drm = try read(drm, .drm)
         return o
     }
 

@@ -72,6 +72,8 @@ public struct StreamOptions: Codable, Equatable, Sendable {
     public var encrypt: EncryptionScheme?
     public var key: ContentKeyText?
     public var keyPeriod: LongDuration?
+    /// The DRM systems a `cbcs`/`cenc` stream is signalled for (ClearKey always).
+    public var drm: DRMSystemList?
 
     /// The config file's keys, in the order `--config`'s help and the unknown-key message list them.
     public enum CodingKeys: String, CodingKey, CaseIterable, Sendable {
@@ -95,6 +97,7 @@ public struct StreamOptions: Codable, Equatable, Sendable {
         case defaultAudio = "default_audio"
         case encrypt, key
         case keyPeriod = "key_period"
+        case drm
 
         public static var allNames: [String] { allCases.map(\.rawValue) }
 
@@ -171,6 +174,7 @@ public struct StreamOptions: Codable, Equatable, Sendable {
         o.encrypt = encrypt ?? defaults.encrypt
         o.key = key ?? defaults.key
         o.keyPeriod = keyPeriod ?? defaults.keyPeriod
+        o.drm = drm ?? defaults.drm
         return o
     }
 
@@ -224,6 +228,15 @@ public struct StreamOptions: Codable, Equatable, Sendable {
         try validateAudioTracks(naming: naming)
         if encrypt == nil, key != nil || keyPeriod != nil {
             throw naming.error("\(name(key != nil ? .key : .keyPeriod)) needs \(name(.encrypt)) aes-128", key: key != nil ? .key : .keyPeriod)
+        }
+        if drm != nil, encrypt?.isSampleEncryption != true {
+            throw naming.error("\(name(.drm)) needs \(name(.encrypt)) cbcs or cenc", key: .drm)
+        }
+        if let encrypt, encrypt.isSampleEncryption, keyPeriod != nil {
+            throw naming.error("\(name(.keyPeriod)) works with \(name(.encrypt)) aes-128 only (key rotation of cbcs/cenc is not supported yet)", key: .keyPeriod)
+        }
+        if encrypt == .aes128, key?.keyID != nil {
+            throw naming.error("\(name(.key)) KID:KEY is for \(name(.encrypt)) cbcs or cenc; aes-128 takes the key alone", key: .key)
         }
         if loop == true && input == "-" {
             throw naming.error("\(name(.loop)) needs a file: standard input cannot be rewound", key: .loop)

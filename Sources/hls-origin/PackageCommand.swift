@@ -72,7 +72,7 @@ struct PackageCommand: AsyncParsableCommand {
             writer.thumbnails.map { ThumbnailTiler(settings: settings, segmentDuration: options.segmentDuration, sink: $0, logger: logger) }
         }
         let consumers: any PresentationConsumer = tiler.map { FanOut([$0, writer]) } ?? writer
-        let pipeline = Pipeline(options: options, output: EncryptionSetup(stream)?.stage(consumers) ?? consumers, logger: logger,
+        let pipeline = Pipeline(options: options, output: try EncryptionSetup(stream)?.stage(consumers) ?? consumers, logger: logger,
                                 stats: stats)
         let status = StatusLine.onTerminal(quiet: quiet)
         let done = PipelineOutcome()

@@ -116,6 +116,7 @@ import Testing
     encrypt = "aes-128"
     key = "00112233445566778899aabbccddeeff"
     key_period = "60s"
+    drm = "widevine,playready"
     """
 
     static let everyKeyYAML = """
@@ -160,6 +161,7 @@ import Testing
         encrypt: aes-128
         key: "00112233445566778899aabbccddeeff"
         key_period: 1m
+        drm: widevine,playready
     """
 
     @Test func epochFromInputIsAPerStreamKey() throws {

@@ -1,0 +1,91 @@
+import ISOBMFF
+import MediaCore
+import MediaPresentation
+import Synchronization
+
+/// The encryption stage of `cbcs` and `cenc` (ISO/IEC 23001-7): between a producer and its consumers, like
+/// `EncryptionStage`, it writes each init segment again with protected sample entries and `pssh` boxes, and each part
+/// again with its samples encrypted and `senc`/`saiz`/`saio` in every `traf` (`FragmentProtector`), once, at
+/// publication. Consumers store and serve the bytes as they would clear ones.
+///
+/// A segment is its parts in turn, encrypted or not: the segment event reuses the parts' encrypted bytes (no second
+/// AES pass), and its `partRanges` are the encrypted parts' places. The I-frame entry (`keyframe`) is dropped: the
+/// I-frame playlist states no key yet.
+public final class SampleEncryptionStage: PresentationConsumer, Sendable {
+    private let downstream: any PresentationConsumer
+    public let protection: SampleProtection
+    private let cipher: SampleCipher
+
+    private struct State {
+        /// Per rendition: how its tracks are protected (from its latest init segment).
+        var protectors: [Int: FragmentProtector] = [:]
+        /// Per rendition: the encrypted parts of the segment in progress (clear size, bytes).
+        var parts: [Int: (sequence: UInt64, clearCount: Int, parts: [[UInt8]])] = [:]
+    }
+    private let state = Mutex(State())
+
+    public init(_ protection: SampleProtection, downstream: any PresentationConsumer) {
+        self.protection = protection
+        self.downstream = downstream
+        cipher = SampleCipher(scheme: protection.scheme, key: protection.key.bytes)
+    }
+
+    public func consume(_ event: PresentationEvent) throws {
+        switch event {
+        case .layout, .end:
+            try downstream.consume(event)
+        case .initSegment(let r, _, let tracks):
+            var protected: [UInt32: ProtectedTrack] = [:]
+            for t in tracks {
+                protected[t.trackID] = try ProtectedTrack(t, scheme: protection.scheme, keyID: protection.keyID,
+                                                          constantIV: protection.constantIV)
+            }
+            let bytes = try InitSegment.make(tracks: tracks, protection: protected.mapValues(\.encryption),
+                                             systems: protection.systemHeaders)
+            let protector = FragmentProtector(cipher: cipher, tracks: protected, rendition: r)
+            state.withLock { $0.protectors[r] = protector }
+            try downstream.consume(.initSegment(rendition: r, bytes: bytes, tracks: tracks))
+        case .part(let r, var info, let bytes):
+            let sealed = try protector(r).protect(bytes.joined).bytes
+            let offset = state.withLock { s -> Int in
+                var current = s.parts[r] ?? (info.segmentSequence, 0, [])
+                if info.index == 0 || current.sequence != info.segmentSequence { current = (info.segmentSequence, 0, []) }
+                let offset = current.parts.reduce(0) { $0 + $1.count }
+                current.clearCount += bytes.count
+                current.parts.append(sealed)
+                s.parts[r] = current
+                return offset
+            }
+            info.byteCount = sealed.count
+            info.offset = offset
+            info.encryption = protection.segmentEncryption
+            try downstream.consume(.part(rendition: r, info, bytes: MediaBytes(sealed)))
+        case .segment(let r, var info, let bytes):
+            let parts = state.withLock { s -> [[UInt8]]? in
+                defer { s.parts[r] = nil }
+                guard let p = s.parts[r], p.sequence == info.sequence, p.clearCount == bytes.count else { return nil }
+                return p.parts
+            }
+            let pieces = try parts ?? [protector(r).protect(bytes.joined).bytes]
+            var ranges: [Range<Int>] = []
+            var at = 0
+            for p in pieces {
+                ranges.append(at..<(at + p.count))
+                at += p.count
+            }
+            info.byteCount = at
+            info.partRanges = parts == nil ? [] : ranges
+            info.keyframe = nil
+            info.encryption = protection.segmentEncryption
+            info.nextEncryption = protection.segmentEncryption
+            try downstream.consume(.segment(rendition: r, info, bytes: MediaBytes(chunks: pieces)))
+        }
+    }
+
+    private func protector(_ r: Int) throws -> FragmentProtector {
+        guard let p = state.withLock({ $0.protectors[r] }) else {
+            throw MP4Error.invalidConfiguration("rendition \(r): a fragment before its init segment")
+        }
+        return p
+    }
+}
