@@ -95,20 +95,25 @@ public struct SampleProtection: Sendable {
 
     /// The `EXT-X-KEY`s of the segments, one per system (its KEYFORMAT and URI).
     public var keySystems: [KeySystemKey] {
-        systems.map { s in
+        let boxes = Dictionary(uniqueKeysWithValues: systemHeaders.map { ($0.systemID, (try? $0.box()) ?? []) })
+        return systems.map { s in
+            let pssh = boxes[s.systemID]
             switch s {
             case .clearkey:
                 // hls.js reads the KID from the first 16 bytes of the data URI (docs/encryption.md).
-                KeySystemKey(keyFormat: "org.w3.clearkey", uri: "data:text/plain;base64," + Data(keyID).base64EncodedString())
+                return KeySystemKey(keyFormat: "org.w3.clearkey", uri: "data:text/plain;base64," + Data(keyID).base64EncodedString(),
+                                    systemID: s.systemID, pssh: pssh)
             case .widevine:
-                KeySystemKey(keyFormat: "urn:uuid:edef8ba9-79d6-4ace-a3c8-27dcd51d21ed",
-                             uri: "data:text/plain;base64," + Data((try? ProtectionSystemHeader(systemID: s.systemID, data: widevineData).box()) ?? []).base64EncodedString())
+                return KeySystemKey(keyFormat: "urn:uuid:edef8ba9-79d6-4ace-a3c8-27dcd51d21ed",
+                                    uri: "data:text/plain;base64," + Data(pssh ?? []).base64EncodedString(),
+                                    systemID: s.systemID, pssh: pssh)
             case .playready:
-                KeySystemKey(keyFormat: "com.microsoft.playready",
-                             uri: "data:text/plain;charset=UTF-16;base64," + Data(playReadyObject).base64EncodedString())
+                return KeySystemKey(keyFormat: "com.microsoft.playready",
+                                    uri: "data:text/plain;charset=UTF-16;base64," + Data(playReadyObject).base64EncodedString(),
+                                    systemID: s.systemID, pssh: pssh)
             case .fairplay:
-                KeySystemKey(keyFormat: "com.apple.streamingkeydelivery", uri: "skd://" + keyID.map { b in
-                    (b < 16 ? "0" : "") + String(b, radix: 16) }.joined())
+                return KeySystemKey(keyFormat: "com.apple.streamingkeydelivery", uri: "skd://" + keyID.map { b in
+                    (b < 16 ? "0" : "") + String(b, radix: 16) }.joined(), systemID: s.systemID)
             }
         }
     }

@@ -25,11 +25,16 @@ public struct KeySystemKey: Sendable, Equatable {
     public var keyFormat: String
     public var uri: String
     public var keyFormatVersions: String
+    /// The DRM system's 16-byte SystemID, and its whole `pssh` box when it has one (DASH `ContentProtection`).
+    public var systemID: [UInt8]
+    public var pssh: [UInt8]?
 
-    public init(keyFormat: String, uri: String, keyFormatVersions: String = "1") {
+    public init(keyFormat: String, uri: String, keyFormatVersions: String = "1", systemID: [UInt8], pssh: [UInt8]? = nil) {
         self.keyFormat = keyFormat
         self.uri = uri
         self.keyFormatVersions = keyFormatVersions
+        self.systemID = systemID
+        self.pssh = pssh
     }
 }
 

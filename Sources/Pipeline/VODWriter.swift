@@ -148,7 +148,7 @@ public final class VODWriter: PresentationConsumer, Sendable {
         var mpd = singleFile == nil ? ManifestBuilder.onDemand(layout.renditions, snapshots, trickMode: dashTrickMode)
             : ManifestBuilder.singleFile(layout.renditions, snapshots, files: singles)
         // Whole-segment AES-128 has no DASH signalling: no manifest.mpd for an encrypted presentation.
-        if var mpd, !snapshots.contains(where: { $0.encryption != nil }) {
+        if var mpd, !snapshots.contains(where: { $0.encryption == .aes128 }) {
             if let tiles { ThumbnailManifests.add(tiles, to: &mpd) }
             try write(Array(mpd.render().utf8), to: "manifest.mpd")
         }

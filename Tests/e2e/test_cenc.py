@@ -18,6 +18,7 @@ About 10 s.
 """
 import base64
 import os
+import xml.etree.ElementTree as ET
 import re
 import struct
 import subprocess
@@ -210,6 +211,34 @@ def test_playlists_signal_every_system(packaged, scheme, method):
     assert [k["KEYFORMAT"] for k in session] == expected and all(k["METHOD"] == method for k in session)
     # The key is a licence server's to give: none is written beside the content.
     assert not os.path.exists(os.path.join(d, "keys"))
+    check_mpd(open(os.path.join(d, "manifest.mpd")).read(), scheme,
+              {"widevine", "playready", "common"})
+
+
+NS = {"mpd": "urn:mpeg:dash:schema:mpd:2011", "cenc": "urn:mpeg:cenc:2013"}
+
+
+def check_mpd(text, scheme, systems):
+    """Every AdaptationSet: the common scheme with value cenc/cbcs and cenc:default_KID, then one ContentProtection
+    per DRM system whose cenc:pssh is a whole pssh box of that SystemID naming the KID."""
+    root = ET.fromstring(text)
+    sets = root.findall(".//mpd:AdaptationSet", NS)
+    assert sets
+    kid_uuid = f"{KID[:8]}-{KID[8:12]}-{KID[12:16]}-{KID[16:20]}-{KID[20:]}"
+    for a in sets:
+        cps = a.findall("mpd:ContentProtection", NS)
+        assert cps and list(a)[0].tag.endswith("ContentProtection"), "ContentProtection comes first in its set"
+        common = cps[0]
+        assert common.get("schemeIdUri") == "urn:mpeg:dash:mp4protection:2011" and common.get("value") == scheme
+        assert common.get(f"{{{NS['cenc']}}}default_KID") == kid_uuid
+        named = set()
+        for cp in cps[1:]:
+            system = cp.get("schemeIdUri")[len("urn:uuid:"):].replace("-", "")
+            pssh = base64.b64decode(cp.find("cenc:pssh", NS).text)
+            assert pssh[4:8] == b"pssh" and pssh[12:28].hex() == system
+            assert bytes.fromhex(KID) in pssh
+            named.add(SYSTEMS[system])
+        assert named == systems
 
 
 @pytest.fixture(scope="module")
@@ -255,6 +284,10 @@ def test_live_parts_and_segments_decrypt(live_cbcs):
         if track == 1:
             (length,) = struct.unpack_from(">I", sample, 0)
             assert 0 < length <= len(sample) - 4 and sample[4] & 0x80 == 0
+    # DASH says how (the same segments): ContentProtection with the KID and the common pssh.
+    r = h.get(s.url("/manifest.mpd"))
+    assert r.status == 200, r.status
+    check_mpd(r.text, "cbcs", {"common"})
     # No key route for CENC, and the key is nowhere in what the origin says.
     assert h.get(s.url("/keys/0.key")).status == 404
     assert KEY not in s.stderr().lower()
