@@ -13,11 +13,17 @@ ISO/IEC 23001-7 decrypter written in the test (hlsharness/cencdecrypt.py, pycryp
   pssh, PlayReady, ClearKey's KID), `EXT-X-SESSION-KEY` in the multivariant playlist; no key file is written.
 - A live LL-HLS test pattern with `--encrypt cbcs`: its served parts and segments decrypt to samples that tile
   (the segment is its parts in turn), and the origin serves no key.
+- hls.js 1.6 in headless Chromium plays that stream through EME with Chromium's ClearKey CDM (its own cbcs
+  decryption), the key from a ClearKey licence endpoint the test serves (JSON Web Keys).
 - Bad input: one clear line each.
-About 10 s.
+About 15 s.
 """
 import base64
+import functools
+import http.server
+import json
 import os
+import shutil
 import xml.etree.ElementTree as ET
 import re
 import struct
@@ -27,10 +33,11 @@ import time
 import pytest
 
 from hlsharness import cencdecrypt as cd
+from hlsharness import chromium
 from hlsharness import http as h
 from hlsharness import procs
 from hlsharness.mp4 import boxes
-from hlsharness.testenv import need
+from hlsharness.testenv import need, need_chromium
 
 KEY = "00112233445566778899aabbccddeeff"
 KID = "0123456789abcdef0123456789abcdef"
@@ -307,3 +314,73 @@ def test_bad_input_is_one_line(origin_bin, media, tmp_path):
         assert says in err, (args, err)
         assert len(lines) == 1, (args, err)
         assert KEY not in err
+
+
+def b64url(data):
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+CLEARKEY_PAGE = """<!doctype html>
+<html><head><meta charset="utf-8"><title>clearkey</title></head>
+<body style="margin:0;background:#000">
+<video id="video" muted autoplay playsinline style="display:block;width:640px;height:360px"></video>
+<script type="module">
+const p = new URLSearchParams(location.search);
+const { default: Hls } = await import('/hls.mjs');
+const video = document.getElementById('video');
+// hls.js 1.6 takes the KID from the ClearKey EXT-X-KEY's data URI but makes no init data of it (it asks a
+// generateRequest filter, and ignores pssh boxes for ClearKey): the W3C "keyids" init data of that KID.
+const b64url = (bytes) => btoa(String.fromCharCode(...bytes)).replace(/\\+/g, '-').replace(/\\//g, '_').replace(/=+$/, '');
+const generateRequest = (type, data, ctx) => ({ initDataType: 'keyids',
+  initData: new TextEncoder().encode(JSON.stringify({ kids: [b64url(ctx.decryptdata.keyId)] })) });
+const hls = new Hls({ emeEnabled: true,
+  drmSystems: { 'org.w3.clearkey': { licenseUrl: '/license', generateRequest } } });
+window.hls = hls;
+hls.loadSource(p.get('src'));
+hls.attachMedia(video);
+hls.on(Hls.Events.MANIFEST_PARSED, () => video.play().catch(e => console.warn('play()', e.message)));
+</script></body></html>
+"""
+
+
+class ClearKeyLicence(http.server.SimpleHTTPRequestHandler):
+    """The page, hls.mjs, and POST /license: a ClearKey licence request (W3C EME §9.1.3: {"kids": [...]}) answered
+    with the key as a JSON Web Key Set when the KID is ours."""
+    requests = []
+
+    def log_message(self, *args):
+        pass
+
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        kids = json.loads(body or b"{}").get("kids", [])
+        ClearKeyLicence.requests.append(kids)
+        keys = [{"kty": "oct", "kid": k, "k": b64url(bytes.fromhex(KEY))} for k in kids
+                if k == b64url(bytes.fromhex(KID))]
+        out = json.dumps({"keys": keys, "type": "temporary"}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(out)))
+        self.end_headers()
+        self.wfile.write(out)
+
+
+def test_hlsjs_plays_with_clearkey(live_cbcs, tmp_path):
+    need_chromium()
+    if not os.path.exists(procs.HLSJS_PATH):
+        pytest.skip(f"{procs.HLSJS_PATH} missing (scripts/install-deps fetches it)")
+    shutil.copy(procs.HLSJS_PATH, tmp_path / "hls.mjs")
+    (tmp_path / "clearkey.html").write_text(CLEARKEY_PAGE)
+    ClearKeyLicence.requests = []
+    handler = functools.partial(ClearKeyLicence, directory=str(tmp_path))
+    with procs.LoopbackHTTPServer(handler) as page:
+        src = live_cbcs.url("/index.m3u8")
+        res = chromium.chromium_play(page.base_url + "/clearkey.html?src=" + src, 4, startup_timeout=15)
+    print(chromium.summary(res))
+    assert ClearKeyLicence.requests and [b64url(bytes.fromhex(KID))] in ClearKeyLicence.requests, \
+        ClearKeyLicence.requests
+    # Keys and decryption are this test's point (like test_encryption's): a loose playback bound, no crypto error.
+    assert chromium.playback_problems(res, max_dropped=0.5, min_advance=0.5) == []
+    crypto = [e for e in res["errors"] if re.search(r"key|decrypt|eme|drm", str(e.get("details", "")), re.I)]
+    assert crypto == [], crypto[:3]
+
