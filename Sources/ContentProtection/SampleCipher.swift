@@ -76,37 +76,54 @@ public struct SampleCipher: Sendable {
         case .cbcs:
             for r in ranges {
                 // The encrypted blocks of the range, chained as one CBC stream from the constant IV.
-                let blocks = Self.patternBlocks(r, crypt: crypt, skip: skip)
-                guard !blocks.isEmpty else { continue }
-                var gathered: [UInt8] = []
-                gathered.reserveCapacity(blocks.count * 16)
-                for b in blocks { gathered.append(contentsOf: sample[b]) }
+                let starts = Self.patternBlockStarts(r, crypt: crypt, skip: skip)
+                guard !starts.isEmpty else { continue }
+                var gathered = [UInt8](repeating: 0, count: starts.count * 16)
+                sample.withUnsafeBytes { src in
+                    gathered.withUnsafeMutableBytes { dst in
+                        for (i, start) in starts.enumerated() {
+                            dst.baseAddress!.advanced(by: i * 16).copyMemory(from: src.baseAddress!.advanced(by: start), byteCount: 16)
+                        }
+                    }
+                }
                 let cbcIV = try AES._CBC.IV(ivBytes: iv)
                 let out = decrypt
                     ? try AES._CBC.decrypt(gathered, using: key, iv: cbcIV, noPadding: true)
                     : try AES._CBC.encrypt(gathered, using: key, iv: cbcIV, noPadding: true)
-                scatter(out, into: &sample, blocks)
+                out.withUnsafeBytes { src in
+                    sample.withUnsafeMutableBytes { dst in
+                        for (i, start) in starts.enumerated() {
+                            dst.baseAddress!.advanced(by: start).copyMemory(from: src.baseAddress!.advanced(by: i * 16), byteCount: 16)
+                        }
+                    }
+                }
             }
         }
     }
 
-    /// The 16-byte blocks of `range` the pattern encrypts: the first `crypt` of every `crypt + skip` (0:0: all).
-    static func patternBlocks(_ range: Range<Int>, crypt: Int, skip: Int) -> [Range<Int>] {
+    /// Where the 16-byte blocks of `range` that the pattern encrypts start: the first `crypt` of every `crypt + skip`
+    /// (0:0: all whole blocks).
+    static func patternBlockStarts(_ range: Range<Int>, crypt: Int, skip: Int) -> [Int] {
         let whole = range.count / 16
         let period = crypt + skip
-        return (0..<whole).compactMap { b in
-            guard period == 0 || b % period < crypt else { return nil }
-            let start = range.lowerBound + 16 * b
-            return start..<(start + 16)
+        guard period > 0 else { return (0..<whole).map { range.lowerBound + 16 * $0 } }
+        var out: [Int] = []
+        out.reserveCapacity((whole + period - 1) / period * crypt)
+        for first in stride(from: 0, to: whole, by: period) {
+            for b in first..<min(first + crypt, whole) { out.append(range.lowerBound + 16 * b) }
         }
+        return out
     }
 
     private func scatter(_ bytes: Data, into sample: inout [UInt8], _ ranges: [Range<Int>]) {
-        var at = bytes.startIndex
-        for r in ranges {
-            let next = bytes.index(at, offsetBy: r.count)
-            sample.replaceSubrange(r, with: bytes[at..<next])
-            at = next
+        bytes.withUnsafeBytes { src in
+            sample.withUnsafeMutableBytes { dst in
+                var at = 0
+                for r in ranges {
+                    dst.baseAddress!.advanced(by: r.lowerBound).copyMemory(from: src.baseAddress!.advanced(by: at), byteCount: r.count)
+                    at += r.count
+                }
+            }
         }
     }
 }
