@@ -104,6 +104,9 @@ public struct MediaOptions: ParsableArguments, Sendable {
     @Option(help: ArgumentHelp("With cbcs/cenc: the DRM systems signalled, comma-separated: widevine, playready, fairplay, clearkey (pssh boxes, EXT-X-KEY KEYFORMATs, DASH ContentProtection). ClearKey is always signalled.", valueName: "systems"))
     public var drm: String?
 
+    @Option(help: ArgumentHelp("With cbcs/cenc: a DASH-IF CPIX 2.3 document giving the content key (its ContentKey's kid and PlainValue) and, unless --drm is given, the DRM systems to signal (its DRMSystemList).", valueName: "file"))
+    public var cpix: String?
+
     @Option(name: .customLong("key-period"), help: ArgumentHelp("A new key every this much media (e.g. 60s, 10m), changed on a segment boundary; keys derived from --key.", valueName: "duration"))
     public var keyPeriod: String?
 
@@ -148,6 +151,7 @@ public struct MediaOptions: ParsableArguments, Sendable {
         o.key = try read(key ?? (encrypt != nil ? environmentKey() : nil), .key)
         o.keyPeriod = try read(keyPeriod, .keyPeriod)
         o.drm = try read(drm, .drm)
+        o.cpix = cpix
         return o
     }
 

@@ -74,6 +74,8 @@ public struct StreamOptions: Codable, Equatable, Sendable {
     public var keyPeriod: LongDuration?
     /// The DRM systems a `cbcs`/`cenc` stream is signalled for (ClearKey always).
     public var drm: DRMSystemList?
+    /// A DASH-IF CPIX document (a path) giving the `cbcs`/`cenc` content key, instead of `key`.
+    public var cpix: String?
 
     /// The config file's keys, in the order `--config`'s help and the unknown-key message list them.
     public enum CodingKeys: String, CodingKey, CaseIterable, Sendable {
@@ -97,7 +99,7 @@ public struct StreamOptions: Codable, Equatable, Sendable {
         case defaultAudio = "default_audio"
         case encrypt, key
         case keyPeriod = "key_period"
-        case drm
+        case drm, cpix
 
         public static var allNames: [String] { allCases.map(\.rawValue) }
 
@@ -175,6 +177,7 @@ public struct StreamOptions: Codable, Equatable, Sendable {
         o.key = key ?? defaults.key
         o.keyPeriod = keyPeriod ?? defaults.keyPeriod
         o.drm = drm ?? defaults.drm
+        o.cpix = cpix ?? defaults.cpix
         return o
     }
 
@@ -234,6 +237,15 @@ public struct StreamOptions: Codable, Equatable, Sendable {
         }
         if let encrypt, encrypt.isSampleEncryption, keyPeriod != nil {
             throw naming.error("\(name(.keyPeriod)) works with \(name(.encrypt)) aes-128 only (key rotation of cbcs/cenc is not supported yet)", key: .keyPeriod)
+        }
+        if cpix != nil, encrypt?.isSampleEncryption != true {
+            throw naming.error("\(name(.cpix)) needs \(name(.encrypt)) cbcs or cenc", key: .cpix)
+        }
+        if cpix != nil, key != nil {
+            throw naming.error("\(name(.cpix)) and \(name(.key)) both give the key: use one", key: .cpix)
+        }
+        if let encrypt, encrypt.isSampleEncryption, key == nil, cpix == nil {
+            throw naming.error("\(name(.encrypt)) \(encrypt) needs \(name(.key)) KID:KEY, $HLS_ORIGIN_KEY or \(name(.cpix)): a DRM licence server must know the key (the origin serves none)", key: .encrypt)
         }
         if encrypt == .aes128, key?.keyID != nil {
             throw naming.error("\(name(.key)) KID:KEY is for \(name(.encrypt)) cbcs or cenc; aes-128 takes the key alone", key: .key)

@@ -1,4 +1,6 @@
+import ArgumentParser
 import ContentProtection
+import Foundation
 import ISOBMFF
 import MediaPresentation
 import ServeConfig
@@ -21,9 +23,34 @@ struct EncryptionSetup: Sendable {
         case .aes128:
             kind = .segments(KeySchedule(master: key, period: options.keyPeriod?.time))
         case .cbcs, .cenc:
-            let systems = (options.drm?.systems ?? []).map { DRMSystem(rawValue: $0.rawValue)! }
-            kind = .samples(try SampleProtection(scheme: scheme == .cbcs ? .cbcs : .cenc, key: key,
-                                                 keyID: options.key?.keyID, systems: systems))
+            let protectionScheme: ProtectionScheme = scheme == .cbcs ? .cbcs : .cenc
+            var systems = (options.drm?.systems ?? []).map { DRMSystem(rawValue: $0.rawValue)! }
+            var key = key, keyID = options.key?.keyID
+            if let path = options.cpix {
+                let document = try Self.cpix(path)
+                if let s = document.scheme, s != protectionScheme {
+                    throw ValidationError("--cpix \(path): its content key is for \(s.rawValue), not \(protectionScheme.rawValue)")
+                }
+                key = document.key
+                keyID = document.keyID
+                if options.drm == nil { systems = document.systems }
+            }
+            kind = .samples(try SampleProtection(scheme: protectionScheme, key: key, keyID: keyID, systems: systems))
+        }
+    }
+
+    /// The CPIX document at `path`, or one line naming the file and what is wrong (never the key).
+    static func cpix(_ path: String) throws -> CPIXDocument {
+        let text: String
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw ValidationError("--cpix \(path): cannot be read")
+        }
+        do {
+            return try CPIXDocument.parse(text)
+        } catch {
+            throw ValidationError("--cpix \(path): \(error)")
         }
     }
 

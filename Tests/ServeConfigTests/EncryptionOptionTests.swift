@@ -22,7 +22,7 @@ import Testing
         #expect(o.encrypt == .cbcs && o.key?.keyID?.count == 16 && o.key?.bytes.count == 16)
         #expect(o.drm?.systems == [.widevine, .fairplay])
         #expect("\(o.key!)" == "(secret)")
-        #expect(try MediaOptions.parse(["--encrypt", "cenc"]).options().encrypt == .cenc)
+        #expect(try MediaOptions.parse(["--encrypt", "cenc", "--cpix", "k.xml"]).options().cpix == "k.xml")
     }
 
     @Test func errorsNameTheFlagNotTheKey() {
@@ -35,6 +35,9 @@ import Testing
             (["--drm", "widevine"], "--drm needs --encrypt cbcs or cenc"),
             (["--encrypt", "cbcs", "--drm", "widevine,marlin"], "--drm lists widevine, playready, fairplay, clearkey"),
             (["--encrypt", "cenc", "--key-period", "60s"], "--key-period works with --encrypt aes-128 only"),
+            (["--encrypt", "cbcs"], "--encrypt cbcs needs --key KID:KEY, $HLS_ORIGIN_KEY or --cpix"),
+            (["--encrypt", "cbcs", "--cpix", "k.xml", "--key", Self.key], "--cpix and --key both give the key"),
+            (["--cpix", "k.xml"], "--cpix needs --encrypt cbcs or cenc"),
             (["--encrypt", "cenc", "--key", "00:" + Self.key], "--key takes KID:KEY, each 32 hexadecimal digits"),
             (["--encrypt", "aes-128", "--key", Self.key + ":" + Self.key], "--key KID:KEY is for --encrypt cbcs or cenc"),
         ]

@@ -117,6 +117,7 @@ import Testing
     key = "00112233445566778899aabbccddeeff"
     key_period = "60s"
     drm = "widevine,playready"
+    cpix = "keys.cpix.xml"
     """
 
     static let everyKeyYAML = """
@@ -162,6 +163,7 @@ import Testing
         key: "00112233445566778899aabbccddeeff"
         key_period: 1m
         drm: widevine,playready
+        cpix: keys.cpix.xml
     """
 
     @Test func epochFromInputIsAPerStreamKey() throws {

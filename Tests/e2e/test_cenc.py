@@ -15,6 +15,7 @@ ISO/IEC 23001-7 decrypter written in the test (hlsharness/cencdecrypt.py, pycryp
   (the segment is its parts in turn), and the origin serves no key.
 - hls.js 1.6 in headless Chromium plays that stream through EME with Chromium's ClearKey CDM (its own cbcs
   decryption), the key from a ClearKey licence endpoint the test serves (JSON Web Keys).
+- `--cpix`: a DASH-IF CPIX document's key, KID and DRM systems give the same bytes as the flags.
 - Bad input: one clear line each.
 About 15 s.
 """
@@ -248,6 +249,39 @@ def check_mpd(text, scheme, systems):
         assert named == systems
 
 
+def cpix_document(systems=("edef8ba9-79d6-4ace-a3c8-27dcd51d21ed", "9a04f079-9840-4286-ab92-e65be0885f95")):
+    """A DASH-IF CPIX 2.3 document with our KID and key (clear PlainValue) and a DRMSystemList."""
+    kid = f"{KID[:8]}-{KID[8:12]}-{KID[12:16]}-{KID[16:20]}-{KID[20:]}"
+    drm = "".join(f'<cpix:DRMSystem kid="{kid}" systemId="{s}"/>' for s in systems)
+    return f"""<?xml version="1.0" encoding="UTF-8"?>
+<cpix:CPIX xmlns:cpix="urn:dashif:org:cpix" xmlns:pskc="urn:ietf:params:xml:ns:keyprov:pskc" version="2.3">
+  <cpix:ContentKeyList>
+    <cpix:ContentKey kid="{kid}" commonEncryptionScheme="cbcs">
+      <cpix:Data><pskc:Secret><pskc:PlainValue>{base64.b64encode(bytes.fromhex(KEY)).decode()}</pskc:PlainValue></pskc:Secret></cpix:Data>
+    </cpix:ContentKey>
+  </cpix:ContentKeyList>
+  <cpix:DRMSystemList>{drm}</cpix:DRMSystemList>
+</cpix:CPIX>
+"""
+
+
+def test_cpix_document_gives_the_key_and_the_systems(origin_bin, media, packaged, tmp_path):
+    """--cpix: the same KID, key and DRM systems as the flags give: the same bytes as --key/--drm."""
+    doc = tmp_path / "keys.cpix.xml"
+    doc.write_text(cpix_document(("edef8ba9-79d6-4ace-a3c8-27dcd51d21ed", "9a04f079-9840-4286-ab92-e65be0885f95",
+                                  "94ce86fb-07ff-4f43-adb8-93d2fa968ca2")))
+    out = str(tmp_path / "cpix")
+    rc, err = run_package(origin_bin, media["vod.mp4"], out, "--encrypt", "cbcs", "--cpix", str(doc))
+    assert rc == 0, err
+    assert KEY not in err
+    # fairplay, widevine, playready in the flags' order there, the document's order here: the same boxes and keys.
+    assert read(out, "init.mp4") == read(packaged["cbcs"], "init.mp4")
+    for n in segment_names(out):
+        assert read(out, n) == read(packaged["cbcs"], n)
+    formats = [k["KEYFORMAT"] for k in key_lines(open(os.path.join(out, "stream.m3u8")).read())]
+    assert sorted(formats) == sorted(k["KEYFORMAT"] for k in key_lines(open(os.path.join(packaged["cbcs"], "stream.m3u8")).read()))
+
+
 @pytest.fixture(scope="module")
 def live_cbcs(origin_bin):
     s = procs.OriginServer(origin_bin, ["--test-pattern-size", "320x240", "--encrypt", "cbcs", "--key", f"{KID}:{KEY}",
@@ -302,8 +336,15 @@ def test_live_parts_and_segments_decrypt(live_cbcs):
 
 
 def test_bad_input_is_one_line(origin_bin, media, tmp_path):
+    cpix_file, bad_cpix = tmp_path / "keys.xml", tmp_path / "bad.xml"
+    cpix_file.write_text(cpix_document())
+    bad_cpix.write_text(cpix_document().replace(base64.b64encode(bytes.fromhex(KEY)).decode(), "AAEC"))
     for args, says in [
-        (["--encrypt", "cenc", "--drm", "fairplay"], "FairPlay decrypts cbcs only"),
+        (["--encrypt", "cenc", "--key", f"{KID}:{KEY}", "--drm", "fairplay"], "FairPlay decrypts cbcs only"),
+        (["--encrypt", "cbcs"], "--encrypt cbcs needs --key KID:KEY, $HLS_ORIGIN_KEY or --cpix"),
+        (["--encrypt", "cbcs", "--cpix", str(tmp_path / "missing.xml")], "missing.xml: cannot be read"),
+        (["--encrypt", "cbcs", "--cpix", str(bad_cpix)], "no 16-byte PlainValue"),
+        (["--encrypt", "cenc", "--cpix", str(cpix_file)], "its content key is for cbcs, not cenc"),
         (["--encrypt", "cbcs", "--key", "00:" + KEY], "--key takes KID:KEY"),
         (["--encrypt", "cenc", "--key-period", "10s"], "--key-period works with --encrypt aes-128 only"),
         (["--drm", "widevine"], "--drm needs --encrypt cbcs or cenc"),
