@@ -1,7 +1,8 @@
 """CENC sample encryption (issue 23 §1-2; docs/encryption.md) against the real binary, checked by an independent
 ISO/IEC 23001-7 decrypter written in the test (hlsharness/cencdecrypt.py, pycryptodome) and by FFmpeg's own.
 
-- `package` of one file clear, `--encrypt cenc` and `--encrypt cbcs` (module-scoped, a fraction of a second each):
+- `package` of one file clear, `--encrypt cenc` and `--encrypt cbcs`, and an H.265 file clear and `cenc`
+  (module-scoped, a fraction of a second each):
   the init segments' `encv`/`enca` + `sinf` (`frma`, `schm`, `tenc` fields: IV sizes, constant IV, 1:9 and 0:0
   patterns, the KID) and `pssh` boxes; every segment decrypted by following `saio`/`saiz`/`senc` gives the clear
   segments' samples byte for byte, and the decrypted stream decodes with ffmpeg to the clear one's frames (framemd5);
@@ -63,9 +64,10 @@ def packaged(origin_bin, media, tmp_path_factory):
     out = {}
     for name, args in [("clear", []),
                        ("cenc", ["--encrypt", "cenc", "--key", f"{KID}:{KEY}", "--drm", "widevine,playready"]),
-                       ("cbcs", ["--encrypt", "cbcs", "--key", f"{KID}:{KEY}", "--drm", "fairplay,widevine,playready"])]:
+                       ("cbcs", ["--encrypt", "cbcs", "--key", f"{KID}:{KEY}", "--drm", "fairplay,widevine,playready"]),
+                       ("hevc_clear", []), ("hevc_cenc", ["--encrypt", "cenc", "--key", f"{KID}:{KEY}"])]:
         d = str(root / name)
-        rc, err = run_package(origin_bin, media["vod.mp4"], d, *args)
+        rc, err = run_package(origin_bin, media["hevc.mp4" if name.startswith("hevc") else "vod.mp4"], d, *args)
         assert rc == 0, err
         assert KEY not in err
         out[name] = d
@@ -138,9 +140,9 @@ def test_init_segment_states_the_protection(packaged, scheme):
     assert init[:24] == read(packaged["clear"], "init.mp4")[:24]
 
 
-@pytest.mark.parametrize("scheme", ["cenc", "cbcs"])
+@pytest.mark.parametrize("scheme", ["cenc", "cbcs", "hevc_cenc"])
 def test_independent_decryption_gives_the_clear_samples_and_frames(packaged, scheme):
-    d, clear = packaged[scheme], packaged["clear"]
+    d, clear = packaged[scheme], packaged["hevc_clear" if scheme.startswith("hevc") else "clear"]
     prot = cd.read_protection(read(d, "init.mp4"))
     names = segment_names(d)
     assert names == segment_names(clear) and len(names) >= 3
@@ -159,7 +161,7 @@ def test_independent_decryption_gives_the_clear_samples_and_frames(packaged, sch
     # The decrypted stream (the clear init segment: the same tracks, no sinf) decodes to the clear stream's frames.
     clear_init = read(clear, "init.mp4")
     want, err = framemd5(clear_init + b"".join(read(clear, n) for n in names))
-    assert not err and len(want) > 100, err
+    assert not err and len(want) > 60, err
     got, err = framemd5(clear_init + b"".join(decrypted))
     assert not err, err
     assert got == want
