@@ -26,7 +26,7 @@ public enum DRMSystem: String, Sendable, Hashable, CaseIterable {
 }
 
 /// `8-4-4-4-12` hexadecimal UUIDs.
-public enum UUIDText {
+enum UUIDText {
     static func bytes(_ text: StaticString) -> [UInt8] {
         let digits = "\(text)".filter { $0 != "-" }
         var out: [UInt8] = []
@@ -35,19 +35,6 @@ public enum UUIDText {
             let next = digits.index(i, offsetBy: 2)
             out.append(UInt8(digits[i..<next], radix: 16)!)
             i = next
-        }
-        return out
-    }
-
-    /// Lower-case `8-4-4-4-12` text of 16 bytes (`cenc:default_KID`, `urn:uuid:`).
-    public static func string(_ bytes: [UInt8]) -> String {
-        precondition(bytes.count == 16, "a UUID is 16 bytes")
-        let hex = bytes.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
-        let cuts = [8, 12, 16, 20]
-        var out = ""
-        for (i, c) in hex.enumerated() {
-            if cuts.contains(i) { out += "-" }
-            out.append(c)
         }
         return out
     }

@@ -119,8 +119,18 @@ public enum ManifestBuilder {
     /// with `value` `cenc`/`cbcs` and `cenc:default_KID`, then one per DRM system with its `cenc:pssh` (FairPlay,
     /// which has no `pssh` and no DASH signalling, is left out). One key for the presentation, so every set says the same.
     static func protected<P>(_ sets: [MPD.AdaptationSet], _ snapshots: [WindowSnapshot<P>]) -> [MPD.AdaptationSet] {
-        guard let e = snapshots.lazy.compactMap({ $0.window.last?.info.encryption ?? $0.partial.last?.info.encryption }).first,
-              e.method.isSampleEncryption, let kid = e.key.keyID else { return sets }
+        guard let e = snapshots.lazy.compactMap({ $0.window.last?.info.encryption ?? $0.partial.last?.info.encryption }).first
+        else { return sets }
+        return protected(sets, e)
+    }
+
+    /// Every AdaptationSet of `mpd` with the `ContentProtection` of `encryption` (a recording's MPD, made from facts).
+    public static func protect(_ mpd: inout MPD, _ encryption: SegmentEncryption) {
+        for p in mpd.periods.indices { mpd.periods[p].adaptationSets = protected(mpd.periods[p].adaptationSets, encryption) }
+    }
+
+    static func protected(_ sets: [MPD.AdaptationSet], _ e: SegmentEncryption) -> [MPD.AdaptationSet] {
+        guard e.method.isSampleEncryption, let kid = e.key.keyID else { return sets }
         var descriptors = [MPD.ContentProtection(schemeIdUri: MPD.ContentProtection.mp4Protection,
                                                  value: e.method == .sampleAES ? "cbcs" : "cenc", defaultKID: uuid(kid))]
         for k in e.keySystems {

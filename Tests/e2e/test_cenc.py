@@ -285,9 +285,11 @@ def test_cpix_document_gives_the_key_and_the_systems(origin_bin, media, packaged
 
 
 @pytest.fixture(scope="module")
-def live_cbcs(origin_bin):
+def live_cbcs(origin_bin, tmp_path_factory):
+    record = str(tmp_path_factory.mktemp("record"))
     s = procs.OriginServer(origin_bin, ["--test-pattern-size", "320x240", "--encrypt", "cbcs", "--key", f"{KID}:{KEY}",
-                                        "--part-duration", "0.5"])
+                                        "--part-duration", "0.5", "--record", record])
+    s.record = record
     s.start()
     try:
         s.wait_ready(20, path="/stream.m3u8")
@@ -426,4 +428,19 @@ def test_hlsjs_plays_with_clearkey(live_cbcs, tmp_path):
     assert chromium.playback_problems(res, max_dropped=0.5, min_advance=0.5) == []
     crypto = [e for e in res["errors"] if re.search(r"key|decrypt|eme|drm", str(e.get("details", "")), re.I)]
     assert crypto == [], crypto[:3]
+
+
+def test_the_recording_keeps_the_encrypted_bytes_and_its_mpd_says_how(live_cbcs):
+    """Last in the module: it ends the live stream (the recording's manifest.mpd is written at its end)."""
+    s = live_cbcs
+    uri = [ln for ln in h.get(s.url("/stream.m3u8")).text.splitlines() if ln and not ln.startswith("#")][0]
+    served = h.get(s.url("/" + uri)).body
+    s.stop()
+    recorded = read(s.record, uri)
+    assert recorded == served
+    prot = cd.read_protection(read(s.record, "init.mp4"))
+    assert cd.decrypt_segment(recorded, prot, bytes.fromhex(KEY))[2]["protected_bytes"] > 0
+    assert key_lines(open(os.path.join(s.record, "stream.m3u8")).read())[0]["METHOD"] == "SAMPLE-AES"
+    assert not os.path.exists(os.path.join(s.record, "keys"))
+    check_mpd(open(os.path.join(s.record, "manifest.mpd")).read(), "cbcs", {"common"})
 
