@@ -2,19 +2,21 @@ import ISOBMFF
 import MediaCore
 
 /// How one track of a rendition is protected: its `tenc` facts and how its samples divide into subsamples.
-public struct ProtectedTrack: Sendable, Equatable {
+public struct ProtectedTrack: Sendable {
     public var encryption: TrackEncryption
     public var isVideo: Bool
     /// NAL-structured video (H.264, H.265): subsamples per NAL unit; `nil`: the whole sample is protected.
     public var coding: SubsampleLayout.VideoCoding?
     public var nalLengthSize: Int
+    /// H.264: sizes each slice's header from the `avcC`'s parameter sets (kept clear).
+    public var sliceHeaders: AVCSliceHeaderReader?
 
     /// The protection of `format` under `scheme` with `keyID` (and, for `cbcs`, the constant IV). Throws for a codec
     /// whose subsample rules are not written here (AV1's OBU rules, §9.7 of AV1-ISOBMFF).
     public init(_ format: TrackFormat, scheme: ProtectionScheme, keyID: [UInt8], constantIV: [UInt8]) throws {
         isVideo = format.kind == .video
         switch format.codec {
-        case .h264: coding = .h264
+        case .h264(let avcC): coding = .h264; sliceHeaders = AVCSliceHeaderReader(avcC: avcC)
         case .hevc: coding = .hevc
         case .av1: throw CENCError.unsupportedCodec("AV1")
         default: coding = nil
@@ -84,7 +86,8 @@ public struct FragmentProtector: Sendable {
                 for s in t.samples {
                     let range = at..<(at + Int(s.size))
                     let subsamples = p.coding.map {
-                        SubsampleLayout.video(clear[range], coding: $0, nalLengthSize: p.nalLengthSize, scheme: cipher.scheme)
+                        SubsampleLayout.video(clear[range], coding: $0, nalLengthSize: p.nalLengthSize, scheme: cipher.scheme,
+                                              sliceHeaders: p.sliceHeaders)
                     } ?? []
                     let iv = p.encryption.perSampleIVSize == 0 ? [] : Self.sampleIV(rendition: rendition, trackID: t.trackID, dts: dts)
                     let entry = SampleEncryptionEntry(iv: iv, subsamples: subsamples)
