@@ -9,8 +9,8 @@ import Synchronization
 /// publication. Consumers store and serve the bytes as they would clear ones.
 ///
 /// A segment is its parts in turn, encrypted or not: the segment event reuses the parts' encrypted bytes (no second
-/// AES pass), and its `partRanges` are the encrypted parts' places. The I-frame entry (`keyframe`) is dropped: the
-/// I-frame playlist states no key yet.
+/// AES pass), and its `partRanges` are the encrypted parts' places. The keyframe fragment (the I-frame entry) is
+/// moved to where that fragment is now: it carries its own `senc`, so it decrypts alone.
 public final class SampleEncryptionStage: PresentationConsumer, Sendable {
     private let downstream: any PresentationConsumer
     public let protection: SampleProtection
@@ -19,10 +19,19 @@ public final class SampleEncryptionStage: PresentationConsumer, Sendable {
     private struct State {
         /// Per rendition: how its tracks are protected (from its latest init segment).
         var protectors: [Int: FragmentProtector] = [:]
-        /// Per rendition: the encrypted parts of the segment in progress (clear size, bytes).
-        var parts: [Int: (sequence: UInt64, clearCount: Int, parts: [[UInt8]])] = [:]
+        /// Per rendition: the encrypted parts of the segment in progress (clear size, bytes, and where each fragment
+        /// went, in segment coordinates).
+        var parts: [Int: SegmentInProgress] = [:]
     }
     private let state = Mutex(State())
+
+    struct SegmentInProgress {
+        var sequence: UInt64
+        var clearCount = 0
+        var parts: [[UInt8]] = []
+        var fragments: [(clear: Range<Int>, protected: Range<Int>)] = []
+        var protectedCount: Int { parts.reduce(0) { $0 + $1.count } }
+    }
 
     public init(_ protection: SampleProtection, downstream: any PresentationConsumer) {
         self.protection = protection
@@ -46,11 +55,15 @@ public final class SampleEncryptionStage: PresentationConsumer, Sendable {
             state.withLock { $0.protectors[r] = protector }
             try downstream.consume(.initSegment(rendition: r, bytes: bytes, tracks: tracks))
         case .part(let r, var info, let bytes):
-            let sealed = try protector(r).protect(bytes.joined).bytes
+            let (sealed, map) = try protector(r).protect(bytes.joined)
             let offset = state.withLock { s -> Int in
-                var current = s.parts[r] ?? (info.segmentSequence, 0, [])
-                if info.index == 0 || current.sequence != info.segmentSequence { current = (info.segmentSequence, 0, []) }
-                let offset = current.parts.reduce(0) { $0 + $1.count }
+                var current = s.parts[r] ?? SegmentInProgress(sequence: info.segmentSequence)
+                if info.index == 0 || current.sequence != info.segmentSequence { current = SegmentInProgress(sequence: info.segmentSequence) }
+                let offset = current.protectedCount
+                for f in map {
+                    current.fragments.append(((f.clear.lowerBound + current.clearCount)..<(f.clear.upperBound + current.clearCount),
+                                              (f.protected.lowerBound + offset)..<(f.protected.upperBound + offset)))
+                }
                 current.clearCount += bytes.count
                 current.parts.append(sealed)
                 s.parts[r] = current
@@ -61,12 +74,20 @@ public final class SampleEncryptionStage: PresentationConsumer, Sendable {
             info.encryption = protection.segmentEncryption
             try downstream.consume(.part(rendition: r, info, bytes: MediaBytes(sealed)))
         case .segment(let r, var info, let bytes):
-            let parts = state.withLock { s -> [[UInt8]]? in
+            let done = state.withLock { s -> SegmentInProgress? in
                 defer { s.parts[r] = nil }
                 guard let p = s.parts[r], p.sequence == info.sequence, p.clearCount == bytes.count else { return nil }
-                return p.parts
+                return p
             }
-            let pieces = try parts ?? [protector(r).protect(bytes.joined).bytes]
+            let parts = done?.parts
+            var fragments = done?.fragments ?? []
+            var pieces = parts ?? []
+            if parts == nil {
+                // Not seen as parts (an app's own producer): encrypted whole.
+                let whole = try protector(r).protect(bytes.joined)
+                fragments = whole.fragments
+                pieces = [whole.bytes]
+            }
             var ranges: [Range<Int>] = []
             var at = 0
             for p in pieces {
@@ -75,7 +96,13 @@ public final class SampleEncryptionStage: PresentationConsumer, Sendable {
             }
             info.byteCount = at
             info.partRanges = parts == nil ? [] : ranges
-            info.keyframe = nil
+            info.keyframe = info.keyframe.flatMap { k in
+                // The fragment (after any styp before it) whose end is the keyframe range's end: same styp, new place.
+                fragments.first { $0.clear.contains(k.range.lowerBound) && $0.clear.upperBound == k.range.upperBound }.map { f in
+                    KeyframeFragment(range: (f.protected.lowerBound + k.range.lowerBound - f.clear.lowerBound)..<f.protected.upperBound,
+                                     decodeTime: k.decodeTime)
+                }
+            }
             info.encryption = protection.segmentEncryption
             info.nextEncryption = protection.segmentEncryption
             try downstream.consume(.segment(rendition: r, info, bytes: MediaBytes(chunks: pieces)))

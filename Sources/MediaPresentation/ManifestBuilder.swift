@@ -53,7 +53,7 @@ public enum ManifestBuilder {
             return template(renditions[r], snap, entries: entries, startNumber: snap.mediaSequence,
                             availabilityOffset: availabilityOffset, uriQuery: options.uriQuery)
         }
-        let allSets = protected(sets, snapshots) + (options.trickMode ? trickModeSets(renditions, snapshots, main: sets, uriQuery: options.uriQuery) : [])
+        let allSets = protected(sets + (options.trickMode ? trickModeSets(renditions, snapshots, main: sets, uriQuery: options.uriQuery) : []), snapshots)
         let window = listedDuration(snapshots)
         let target = MediaTime.seconds(Int64(snapshots.map(\.targetDuration).max() ?? 1))
         // HOLD-BACK and PART-HOLD-BACK of the HLS playlists (RFC 8216bis §4.4.3.8): three target durations, or
@@ -88,7 +88,7 @@ public enum ManifestBuilder {
         }
         let total = listedDuration(snapshots)
         let target = MediaTime.seconds(Int64(snapshots.map(\.targetDuration).max() ?? 1))
-        let allSets = protected(sets, snapshots) + (trickMode ? trickModeSets(renditions, snapshots, main: sets, uriQuery: "") : [])
+        let allSets = protected(sets + (trickMode ? trickModeSets(renditions, snapshots, main: sets, uriQuery: "") : []), snapshots)
         return MPD(type: .static, profiles: profiles(renditions), minBufferTime: target,
                    periods: [MPD.Period(id: "0", adaptationSets: allSets)], mediaPresentationDuration: total,
                    maxSegmentDuration: target)

@@ -101,7 +101,9 @@ import Testing
         let clear = MediaSegmentBoxes.styp() + (try MediaSegmentBoxes.fragmentHeader(sequenceNumber: 1, tracks: [t])) + samples.joined()
         try stage.consume(.part(rendition: 0, PartInfo(segmentSequence: 0, index: 0, duration: .seconds(1), byteCount: clear.count,
                                                        independent: true, endsSegment: true), bytes: clear))
-        try stage.consume(.segment(rendition: 0, SegmentInfo(sequence: 0, startTime: .seconds(0), duration: .seconds(1), byteCount: clear.count),
+        let styp = MediaSegmentBoxes.styp().count
+        try stage.consume(.segment(rendition: 0, SegmentInfo(sequence: 0, startTime: .seconds(0), duration: .seconds(1), byteCount: clear.count,
+                                                             keyframe: KeyframeFragment(range: styp..<clear.count, decodeTime: .seconds(0))),
                                    bytes: clear))
         let snap = try #require(p.layout?.windows.first?.snapshot())
         let segment = try #require(snap.window.first)
@@ -112,6 +114,8 @@ import Testing
         #expect(snap.contentKey(0) == nil, "a CENC key is never the origin's to serve")
         let sealed = segment.payload
         #expect(sealed.count == segment.info.byteCount && sealed.count > clear.count)
+        // The keyframe fragment moved with the bytes: still from the moof (after the styp) to the end.
+        #expect(segment.info.keyframe?.range == styp..<sealed.count)
         // The media bytes sit at the end, encrypted: decrypting each sample with the subsamples the layout gives
         // returns the clear ones.
         let cipher = SampleCipher(scheme: .cenc, key: Self.key)

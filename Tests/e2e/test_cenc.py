@@ -223,6 +223,31 @@ def test_playlists_signal_every_system(packaged, scheme, method):
     assert not os.path.exists(os.path.join(d, "keys"))
     check_mpd(open(os.path.join(d, "manifest.mpd")).read(), scheme,
               {"widevine", "playready", "common"})
+    # The I-frame playlist lists each keyframe fragment (a moof with its own senc) under the same keys: each range
+    # decrypts alone to the clear I-frame's samples.
+    iframes = open(os.path.join(d, "stream.iframes.m3u8")).read()
+    assert [k["KEYFORMAT"] for k in key_lines(iframes)] == expected
+    clear_ranges = iframe_ranges(open(os.path.join(packaged["clear"], "stream.iframes.m3u8")).read())
+    ranges = iframe_ranges(iframes)
+    assert len(ranges) == len(clear_ranges) >= 3
+    prot = cd.read_protection(read(d, "init.mp4"))
+    for (uri, length, offset), (curi, clength, coffset) in zip(ranges, clear_ranges):
+        sealed = read(d, uri)[offset:offset + length]
+        assert sealed[4:8] == b"moof"
+        _, samples, _ = cd.decrypt_segment(sealed, prot, bytes.fromhex(KEY))
+        assert samples == cd.clear_samples(read(packaged["clear"], curi)[coffset:coffset + clength])
+
+
+def iframe_ranges(text):
+    """(uri, length, offset) of each entry of an I-frame playlist."""
+    out, pending = [], None
+    for line in text.splitlines():
+        if line.startswith("#EXT-X-BYTERANGE:"):
+            length, offset = line.split(":", 1)[1].split("@")
+            pending = (int(length), int(offset))
+        elif line and not line.startswith("#"):
+            out.append((line, *pending))
+    return out
 
 
 NS = {"mpd": "urn:mpeg:dash:schema:mpd:2011", "cenc": "urn:mpeg:cenc:2013"}
