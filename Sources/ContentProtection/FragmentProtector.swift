@@ -1,9 +1,9 @@
 import ISOBMFF
 import MediaCore
 
-/// How one track of a rendition is protected: its `tenc` facts and how its samples divide into subsamples.
+/// How one track of a rendition is protected: how its samples divide into subsamples, and its `tenc` facts under a key.
 public struct ProtectedTrack: Sendable {
-    public var encryption: TrackEncryption
+    public var scheme: ProtectionScheme
     public var isVideo: Bool
     /// NAL-structured video (H.264, H.265): subsamples per NAL unit; `nil`: the whole sample is protected.
     public var coding: SubsampleLayout.VideoCoding?
@@ -11,9 +11,10 @@ public struct ProtectedTrack: Sendable {
     /// H.264: sizes each slice's header from the `avcC`'s parameter sets (kept clear).
     public var sliceHeaders: AVCSliceHeaderReader?
 
-    /// The protection of `format` under `scheme` with `keyID` (and, for `cbcs`, the constant IV). Throws for a codec
-    /// whose subsample rules are not written here (AV1's OBU rules, §9.7 of AV1-ISOBMFF).
-    public init(_ format: TrackFormat, scheme: ProtectionScheme, keyID: [UInt8], constantIV: [UInt8]) throws {
+    /// The protection of `format` under `scheme`. Throws for a codec whose subsample rules are not written here (AV1's
+    /// OBU rules, §9.7 of AV1-ISOBMFF).
+    public init(_ format: TrackFormat, scheme: ProtectionScheme) throws {
+        self.scheme = scheme
         isVideo = format.kind == .video
         switch format.codec {
         case .h264(let avcC): coding = .h264; sliceHeaders = AVCSliceHeaderReader(avcC: avcC)
@@ -22,9 +23,11 @@ public struct ProtectedTrack: Sendable {
         default: coding = nil
         }
         nalLengthSize = SubsampleLayout.nalLengthSize(format.codec) ?? 4
-        encryption = scheme == .cenc
-            ? .cenc(keyID: keyID)
-            : .cbcs(keyID: keyID, constantIV: constantIV, video: isVideo)
+    }
+
+    /// The track's `tenc` (or `seig` entry) under `keyID` (and, for `cbcs`, its constant IV).
+    public func encryption(keyID: [UInt8], constantIV: [UInt8]) -> TrackEncryption {
+        scheme == .cenc ? .cenc(keyID: keyID) : .cbcs(keyID: keyID, constantIV: constantIV, video: isVideo)
     }
 }
 
@@ -46,13 +49,14 @@ public enum CENCError: Error, Equatable, CustomStringConvertible {
 /// no IV repeats under one key: byte 0 the rendition's index, byte 1 the track ID, bytes 2-7 the sample's decode time
 /// in its track's ticks (48 bits: 99 years at 90 kHz). Decode times increase within a track, and the first two bytes
 /// keep renditions and tracks (which share the key) apart.
+///
+/// With key rotation each fragment states its key in every `traf` (a `seig` sample group, overriding `tenc`'s default
+/// KID) and carries the key's `pssh` boxes in its `moof`.
 public struct FragmentProtector: Sendable {
-    public let cipher: SampleCipher
     public let tracks: [UInt32: ProtectedTrack]
     public let rendition: Int
 
-    public init(cipher: SampleCipher, tracks: [UInt32: ProtectedTrack], rendition: Int) {
-        self.cipher = cipher
+    public init(tracks: [UInt32: ProtectedTrack], rendition: Int) {
         self.tracks = tracks
         self.rendition = rendition
     }
@@ -66,7 +70,12 @@ public struct FragmentProtector: Sendable {
 
     /// The protected bytes of `clear` (whole fragments, as the segmenter wrote them), and where each fragment went:
     /// its clear range (with any `styp` before it) and its new one.
-    public func protect(_ clear: [UInt8]) throws -> (bytes: [UInt8], fragments: [(clear: Range<Int>, protected: Range<Int>)]) {
+    /// `key`: the protection of the fragments' key period; `rotating`: state it in each fragment (sample groups, pssh).
+    public func protect(_ clear: [UInt8], key: SampleProtection, rotating: Bool = false)
+        throws -> (bytes: [UInt8], fragments: [(clear: Range<Int>, protected: Range<Int>)]) {
+        let cipher = SampleCipher(scheme: key.scheme, key: key.key.bytes)
+        let encryptions = tracks.mapValues { $0.encryption(keyID: key.keyID, constantIV: key.constantIV) }
+        let systems = rotating ? key.systemHeaders : []
         var out: [UInt8] = []
         out.reserveCapacity(clear.count + clear.count / 64 + 256)
         var map: [(clear: Range<Int>, protected: Range<Int>)] = []
@@ -78,8 +87,9 @@ public struct FragmentProtector: Sendable {
             var samples: [(track: Int, range: Range<Int>, entry: SampleEncryptionEntry)] = []
             var at = f.payload.lowerBound
             for (i, t) in trafs.enumerated() {
-                guard let p = tracks[t.trackID] else { throw WrittenFragment.notProtected(t.trackID) }
+                guard let p = tracks[t.trackID], let e = encryptions[t.trackID] else { throw WrittenFragment.notProtected(t.trackID) }
                 trafs[i].isVideo = p.isVideo
+                if rotating { trafs[i].sampleGroupEncryption = e }
                 var entries: [SampleEncryptionEntry] = []
                 entries.reserveCapacity(t.samples.count)
                 var dts = t.baseMediaDecodeTime
@@ -89,7 +99,7 @@ public struct FragmentProtector: Sendable {
                         SubsampleLayout.video(clear[range], coding: $0, nalLengthSize: p.nalLengthSize, scheme: cipher.scheme,
                                               sliceHeaders: p.sliceHeaders)
                     } ?? []
-                    let iv = p.encryption.perSampleIVSize == 0 ? [] : Self.sampleIV(rendition: rendition, trackID: t.trackID, dts: dts)
+                    let iv = e.perSampleIVSize == 0 ? [] : Self.sampleIV(rendition: rendition, trackID: t.trackID, dts: dts)
                     let entry = SampleEncryptionEntry(iv: iv, subsamples: subsamples)
                     entries.append(entry)
                     samples.append((i, range, entry))
@@ -98,15 +108,14 @@ public struct FragmentProtector: Sendable {
                 }
                 trafs[i].encryption = entries
             }
-            out.append(contentsOf: try MediaSegmentBoxes.fragmentHeader(sequenceNumber: f.sequenceNumber, tracks: trafs))
+            out.append(contentsOf: try MediaSegmentBoxes.fragmentHeader(sequenceNumber: f.sequenceNumber, tracks: trafs, systems: systems))
             let payloadStart = out.count
             out.append(contentsOf: clear[f.payload])
             for s in samples {
-                let p = tracks[trafs[s.track].trackID]!
+                let e = encryptions[trafs[s.track].trackID]!
                 let range = (s.range.lowerBound - f.payload.lowerBound + payloadStart)..<(s.range.upperBound - f.payload.lowerBound + payloadStart)
-                try cipher.encrypt(in: &out, sample: range, iv: p.encryption.constantIV ?? s.entry.iv,
-                                   subsamples: s.entry.subsamples,
-                                   crypt: Int(p.encryption.cryptByteBlock), skip: Int(p.encryption.skipByteBlock))
+                try cipher.encrypt(in: &out, sample: range, iv: e.constantIV ?? s.entry.iv, subsamples: s.entry.subsamples,
+                                   crypt: Int(e.cryptByteBlock), skip: Int(e.skipByteBlock))
             }
             map.append((f.prefix.lowerBound..<f.payload.upperBound, start..<out.count))
         }

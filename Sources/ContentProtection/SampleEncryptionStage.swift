@@ -11,12 +11,19 @@ import Synchronization
 /// A segment is its parts in turn, encrypted or not: the segment event reuses the parts' encrypted bytes (no second
 /// AES pass), and its `partRanges` are the encrypted parts' places. The keyframe fragment (the I-frame entry) is
 /// moved to where that fragment is now: it carries its own `senc`, so it decrypts alone.
+///
+/// With key periods (`SampleProtection.keyPeriod`), segment *s* uses period *s / k*'s key (*k* segments a period, as
+/// `KeySchedule` counts them for AES-128): its fragments state it (`FragmentProtector` rotating), its facts carry it
+/// (a new `EXT-X-KEY` at the boundary, listed ahead through `nextEncryption`), and the init segment's `tenc` names
+/// the key of the period it was made in.
 public final class SampleEncryptionStage: PresentationConsumer, Sendable {
     private let downstream: any PresentationConsumer
     public let protection: SampleProtection
-    private let cipher: SampleCipher
 
     private struct State {
+        var segmentsPerPeriod = UInt64(Int64.max)
+        /// The latest period's protection (its key derived once).
+        var current: SampleProtection?
         /// Per rendition: how its tracks are protected (from its latest init segment).
         var protectors: [Int: FragmentProtector] = [:]
         /// Per rendition: the encrypted parts of the segment in progress (clear size, bytes, and where each fragment
@@ -36,26 +43,46 @@ public final class SampleEncryptionStage: PresentationConsumer, Sendable {
     public init(_ protection: SampleProtection, downstream: any PresentationConsumer) {
         self.protection = protection
         self.downstream = downstream
-        cipher = SampleCipher(scheme: protection.scheme, key: protection.key.bytes)
+    }
+
+    private var rotating: Bool { protection.keyPeriod != nil }
+
+    /// Segment `sequence`'s key period's protection.
+    private func protection(segment sequence: UInt64) -> SampleProtection {
+        state.withLock { s in
+            let n = sequence / max(1, s.segmentsPerPeriod)
+            if let c = s.current, c.key.id == n { return c }
+            let p = protection.period(n)
+            s.current = p
+            return p
+        }
     }
 
     public func consume(_ event: PresentationEvent) throws {
         switch event {
-        case .layout, .end:
+        case .layout(_, let policy):
+            if let period = protection.keyPeriod {
+                // Key periods in whole segments of the duration segments are cut at (as AES-128's).
+                let duration = policy.segmentDuration ?? .seconds(Int64(policy.targetDuration))
+                let n = KeySchedule(master: protection.key.bytes, period: period).segmentsPerPeriod(segmentDuration: duration)
+                state.withLock { $0.segmentsPerPeriod = n }
+            }
+            try downstream.consume(event)
+        case .end:
             try downstream.consume(event)
         case .initSegment(let r, _, let tracks):
             var protected: [UInt32: ProtectedTrack] = [:]
-            for t in tracks {
-                protected[t.trackID] = try ProtectedTrack(t, scheme: protection.scheme, keyID: protection.keyID,
-                                                          constantIV: protection.constantIV)
-            }
-            let bytes = try InitSegment.make(tracks: tracks, protection: protected.mapValues(\.encryption),
-                                             systems: protection.systemHeaders)
-            let protector = FragmentProtector(cipher: cipher, tracks: protected, rendition: r)
+            for t in tracks { protected[t.trackID] = try ProtectedTrack(t, scheme: protection.scheme) }
+            let key = state.withLock { $0.current } ?? protection.period(0)
+            let bytes = try InitSegment.make(tracks: tracks,
+                                             protection: protected.mapValues { $0.encryption(keyID: key.keyID, constantIV: key.constantIV) },
+                                             systems: key.systemHeaders)
+            let protector = FragmentProtector(tracks: protected, rendition: r)
             state.withLock { $0.protectors[r] = protector }
             try downstream.consume(.initSegment(rendition: r, bytes: bytes, tracks: tracks))
         case .part(let r, var info, let bytes):
-            let (sealed, map) = try protector(r).protect(bytes.joined)
+            let key = protection(segment: info.segmentSequence)
+            let (sealed, map) = try protector(r).protect(bytes.joined, key: key, rotating: rotating)
             let offset = state.withLock { s -> Int in
                 var current = s.parts[r] ?? SegmentInProgress(sequence: info.segmentSequence)
                 if info.index == 0 || current.sequence != info.segmentSequence { current = SegmentInProgress(sequence: info.segmentSequence) }
@@ -71,9 +98,10 @@ public final class SampleEncryptionStage: PresentationConsumer, Sendable {
             }
             info.byteCount = sealed.count
             info.offset = offset
-            info.encryption = protection.segmentEncryption
+            info.encryption = key.segmentEncryption
             try downstream.consume(.part(rendition: r, info, bytes: MediaBytes(sealed)))
         case .segment(let r, var info, let bytes):
+            let key = protection(segment: info.sequence)
             let done = state.withLock { s -> SegmentInProgress? in
                 defer { s.parts[r] = nil }
                 guard let p = s.parts[r], p.sequence == info.sequence, p.clearCount == bytes.count else { return nil }
@@ -84,7 +112,7 @@ public final class SampleEncryptionStage: PresentationConsumer, Sendable {
             var pieces = parts ?? []
             if parts == nil {
                 // Not seen as parts (an app's own producer): encrypted whole.
-                let whole = try protector(r).protect(bytes.joined)
+                let whole = try protector(r).protect(bytes.joined, key: key, rotating: rotating)
                 fragments = whole.fragments
                 pieces = [whole.bytes]
             }
@@ -103,8 +131,8 @@ public final class SampleEncryptionStage: PresentationConsumer, Sendable {
                                      decodeTime: k.decodeTime)
                 }
             }
-            info.encryption = protection.segmentEncryption
-            info.nextEncryption = protection.segmentEncryption
+            info.encryption = key.segmentEncryption
+            info.nextEncryption = protection(segment: info.sequence &+ 1).segmentEncryption
             try downstream.consume(.segment(rendition: r, info, bytes: MediaBytes(chunks: pieces)))
         }
     }

@@ -46,6 +46,9 @@ enum UUIDText {
 /// - KID: given (`--key KID:KEY`), else the first 16 bytes of SHA-256("hls-origin kid " ‖ key): every origin given
 ///   the same key names it the same way, and the KID says nothing about the key.
 /// - Constant IV (`cbcs`): the first 16 bytes of HMAC-SHA256(key, "hls-origin cbcs iv"): the same on every origin.
+/// - Key periods (`--key-period`): period *n*'s key is the first 16 bytes of HMAC-SHA256(K, "hls-origin cenc key " ‖
+///   *n* as 8 big-endian bytes) and its KID those of HMAC-SHA256(K, "hls-origin cenc kid " ‖ *n*), *K* the given key
+///   (`period(_:)`); without a period the stream has the one key above.
 public struct SampleProtection: Sendable {
     public let scheme: ProtectionScheme
     public let key: ContentKey
@@ -53,19 +56,42 @@ public struct SampleProtection: Sendable {
     public let constantIV: [UInt8]
     /// In the order given; ClearKey (the common `pssh`) always among them.
     public let systems: [DRMSystem]
+    /// A new key every this much media; `nil`: one key.
+    public let keyPeriod: MediaTime?
+    private let master: [UInt8]
 
-    public init(scheme: ProtectionScheme, key: [UInt8], keyID: [UInt8]? = nil, systems: [DRMSystem] = []) throws {
+    public init(scheme: ProtectionScheme, key: [UInt8], keyID: [UInt8]? = nil, systems: [DRMSystem] = [],
+                keyPeriod: MediaTime? = nil) throws {
         precondition(key.count == 16, "an AES-128 key is 16 bytes")
         if scheme == .cenc && systems.contains(.fairplay) {
             throw SampleProtectionError.fairPlayNeedsCBCS
         }
         let kid = keyID ?? Array(SHA256.hash(data: Array("hls-origin kid ".utf8) + key).prefix(16))
+        self.init(scheme: scheme, key: ContentKey(id: 0, bytes: key, keyID: kid),
+                  systems: systems.contains(.clearkey) ? systems : systems + [.clearkey], keyPeriod: keyPeriod, master: key)
+    }
+
+    private init(scheme: ProtectionScheme, key: ContentKey, systems: [DRMSystem], keyPeriod: MediaTime?, master: [UInt8]) {
         self.scheme = scheme
-        self.keyID = kid
-        self.key = ContentKey(id: 0, bytes: key, keyID: kid)
-        let mac = HMAC<SHA256>.authenticationCode(for: Array("hls-origin cbcs iv".utf8), using: SymmetricKey(data: key))
+        self.key = key
+        self.keyID = key.keyID!
+        let mac = HMAC<SHA256>.authenticationCode(for: Array("hls-origin cbcs iv".utf8), using: SymmetricKey(data: key.bytes))
         constantIV = Array(Array(mac).prefix(16))
-        self.systems = systems.contains(.clearkey) ? systems : systems + [.clearkey]
+        self.systems = systems
+        self.keyPeriod = keyPeriod
+        self.master = master
+    }
+
+    /// Key period `n`'s protection (itself without key periods).
+    public func period(_ n: UInt64) -> SampleProtection {
+        guard keyPeriod != nil else { return self }
+        func derive(_ label: String) -> [UInt8] {
+            var message = Array(label.utf8)
+            withUnsafeBytes(of: n.bigEndian) { message.append(contentsOf: $0) }
+            return Array(Array(HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: master))).prefix(16))
+        }
+        return SampleProtection(scheme: scheme, key: ContentKey(id: n, bytes: derive("hls-origin cenc key "), keyID: derive("hls-origin cenc kid ")),
+                                systems: systems, keyPeriod: keyPeriod, master: master)
     }
 
     /// The `pssh` boxes of the init segment, one per system that has one (FairPlay has none: its key comes by `skd://`).

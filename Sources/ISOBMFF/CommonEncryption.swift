@@ -250,3 +250,41 @@ public enum SampleEncryptionBoxes {
         return (saioOffsetAt, dataAt)
     }
 }
+
+/// Key rotation by sample groups (ISO/IEC 23001-7 §6, ISO/IEC 14496-12 §8.9): a `sbgp` mapping every sample of the
+/// `traf` to the first entry of a `traf`-local `sgpd` of grouping type `seig`, a CencSampleEncryptionInformationGroupEntry
+/// naming the fragment's KID (and pattern, IV size, constant IV), which overrides the `tenc` defaults.
+///
+/// ```
+/// |sbgp|   v0, grouping_type seig, entry_count 1: sample_count, group_description_index 0x10001 (this traf's entry 1)
+/// |sgpd|   v1, grouping_type seig, default_length, entry_count 1:
+///          reserved(8) crypt(4) skip(4) isProtected(8) Per_Sample_IV_Size(8) KID(128) [constant_IV_size(8) IV]
+/// ```
+public enum SampleGroupEncryptionBoxes {
+    public static let groupingType: FourCC = "seig"
+
+    public static func write(to w: inout BoxWriter, sampleCount: Int, encryption e: TrackEncryption) throws {
+        try w.fullBox("sbgp", version: 0, flags: 0) { w in
+            w.write(groupingType)
+            w.write(UInt32(1))                                             // entry_count
+            w.write(UInt32(sampleCount))                                   // sample_count
+            w.write(UInt32(0x1_0001))                                      // group_description_index: local entry 1
+        }
+        let constant = e.perSampleIVSize == 0 ? (e.constantIV ?? []) : []
+        let length = 20 + (e.perSampleIVSize == 0 ? 1 + constant.count : 0)
+        try w.fullBox("sgpd", version: 1, flags: 0) { w in
+            w.write(groupingType)
+            w.write(UInt32(length))                                        // default_length
+            w.write(UInt32(1))                                             // entry_count
+            w.write(UInt8(0))                                              // reserved
+            w.write(e.cryptByteBlock << 4 | e.skipByteBlock)
+            w.write(UInt8(1))                                              // isProtected
+            w.write(e.perSampleIVSize)
+            w.write(bytes: e.keyID)
+            if e.perSampleIVSize == 0 {
+                w.write(UInt8(constant.count))
+                w.write(bytes: constant)
+            }
+        }
+    }
+}

@@ -107,7 +107,7 @@ public struct MediaOptions: ParsableArguments, Sendable {
     @Option(help: ArgumentHelp("With cbcs/cenc: a DASH-IF CPIX 2.3 document giving the content key (its ContentKey's kid and PlainValue) and, unless --drm is given, the DRM systems to signal (its DRMSystemList).", valueName: "file"))
     public var cpix: String?
 
-    @Option(name: .customLong("key-period"), help: ArgumentHelp("A new key every this much media (e.g. 60s, 10m), changed on a segment boundary; keys derived from --key.", valueName: "duration"))
+    @Option(name: .customLong("key-period"), help: ArgumentHelp("A new key every this much media (e.g. 60s, 10m), changed on a segment boundary; keys (and for cbcs/cenc their KIDs) derived from --key.", valueName: "duration"))
     public var keyPeriod: String?
 
     /// These flags as stream options, checked: a bad value or a broken rule is one line naming its flag.

@@ -235,8 +235,8 @@ public struct StreamOptions: Codable, Equatable, Sendable {
         if drm != nil, encrypt?.isSampleEncryption != true {
             throw naming.error("\(name(.drm)) needs \(name(.encrypt)) cbcs or cenc", key: .drm)
         }
-        if let encrypt, encrypt.isSampleEncryption, keyPeriod != nil {
-            throw naming.error("\(name(.keyPeriod)) works with \(name(.encrypt)) aes-128 only (key rotation of cbcs/cenc is not supported yet)", key: .keyPeriod)
+        if keyPeriod != nil, key?.keyID != nil || cpix != nil {
+            throw naming.error("\(name(.keyPeriod)) derives each period's KID and key from \(name(.key)) KEY: give the key alone, not KID:KEY or \(name(.cpix))", key: .keyPeriod)
         }
         if cpix != nil, encrypt?.isSampleEncryption != true {
             throw naming.error("\(name(.cpix)) needs \(name(.encrypt)) cbcs or cenc", key: .cpix)

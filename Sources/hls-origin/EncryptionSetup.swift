@@ -35,7 +35,8 @@ struct EncryptionSetup: Sendable {
                 keyID = document.keyID
                 if options.drm == nil { systems = document.systems }
             }
-            kind = .samples(try SampleProtection(scheme: protectionScheme, key: key, keyID: keyID, systems: systems))
+            kind = .samples(try SampleProtection(scheme: protectionScheme, key: key, keyID: keyID, systems: systems,
+                                                 keyPeriod: options.keyPeriod?.time))
         }
     }
 

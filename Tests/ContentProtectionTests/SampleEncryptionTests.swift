@@ -131,4 +131,21 @@ import Testing
             dts += 3600
         }
     }
+
+    @Test func keyPeriodsDeriveKeysAndKIDs() throws {
+        let p = try SampleProtection(scheme: .cbcs, key: Self.key, keyPeriod: .seconds(60))
+        let one = p.period(1), two = p.period(2)
+        #expect(one.key.id == 1 && one.keyID != two.keyID && one.key.bytes != two.key.bytes && one.constantIV != two.constantIV)
+        // HMAC-SHA256(K, "hls-origin cenc key " ‖ n)[0..<16], KID the same with "hls-origin cenc kid ".
+        func derive(_ label: String, _ n: UInt64) -> [UInt8] {
+            var m = Array(label.utf8)
+            withUnsafeBytes(of: n.bigEndian) { m.append(contentsOf: $0) }
+            return Array(Array(HMAC<SHA256>.authenticationCode(for: m, using: SymmetricKey(data: Self.key))).prefix(16))
+        }
+        #expect(one.key.bytes == derive("hls-origin cenc key ", 1) && one.keyID == derive("hls-origin cenc kid ", 1))
+        #expect(p.period(1).keyID == one.keyID, "the same on every call (and origin)")
+        let fixed = try SampleProtection(scheme: .cbcs, key: Self.key, keyID: Self.kid)
+        #expect(fixed.period(7).keyID == Self.kid && fixed.period(7).key.bytes == Self.key, "no period: one key")
+    }
 }
+

@@ -159,4 +159,36 @@ struct CommonEncryptionBoxTests {
         #expect(try MediaSegmentBoxes.fragmentHeader(sequenceNumber: 7, tracks: again) == Array(first.prefix(first.count - 42)))
         #expect(throws: MP4Error.self) { try WrittenFragment.read(Array(first.dropLast())) }
     }
+
+    @Test func seigSampleGroup() throws {
+        let got = try written {
+            try SampleGroupEncryptionBoxes.write(to: &$0, sampleCount: 30, encryption: .cbcs(keyID: Self.kid, constantIV: Self.iv, video: true))
+        }
+        #expect(hexString(got) == hexString(hex("""
+            0000001c 73626770   size 28, 'sbgp'
+            00 000000           version 0
+            73656967            grouping_type 'seig'
+            00000001            entry_count 1
+            0000001e            sample_count 30
+            00010001            group_description_index: this traf's entry 1
+            0000003d 73677064   size 61, 'sgpd'
+            01 000000           version 1
+            73656967            grouping_type 'seig'
+            00000025            default_length 37
+            00000001            entry_count 1
+            00 19 01 00         reserved, crypt 1 : skip 9, isProtected, Per_Sample_IV_Size 0
+            101112131415161718191a1b1c1d1e1f   KID
+            10                  constant_IV_size 16
+            a0a1a2a3a4a5a6a7a8a9aaabacadaeaf   constant_IV
+            """.strippingComments)))
+        var t = TrackFragment(trackID: 1, baseMediaDecodeTime: 0, samples: [FragmentSample(duration: 1, size: 4, isSync: true)], isVideo: true)
+        t.sampleGroupEncryption = .cenc(keyID: Self.kid)
+        t.encryption = [SampleEncryptionEntry(iv: [1, 2, 3, 4, 5, 6, 7, 8])]
+        let header = try MediaSegmentBoxes.fragmentHeader(sequenceNumber: 1, tracks: [t],
+                                                          systems: [ProtectionSystemHeader(systemID: Self.iv, keyIDs: [Self.kid])])
+        let moof = try BoxReader.walk(header + [0, 0, 0, 0])[0]
+        #expect(moof.children.map(\.type) == ["mfhd", "pssh", "traf"])
+        #expect(moof.children[2].children.map(\.type) == ["tfhd", "tfdt", "trun", "sbgp", "sgpd", "senc", "saiz", "saio"])
+    }
 }
+

@@ -34,7 +34,7 @@ import Testing
             (["--encrypt", "sample-aes"], "--encrypt is aes-128, cbcs or cenc"),
             (["--drm", "widevine"], "--drm needs --encrypt cbcs or cenc"),
             (["--encrypt", "cbcs", "--drm", "widevine,marlin"], "--drm lists widevine, playready, fairplay, clearkey"),
-            (["--encrypt", "cenc", "--key-period", "60s"], "--key-period works with --encrypt aes-128 only"),
+            (["--encrypt", "cenc", "--key", "00" + Self.key.dropFirst(2) + ":" + Self.key, "--key-period", "60s"], "--key-period derives each period's KID and key"),
             (["--encrypt", "cbcs"], "--encrypt cbcs needs --key KID:KEY, $HLS_ORIGIN_KEY or --cpix"),
             (["--encrypt", "cbcs", "--cpix", "k.xml", "--key", Self.key], "--cpix and --key both give the key"),
             (["--cpix", "k.xml"], "--cpix needs --encrypt cbcs or cenc"),

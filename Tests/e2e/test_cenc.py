@@ -12,16 +12,19 @@ ISO/IEC 23001-7 decrypter written in the test (hlsharness/cencdecrypt.py, pycryp
   fragment's frames; with a wrong key it does not.
 - The playlists: `EXT-X-KEY` METHOD SAMPLE-AES / SAMPLE-AES-CTR, one per KEYFORMAT (FairPlay `skd://`, Widevine's
   pssh, PlayReady, ClearKey's KID), `EXT-X-SESSION-KEY` in the multivariant playlist; no key file is written.
-- A live LL-HLS test pattern with `--encrypt cbcs`: its served parts and segments decrypt to samples that tile
-  (the segment is its parts in turn), and the origin serves no key.
-- hls.js 1.6 in headless Chromium plays that stream through EME with Chromium's ClearKey CDM (its own cbcs
-  decryption), the key from a ClearKey licence endpoint the test serves (JSON Web Keys).
+- A live LL-HLS test pattern with `--encrypt cbcs --key-period 1s`: every segment a new key (its KID in a seig
+  sample group and in the EXT-X-KEY in force), each derived here (HMAC) and used by the decrypter by KID; served parts
+  and segments decrypt to samples that tile (the segment is its parts in turn), and the origin serves no key.
+- hls.js 1.6 in headless Chromium plays that stream across its key changes through EME with Chromium's ClearKey CDM
+  (its own cbcs decryption), each period's key from a ClearKey licence endpoint the test serves (JSON Web Keys).
 - `--cpix`: a DASH-IF CPIX document's key, KID and DRM systems give the same bytes as the flags.
 - Bad input: one clear line each.
 About 15 s.
 """
 import base64
 import functools
+import hashlib
+import hmac
 import http.server
 import json
 import os
@@ -253,25 +256,25 @@ def iframe_ranges(text):
 NS = {"mpd": "urn:mpeg:dash:schema:mpd:2011", "cenc": "urn:mpeg:cenc:2013"}
 
 
-def check_mpd(text, scheme, systems):
-    """Every AdaptationSet: the common scheme with value cenc/cbcs and cenc:default_KID, then one ContentProtection
-    per DRM system whose cenc:pssh is a whole pssh box of that SystemID naming the KID."""
+def check_mpd(text, scheme, systems, kids=(KID,)):
+    """Every AdaptationSet: the common scheme with value cenc/cbcs and cenc:default_KID (one of `kids`), then one
+    ContentProtection per DRM system whose cenc:pssh is a whole pssh box of that SystemID naming that KID."""
     root = ET.fromstring(text)
     sets = root.findall(".//mpd:AdaptationSet", NS)
     assert sets
-    kid_uuid = f"{KID[:8]}-{KID[8:12]}-{KID[12:16]}-{KID[16:20]}-{KID[20:]}"
+    uuids = {f"{k[:8]}-{k[8:12]}-{k[12:16]}-{k[16:20]}-{k[20:]}": k for k in kids}
     for a in sets:
         cps = a.findall("mpd:ContentProtection", NS)
         assert cps and list(a)[0].tag.endswith("ContentProtection"), "ContentProtection comes first in its set"
         common = cps[0]
         assert common.get("schemeIdUri") == "urn:mpeg:dash:mp4protection:2011" and common.get("value") == scheme
-        assert common.get(f"{{{NS['cenc']}}}default_KID") == kid_uuid
+        kid = uuids[common.get(f"{{{NS['cenc']}}}default_KID")]
         named = set()
         for cp in cps[1:]:
             system = cp.get("schemeIdUri")[len("urn:uuid:"):].replace("-", "")
             pssh = base64.b64decode(cp.find("cenc:pssh", NS).text)
             assert pssh[4:8] == b"pssh" and pssh[12:28].hex() == system
-            assert bytes.fromhex(KID) in pssh
+            assert bytes.fromhex(kid) in pssh
             named.add(SYSTEMS[system])
         assert named == systems
 
@@ -312,8 +315,8 @@ def test_cpix_document_gives_the_key_and_the_systems(origin_bin, media, packaged
 @pytest.fixture(scope="module")
 def live_cbcs(origin_bin, tmp_path_factory):
     record = str(tmp_path_factory.mktemp("record"))
-    s = procs.OriginServer(origin_bin, ["--test-pattern-size", "320x240", "--encrypt", "cbcs", "--key", f"{KID}:{KEY}",
-                                        "--part-duration", "0.5", "--record", record])
+    s = procs.OriginServer(origin_bin, ["--test-pattern-size", "320x240", "--encrypt", "cbcs", "--key", KEY,
+                                        "--key-period", "1s", "--part-duration", "0.5", "--record", record])
     s.record = record
     s.start()
     try:
@@ -323,7 +326,20 @@ def live_cbcs(origin_bin, tmp_path_factory):
         s.stop()
 
 
+def period_key(n):
+    """Key period n's key and KID as docs/encryption.md defines them, computed here independently of the origin:
+    HMAC-SHA256(K, "hls-origin cenc key " / "hls-origin cenc kid " + n as 8 big-endian bytes), first 16 bytes."""
+    def derive(label):
+        return hmac.new(bytes.fromhex(KEY), label + n.to_bytes(8, "big"), hashlib.sha256).digest()[:16]
+    return derive(b"hls-origin cenc kid "), derive(b"hls-origin cenc key ")
+
+
+ROTATED = dict(period_key(n) for n in range(400))
+
+
 def test_live_parts_and_segments_decrypt(live_cbcs):
+    """The live stream rotates keys every second (every segment): each segment's fragments name their period's KID
+    (seig sample group) and decrypt with that period's key derived here; the playlist states each key ahead."""
     s = live_cbcs
     deadline = time.monotonic() + 15
     while True:
@@ -335,19 +351,36 @@ def test_live_parts_and_segments_decrypt(live_cbcs):
             break
         time.sleep(0.3)
     assert done, text
-    assert key_lines(text)[0]["METHOD"] == "SAMPLE-AES"
+    keys = key_lines(text)
+    assert keys[0]["METHOD"] == "SAMPLE-AES"
     init = h.get(s.url("/init.mp4")).body
     prot = cd.read_protection(init)
     assert {p["scheme"] for p in prot.values()} == {"cbcs"}
+    # Every listed segment: its fragments' KID is its period's (segment n, period n), and the ClearKey EXT-X-KEY in
+    # force names it.
+    kid_lines, current = {}, None
+    for line in text.splitlines():
+        if line.startswith("#EXT-X-KEY:") and "org.w3.clearkey" in line:
+            current = base64.b64decode(re.search(r'base64,([^"]+)"', line).group(1))
+        elif line and not line.startswith("#"):
+            kid_lines[line] = current
+    assert len(set(kid_lines.values())) >= 2, text
+    for uri, kid in kid_lines.items():
+        n = int(re.match(r"seg(\d+)\.m4s$", uri).group(1))
+        assert kid == period_key(n)[0], uri
     seg = done[0]
     sealed = h.get(s.url("/" + seg)).body
-    _, samples, stats = cd.decrypt_segment(sealed, prot, bytes.fromhex(KEY))
+    _, samples, stats = cd.decrypt_segment(sealed, prot, ROTATED)
+    n = int(re.match(r"seg(\d+)\.m4s$", seg).group(1))
     assert stats["samples"] > 0 and stats["protected_bytes"] > 0
+    assert set(stats["kids"]) == {period_key(n)[0]}
+    # The checker can fail: the previous period's key alone does not decrypt it.
+    assert cd.decrypt_segment(sealed, prot, {period_key(n)[0]: period_key(n - 1)[1]})[1] != samples
     part_bytes = [h.get(s.url("/" + p)).body for p in parts if p.startswith(seg[:-4] + ".")]
     assert b"".join(part_bytes) == sealed, "the segment is its encrypted parts in turn"
     from_parts = []
     for p in part_bytes:
-        from_parts += cd.decrypt_segment(p, prot, bytes.fromhex(KEY))[1]
+        from_parts += cd.decrypt_segment(p, prot, ROTATED)[1]
     assert from_parts == samples
     # The decrypted samples decode: every video sample starts with a length-prefixed NAL unit that fits.
     for track, sample in samples:
@@ -357,7 +390,7 @@ def test_live_parts_and_segments_decrypt(live_cbcs):
     # DASH says how (the same segments): ContentProtection with the KID and the common pssh.
     r = h.get(s.url("/manifest.mpd"))
     assert r.status == 200, r.status
-    check_mpd(r.text, "cbcs", {"common"})
+    check_mpd(r.text, "cbcs", {"common"}, kids=[k.hex() for k in ROTATED])
     # No key route for CENC, and the key is nowhere in what the origin says.
     assert h.get(s.url("/keys/0.key")).status == 404
     assert KEY not in s.stderr().lower()
@@ -375,7 +408,7 @@ def test_bad_input_is_one_line(origin_bin, media, tmp_path):
         (["--encrypt", "cbcs", "--cpix", str(bad_cpix)], "no 16-byte PlainValue"),
         (["--encrypt", "cenc", "--cpix", str(cpix_file)], "its content key is for cbcs, not cenc"),
         (["--encrypt", "cbcs", "--key", "00:" + KEY], "--key takes KID:KEY"),
-        (["--encrypt", "cenc", "--key-period", "10s"], "--key-period works with --encrypt aes-128 only"),
+        (["--encrypt", "cenc", "--key", f"{KID}:{KEY}", "--key-period", "10s"], "--key-period derives each period's KID"),
         (["--drm", "widevine"], "--drm needs --encrypt cbcs or cenc"),
     ]:
         rc, err = run_package(origin_bin, media["vod.mp4"], str(tmp_path / "out"), *args)
@@ -425,8 +458,9 @@ class ClearKeyLicence(http.server.SimpleHTTPRequestHandler):
         body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
         kids = json.loads(body or b"{}").get("kids", [])
         ClearKeyLicence.requests.append(kids)
-        keys = [{"kty": "oct", "kid": k, "k": b64url(bytes.fromhex(KEY))} for k in kids
-                if k == b64url(bytes.fromhex(KID))]
+        by_kid = {b64url(kid): b64url(key) for kid, key in ROTATED.items()}
+        by_kid[b64url(bytes.fromhex(KID))] = b64url(bytes.fromhex(KEY))
+        keys = [{"kty": "oct", "kid": k, "k": by_kid[k]} for k in kids if k in by_kid]
         out = json.dumps({"keys": keys, "type": "temporary"}).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
@@ -447,8 +481,9 @@ def test_hlsjs_plays_with_clearkey(live_cbcs, tmp_path):
         src = live_cbcs.url("/index.m3u8")
         res = chromium.chromium_play(page.base_url + "/clearkey.html?src=" + src, 4, startup_timeout=15)
     print(chromium.summary(res))
-    assert ClearKeyLicence.requests and [b64url(bytes.fromhex(KID))] in ClearKeyLicence.requests, \
-        ClearKeyLicence.requests
+    # A licence request per key period played (1-s periods: several across the 4 s).
+    asked = {k for kids in ClearKeyLicence.requests for k in kids}
+    assert len(asked) >= 3 and asked <= {b64url(k) for k in ROTATED}, ClearKeyLicence.requests
     # Keys and decryption are this test's point (like test_encryption's): a loose playback bound, no crypto error.
     assert chromium.playback_problems(res, max_dropped=0.5, min_advance=0.5) == []
     crypto = [e for e in res["errors"] if re.search(r"key|decrypt|eme|drm", str(e.get("details", "")), re.I)]
@@ -464,8 +499,8 @@ def test_the_recording_keeps_the_encrypted_bytes_and_its_mpd_says_how(live_cbcs)
     recorded = read(s.record, uri)
     assert recorded == served
     prot = cd.read_protection(read(s.record, "init.mp4"))
-    assert cd.decrypt_segment(recorded, prot, bytes.fromhex(KEY))[2]["protected_bytes"] > 0
+    assert cd.decrypt_segment(recorded, prot, ROTATED)[2]["protected_bytes"] > 0
     assert key_lines(open(os.path.join(s.record, "stream.m3u8")).read())[0]["METHOD"] == "SAMPLE-AES"
     assert not os.path.exists(os.path.join(s.record, "keys"))
-    check_mpd(open(os.path.join(s.record, "manifest.mpd")).read(), "cbcs", {"common"})
+    check_mpd(open(os.path.join(s.record, "manifest.mpd")).read(), "cbcs", {"common"}, kids=[k.hex() for k in ROTATED])
 

@@ -164,8 +164,35 @@ def decrypt_sample(buf, start, size, iv, subs, prot, key):
         raise CencError(f"scheme {prot['scheme']}")
 
 
+def seig(data, traf):
+    """The KID, IV size, constant IV and pattern a traf's `seig` sample group (sgpd + sbgp, key rotation) gives its
+    samples, or None. Only the form "every sample -> this traf's first entry" is read."""
+    sgpd = next((b for b in boxes(data, traf.body, traf.end) if b.type == b"sgpd"
+                 and data[b.body + 4:b.body + 8] == b"seig"), None)
+    if sgpd is None:
+        return None
+    sbgp = next((b for b in boxes(data, traf.body, traf.end) if b.type == b"sbgp"
+                 and data[b.body + 4:b.body + 8] == b"seig"), None)
+    if sbgp is None or struct.unpack_from(">I", data, sbgp.body + 16)[0] != 0x10001:
+        raise CencError("a seig sgpd without its sbgp to the traf's entry 1")
+    version = data[sgpd.body]
+    p = sgpd.body + 8 + (4 if version == 1 else 0)
+    (count,) = struct.unpack_from(">I", data, p)
+    if count != 1:
+        raise CencError("more than one seig entry")
+    e = p + 4
+    pattern, protected, iv_size = data[e + 1], data[e + 2], data[e + 3]
+    kid = data[e + 4:e + 20]
+    constant = None
+    if iv_size == 0:
+        n = data[e + 20]
+        constant = data[e + 21:e + 21 + n]
+    return dict(kid=kid, iv_size=iv_size, constant_iv=constant, crypt=pattern >> 4, skip=pattern & 15, protected=protected)
+
+
 def decrypt_segment(data, protection, key):
-    """(decrypted bytes, [(track_id, sample bytes)] in order, stats) of a segment (styp? (moof mdat)+)."""
+    """(decrypted bytes, [(track_id, sample bytes)] in order, stats) of a segment (styp? (moof mdat)+).
+    `key`: 16 bytes, or {KID bytes: key bytes} to pick each fragment's key by the KID its tenc or seig names."""
     buf = bytearray(data)
     samples = []
     stats = {"samples": 0, "subsamples": 0, "protected_bytes": 0}
@@ -194,12 +221,20 @@ def decrypt_segment(data, protection, key):
                 p += 4 if tr_flags & 0x400 else 0
                 p += 4 if tr_flags & 0x800 else 0
             prot = protection.get(track_id)
+            if prot:
+                group = seig(data, traf)
+                if group:
+                    prot = {**prot, **group}
+                    stats.setdefault("kids", []).append(bytes(group["kid"]))
             entries = _aux_entries(data, moof.start, traf, prot, count) if prot else [None] * count
+            sample_key = key.get(bytes(prot["kid"])) if prot and isinstance(key, dict) else key
+            if prot and sample_key is None:
+                raise CencError(f"no key for KID {bytes(prot['kid']).hex()}")
             at = moof.start + data_offset
             for size, entry in zip(sizes, entries):
                 if entry is not None:
                     iv, subs = entry
-                    decrypt_sample(buf, at, size, iv, subs, prot, key)
+                    decrypt_sample(buf, at, size, iv, subs, prot, sample_key)
                     stats["subsamples"] += len(subs)
                     stats["protected_bytes"] += sum(pr for _, pr in subs) if subs else size
                 samples.append((track_id, bytes(buf[at:at + size])))
