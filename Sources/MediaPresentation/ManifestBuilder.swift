@@ -111,7 +111,7 @@ public enum ManifestBuilder {
         let target = MediaTime.seconds(Int64(snapshots.map(\.targetDuration).max() ?? 1))
         let cmaf = !renditions.contains { $0.kind == .muxed }
         return MPD(type: .static, profiles: [MPD.onDemandProfile] + (cmaf ? [MPD.cmafProfile] : []), minBufferTime: target,
-                   periods: [MPD.Period(id: "0", adaptationSets: sets)], mediaPresentationDuration: listedDuration(snapshots),
+                   periods: [MPD.Period(id: "0", adaptationSets: protected(sets, snapshots))], mediaPresentationDuration: listedDuration(snapshots),
                    maxSegmentDuration: target)
     }
 

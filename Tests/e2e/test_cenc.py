@@ -17,6 +17,7 @@ ISO/IEC 23001-7 decrypter written in the test (hlsharness/cencdecrypt.py, pycryp
   and segments decrypt to samples that tile (the segment is its parts in turn), and the origin serves no key.
 - hls.js 1.6 in headless Chromium plays that stream across its key changes through EME with Chromium's ClearKey CDM
   (its own cbcs decryption), each period's key from a ClearKey licence endpoint the test serves (JSON Web Keys).
+- `--single-file`: the CENC segments tile one file that decrypts whole to the clear samples.
 - `--cpix`: a DASH-IF CPIX document's key, KID and DRM systems give the same bytes as the flags.
 - Bad input: one clear line each.
 About 15 s.
@@ -310,6 +311,26 @@ def test_cpix_document_gives_the_key_and_the_systems(origin_bin, media, packaged
         assert read(out, n) == read(packaged["cbcs"], n)
     formats = [k["KEYFORMAT"] for k in key_lines(open(os.path.join(out, "stream.m3u8")).read())]
     assert sorted(formats) == sorted(k["KEYFORMAT"] for k in key_lines(open(os.path.join(packaged["cbcs"], "stream.m3u8")).read()))
+
+
+def test_single_file(origin_bin, media, packaged, tmp_path):
+    """--single-file: the CENC segments tile one file (saio counts from each moof): the sidx's references cover them,
+    and the whole file decrypts to the clear segments' samples; its MPD carries the ContentProtection."""
+    out = str(tmp_path / "single")
+    rc, err = run_package(origin_bin, media["vod.mp4"], out, "--single-file", "--encrypt", "cenc", "--key", f"{KID}:{KEY}")
+    assert rc == 0, err
+    data = read(out, "stream.mp4")
+    top = list(boxes(data))
+    sidx = next(b for b in top if b.type == b"sidx")
+    version = data[sidx.body]
+    p = sidx.body + 4 + 8 + (16 if version else 8) + 2
+    (count,) = struct.unpack_from(">H", data, p)
+    sizes = [struct.unpack_from(">I", data, p + 2 + 12 * i)[0] & 0x7FFFFFFF for i in range(count)]
+    assert sidx.end + sum(sizes) == len(data)
+    _, samples, _ = cd.decrypt_segment(data, cd.read_protection(data), bytes.fromhex(KEY))
+    expected = [x for n in segment_names(packaged["clear"]) for x in cd.clear_samples(read(packaged["clear"], n))]
+    assert samples == expected
+    check_mpd(open(os.path.join(out, "manifest.mpd")).read(), "cenc", {"common"})
 
 
 @pytest.fixture(scope="module")
