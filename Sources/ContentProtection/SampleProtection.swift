@@ -49,7 +49,7 @@ enum UUIDText {
 /// - Key periods (`--key-period`): period *n*'s key is the first 16 bytes of HMAC-SHA256(K, "hls-origin cenc key " ‖
 ///   *n* as 8 big-endian bytes) and its KID those of HMAC-SHA256(K, "hls-origin cenc kid " ‖ *n*), *K* the given key
 ///   (`period(_:)`); without a period the stream has the one key above.
-public struct SampleProtection: Sendable {
+public struct SampleProtection: Sendable, CustomStringConvertible, CustomReflectable {
     public let scheme: ProtectionScheme
     public let key: ContentKey
     public let keyID: [UInt8]
@@ -81,6 +81,11 @@ public struct SampleProtection: Sendable {
         self.keyPeriod = keyPeriod
         self.master = master
     }
+
+    /// Never the key: a protection that reaches a log line or a failure message stays secret.
+    public var description: String { "\(scheme.rawValue) with \(key)" }
+    /// `dump` and the like see the scheme and the key's number only.
+    public var customMirror: Mirror { Mirror(self, children: ["scheme": scheme, "key": key]) }
 
     /// Key period `n`'s protection (itself without key periods).
     public func period(_ n: UInt64) -> SampleProtection {

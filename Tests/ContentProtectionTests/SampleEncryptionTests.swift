@@ -144,6 +144,10 @@ import Testing
         }
         #expect(one.key.bytes == derive("hls-origin cenc key ", 1) && one.keyID == derive("hls-origin cenc kid ", 1))
         #expect(p.period(1).keyID == one.keyID, "the same on every call (and origin)")
+        var dumped = ""
+        dump(one, to: &dumped)
+        let hex = one.key.bytes.map { String($0) }.joined(separator: ", ")
+        #expect("\(one)" == "cbcs with content key 1" && !dumped.contains(hex) && !dumped.contains("master"))
         let fixed = try SampleProtection(scheme: .cbcs, key: Self.key, keyID: Self.kid)
         #expect(fixed.period(7).keyID == Self.kid && fixed.period(7).key.bytes == Self.key, "no period: one key")
     }
