@@ -71,8 +71,10 @@ public struct FragmentProtector: Sendable {
     /// The protected bytes of `clear` (whole fragments, as the segmenter wrote them), and where each fragment went:
     /// its clear range (with any `styp` before it) and its new one.
     /// `key`: the protection of the fragments' key period; `rotating`: state it in each fragment (sample groups, pssh).
-    public func protect(_ clear: [UInt8], key: SampleProtection, rotating: Bool = false)
+    /// `clearLead`: leave the samples clear, each `traf` saying so (a `seig` entry with isProtected 0, no `senc`).
+    public func protect(_ clear: [UInt8], key: SampleProtection, rotating: Bool = false, clearLead: Bool = false)
         throws -> (bytes: [UInt8], fragments: [(clear: Range<Int>, protected: Range<Int>)]) {
+        if clearLead { return try unprotected(clear, scheme: key.scheme) }
         let cipher = SampleCipher(scheme: key.scheme, key: key.key.bytes)
         let encryptions = tracks.mapValues { $0.encryption(keyID: key.keyID, constantIV: key.constantIV) }
         let systems = rotating ? key.systemHeaders : []
@@ -117,6 +119,30 @@ public struct FragmentProtector: Sendable {
                 try cipher.encrypt(in: &out, sample: range, iv: e.constantIV ?? s.entry.iv, subsamples: s.entry.subsamples,
                                    crypt: Int(e.cryptByteBlock), skip: Int(e.skipByteBlock))
             }
+            map.append((f.prefix.lowerBound..<f.payload.upperBound, start..<out.count))
+        }
+        return (out, map)
+    }
+}
+
+extension FragmentProtector {
+    /// The fragments written again with their samples marked clear, the media bytes as they were.
+    func unprotected(_ clear: [UInt8], scheme: ProtectionScheme)
+        throws -> (bytes: [UInt8], fragments: [(clear: Range<Int>, protected: Range<Int>)]) {
+        var out: [UInt8] = []
+        out.reserveCapacity(clear.count + 128)
+        var map: [(clear: Range<Int>, protected: Range<Int>)] = []
+        for f in try WrittenFragment.read(clear) {
+            let start = out.count
+            out.append(contentsOf: clear[f.prefix])
+            var trafs = f.tracks
+            for i in trafs.indices {
+                guard let p = tracks[trafs[i].trackID] else { throw WrittenFragment.notProtected(trafs[i].trackID) }
+                trafs[i].isVideo = p.isVideo
+                trafs[i].sampleGroupEncryption = .unprotected(scheme)
+            }
+            out.append(contentsOf: try MediaSegmentBoxes.fragmentHeader(sequenceNumber: f.sequenceNumber, tracks: trafs))
+            out.append(contentsOf: clear[f.payload])
             map.append((f.prefix.lowerBound..<f.payload.upperBound, start..<out.count))
         }
         return (out, map)

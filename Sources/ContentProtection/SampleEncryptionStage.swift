@@ -16,12 +16,22 @@ import Synchronization
 /// `KeySchedule` counts them for AES-128): its fragments state it (`FragmentProtector` rotating), its facts carry it
 /// (a new `EXT-X-KEY` at the boundary, listed ahead through `nextEncryption`), and the init segment's `tenc` names
 /// the key of the period it was made in.
+///
+/// With a clear lead, the segments that start less than `clearLead` into the stream keep their samples clear, each
+/// `traf` saying so (a `seig` entry with isProtected 0), and carry no `encryption` (no `EXT-X-KEY` before them).
 public final class SampleEncryptionStage: PresentationConsumer, Sendable {
     private let downstream: any PresentationConsumer
     public let protection: SampleProtection
+    /// The first segments covering this much media stay clear (`--clear-lead`).
+    public let clearLead: MediaTime?
 
     private struct State {
         var segmentsPerPeriod = UInt64(Int64.max)
+        /// Clear lead: the media published before each segment (from the first rendition's finished segments), and
+        /// which segments were decided clear (a segment starting before `clearLead` is).
+        var leadRendition: Int?
+        var elapsed: MediaTime?
+        var clearDecisions: [UInt64: Bool] = [:]
         /// The latest period's protection (its key derived once).
         var current: SampleProtection?
         /// Per rendition: how its tracks are protected (from its latest init segment).
@@ -40,9 +50,33 @@ public final class SampleEncryptionStage: PresentationConsumer, Sendable {
         var protectedCount: Int { parts.reduce(0) { $0 + $1.count } }
     }
 
-    public init(_ protection: SampleProtection, downstream: any PresentationConsumer) {
+    public init(_ protection: SampleProtection, clearLead: MediaTime? = nil, downstream: any PresentationConsumer) {
         self.protection = protection
+        self.clearLead = clearLead
         self.downstream = downstream
+    }
+
+    /// Whether segment `sequence` is in the clear lead: it starts less than `clearLead` into the stream. Decided when
+    /// it is first seen (its first part), from the durations of the segments before it, the same for every rendition.
+    private func isClear(_ sequence: UInt64) -> Bool {
+        guard let clearLead else { return false }
+        return state.withLock { s in
+            if let d = s.clearDecisions[sequence] { return d }
+            let d = (s.elapsed ?? .seconds(0)) < clearLead
+            s.clearDecisions[sequence] = d
+            s.clearDecisions = s.clearDecisions.filter { $0.key &+ 16 > sequence }
+            return d
+        }
+    }
+
+    /// A finished segment of rendition `r` adds its duration to the media before the next one (one rendition counts).
+    private func count(_ r: Int, _ info: SegmentInfo) {
+        guard clearLead != nil else { return }
+        state.withLock { s in
+            if s.leadRendition == nil { s.leadRendition = r }
+            guard s.leadRendition == r else { return }
+            s.elapsed = s.elapsed.map { $0 + info.duration } ?? info.duration
+        }
     }
 
     private var rotating: Bool { protection.keyPeriod != nil }
@@ -61,12 +95,13 @@ public final class SampleEncryptionStage: PresentationConsumer, Sendable {
     public func consume(_ event: PresentationEvent) throws {
         switch event {
         case .layout(_, let policy):
+            // Key periods in whole segments of the duration segments are cut at (as AES-128's).
+            let duration = policy.segmentDuration ?? .seconds(Int64(policy.targetDuration))
             if let period = protection.keyPeriod {
-                // Key periods in whole segments of the duration segments are cut at (as AES-128's).
-                let duration = policy.segmentDuration ?? .seconds(Int64(policy.targetDuration))
                 let n = KeySchedule(master: protection.key.bytes, period: period).segmentsPerPeriod(segmentDuration: duration)
                 state.withLock { $0.segmentsPerPeriod = n }
             }
+
             try downstream.consume(event)
         case .end:
             try downstream.consume(event)
@@ -82,7 +117,8 @@ public final class SampleEncryptionStage: PresentationConsumer, Sendable {
             try downstream.consume(.initSegment(rendition: r, bytes: bytes, tracks: tracks))
         case .part(let r, var info, let bytes):
             let key = protection(segment: info.segmentSequence)
-            let (sealed, map) = try protector(r).protect(bytes.joined, key: key, rotating: rotating)
+            let clear = isClear(info.segmentSequence)
+            let (sealed, map) = try protector(r).protect(bytes.joined, key: key, rotating: rotating, clearLead: clear)
             let offset = state.withLock { s -> Int in
                 var current = s.parts[r] ?? SegmentInProgress(sequence: info.segmentSequence)
                 if info.index == 0 || current.sequence != info.segmentSequence { current = SegmentInProgress(sequence: info.segmentSequence) }
@@ -98,10 +134,11 @@ public final class SampleEncryptionStage: PresentationConsumer, Sendable {
             }
             info.byteCount = sealed.count
             info.offset = offset
-            info.encryption = key.segmentEncryption
+            info.encryption = clear ? nil : key.segmentEncryption
             try downstream.consume(.part(rendition: r, info, bytes: MediaBytes(sealed)))
         case .segment(let r, var info, let bytes):
             let key = protection(segment: info.sequence)
+            let clear = isClear(info.sequence)
             let done = state.withLock { s -> SegmentInProgress? in
                 defer { s.parts[r] = nil }
                 guard let p = s.parts[r], p.sequence == info.sequence, p.clearCount == bytes.count else { return nil }
@@ -112,7 +149,7 @@ public final class SampleEncryptionStage: PresentationConsumer, Sendable {
             var pieces = parts ?? []
             if parts == nil {
                 // Not seen as parts (an app's own producer): encrypted whole.
-                let whole = try protector(r).protect(bytes.joined, key: key, rotating: rotating)
+                let whole = try protector(r).protect(bytes.joined, key: key, rotating: rotating, clearLead: clear)
                 fragments = whole.fragments
                 pieces = [whole.bytes]
             }
@@ -131,8 +168,9 @@ public final class SampleEncryptionStage: PresentationConsumer, Sendable {
                                      decodeTime: k.decodeTime)
                 }
             }
-            info.encryption = key.segmentEncryption
-            info.nextEncryption = protection(segment: info.sequence &+ 1).segmentEncryption
+            info.encryption = clear ? nil : key.segmentEncryption
+            count(r, info)
+            info.nextEncryption = isClear(info.sequence &+ 1) ? nil : protection(segment: info.sequence &+ 1).segmentEncryption
             try downstream.consume(.segment(rendition: r, info, bytes: MediaBytes(chunks: pieces)))
         }
     }

@@ -46,6 +46,16 @@ public struct TrackEncryption: Sendable, Equatable {
     /// Encrypted and skipped 16-byte blocks of the pattern (`cbcs` video 1:9; audio 0:0, every whole block).
     public var cryptByteBlock: UInt8
     public var skipByteBlock: UInt8
+    /// `isProtected`: 0 only in a `seig` entry whose samples are clear (a clear lead); no KID, IV or pattern then.
+    public var isProtected = true
+
+    /// The `seig` entry of samples left clear in a protected track (ISO/IEC 23001-7 §6: isProtected 0, KID zeros).
+    public static func unprotected(_ scheme: ProtectionScheme) -> TrackEncryption {
+        var e = TrackEncryption(scheme: scheme, keyID: [UInt8](repeating: 0, count: 16), perSampleIVSize: 8)
+        e.isProtected = false
+        e.perSampleIVSize = 0
+        return e
+    }
 
     public init(scheme: ProtectionScheme, keyID: [UInt8], perSampleIVSize: UInt8, constantIV: [UInt8]? = nil,
                 cryptByteBlock: UInt8 = 0, skipByteBlock: UInt8 = 0) {
@@ -270,18 +280,18 @@ public enum SampleGroupEncryptionBoxes {
             w.write(UInt32(sampleCount))                                   // sample_count
             w.write(UInt32(0x1_0001))                                      // group_description_index: local entry 1
         }
-        let constant = e.perSampleIVSize == 0 ? (e.constantIV ?? []) : []
-        let length = 20 + (e.perSampleIVSize == 0 ? 1 + constant.count : 0)
+        let constant = e.perSampleIVSize == 0 && e.isProtected ? (e.constantIV ?? []) : []
+        let length = 20 + (e.perSampleIVSize == 0 && e.isProtected ? 1 + constant.count : 0)
         try w.fullBox("sgpd", version: 1, flags: 0) { w in
             w.write(groupingType)
             w.write(UInt32(length))                                        // default_length
             w.write(UInt32(1))                                             // entry_count
             w.write(UInt8(0))                                              // reserved
             w.write(e.cryptByteBlock << 4 | e.skipByteBlock)
-            w.write(UInt8(1))                                              // isProtected
+            w.write(UInt8(e.isProtected ? 1 : 0))                          // isProtected
             w.write(e.perSampleIVSize)
             w.write(bytes: e.keyID)
-            if e.perSampleIVSize == 0 {
+            if e.perSampleIVSize == 0 && e.isProtected {
                 w.write(UInt8(constant.count))
                 w.write(bytes: constant)
             }

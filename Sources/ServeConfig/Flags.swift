@@ -107,6 +107,9 @@ public struct MediaOptions: ParsableArguments, Sendable {
     @Option(help: ArgumentHelp("With cbcs/cenc: a DASH-IF CPIX 2.3 document giving the content key (its ContentKey's kid and PlainValue) and, unless --drm is given, the DRM systems to signal (its DRMSystemList).", valueName: "file"))
     public var cpix: String?
 
+    @Option(name: .customLong("clear-lead"), help: ArgumentHelp("With cbcs/cenc: leave the first segments covering this much media clear (e.g. 4s), for a faster start; their samples are marked unprotected.", valueName: "duration"))
+    public var clearLead: String?
+
     @Option(name: .customLong("key-period"), help: ArgumentHelp("A new key every this much media (e.g. 60s, 10m), changed on a segment boundary; keys (and for cbcs/cenc their KIDs) derived from --key.", valueName: "duration"))
     public var keyPeriod: String?
 
@@ -152,6 +155,7 @@ public struct MediaOptions: ParsableArguments, Sendable {
         o.keyPeriod = try read(keyPeriod, .keyPeriod)
         o.drm = try read(drm, .drm)
         o.cpix = cpix
+        o.clearLead = try read(clearLead, .clearLead)
         return o
     }
 

@@ -76,6 +76,8 @@ public struct StreamOptions: Codable, Equatable, Sendable {
     public var drm: DRMSystemList?
     /// A DASH-IF CPIX document (a path) giving the `cbcs`/`cenc` content key, instead of `key`.
     public var cpix: String?
+    /// `cbcs`/`cenc`: the first segments covering this much media stay clear (faster startup).
+    public var clearLead: LongDuration?
 
     /// The config file's keys, in the order `--config`'s help and the unknown-key message list them.
     public enum CodingKeys: String, CodingKey, CaseIterable, Sendable {
@@ -100,6 +102,7 @@ public struct StreamOptions: Codable, Equatable, Sendable {
         case encrypt, key
         case keyPeriod = "key_period"
         case drm, cpix
+        case clearLead = "clear_lead"
 
         public static var allNames: [String] { allCases.map(\.rawValue) }
 
@@ -178,6 +181,7 @@ public struct StreamOptions: Codable, Equatable, Sendable {
         o.keyPeriod = keyPeriod ?? defaults.keyPeriod
         o.drm = drm ?? defaults.drm
         o.cpix = cpix ?? defaults.cpix
+        o.clearLead = clearLead ?? defaults.clearLead
         return o
     }
 
@@ -237,6 +241,9 @@ public struct StreamOptions: Codable, Equatable, Sendable {
         }
         if keyPeriod != nil, key?.keyID != nil || cpix != nil {
             throw naming.error("\(name(.keyPeriod)) derives each period's KID and key from \(name(.key)) KEY: give the key alone, not KID:KEY or \(name(.cpix))", key: .keyPeriod)
+        }
+        if clearLead != nil, encrypt?.isSampleEncryption != true {
+            throw naming.error("\(name(.clearLead)) needs \(name(.encrypt)) cbcs or cenc", key: .clearLead)
         }
         if cpix != nil, encrypt?.isSampleEncryption != true {
             throw naming.error("\(name(.cpix)) needs \(name(.encrypt)) cbcs or cenc", key: .cpix)

@@ -2,6 +2,7 @@ import ArgumentParser
 import ContentProtection
 import Foundation
 import ISOBMFF
+import MediaCore
 import MediaPresentation
 import ServeConfig
 
@@ -12,7 +13,7 @@ import ServeConfig
 struct EncryptionSetup: Sendable {
     enum Kind: Sendable {
         case segments(KeySchedule)
-        case samples(SampleProtection)
+        case samples(SampleProtection, clearLead: MediaTime?)
     }
     let kind: Kind
 
@@ -36,7 +37,7 @@ struct EncryptionSetup: Sendable {
                 if options.drm == nil { systems = document.systems }
             }
             kind = .samples(try SampleProtection(scheme: protectionScheme, key: key, keyID: keyID, systems: systems,
-                                                 keyPeriod: options.keyPeriod?.time))
+                                                 keyPeriod: options.keyPeriod?.time), clearLead: options.clearLead?.time)
         }
     }
 
@@ -59,7 +60,7 @@ struct EncryptionSetup: Sendable {
     func stage(_ downstream: any PresentationConsumer) -> any PresentationConsumer {
         switch kind {
         case .segments(let schedule): EncryptionStage(schedule, downstream: downstream)
-        case .samples(let protection): SampleEncryptionStage(protection, downstream: downstream)
+        case .samples(let protection, let clearLead): SampleEncryptionStage(protection, clearLead: clearLead, downstream: downstream)
         }
     }
 }

@@ -118,6 +118,7 @@ import Testing
     key_period = "60s"
     drm = "widevine,playready"
     cpix = "keys.cpix.xml"
+    clear_lead = "4s"
     """
 
     static let everyKeyYAML = """
@@ -164,6 +165,7 @@ import Testing
         key_period: 1m
         drm: widevine,playready
         cpix: keys.cpix.xml
+        clear_lead: 4s
     """
 
     @Test func epochFromInputIsAPerStreamKey() throws {

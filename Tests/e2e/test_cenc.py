@@ -17,6 +17,7 @@ ISO/IEC 23001-7 decrypter written in the test (hlsharness/cencdecrypt.py, pycryp
   and segments decrypt to samples that tile (the segment is its parts in turn), and the origin serves no key.
 - hls.js 1.6 in headless Chromium plays that stream across its key changes through EME with Chromium's ClearKey CDM
   (its own cbcs decryption), each period's key from a ClearKey licence endpoint the test serves (JSON Web Keys).
+- `--clear-lead`: the first segment clear (marked unprotected), the rest as without it.
 - `--single-file`: the CENC segments tile one file that decrypts whole to the clear samples.
 - `--cpix`: a DASH-IF CPIX document's key, KID and DRM systems give the same bytes as the flags.
 - Bad input: one clear line each.
@@ -333,6 +334,26 @@ def test_single_file(origin_bin, media, packaged, tmp_path):
     check_mpd(open(os.path.join(out, "manifest.mpd")).read(), "cenc", {"common"})
 
 
+def test_clear_lead(origin_bin, media, packaged, tmp_path):
+    """--clear-lead 2s: the first segment (2 s) is clear, its trafs saying so (a seig entry with isProtected 0, no
+    senc), and listed before any EXT-X-KEY; the rest are the cbcs package's bytes."""
+    out = str(tmp_path / "lead")
+    rc, err = run_package(origin_bin, media["vod.mp4"], out, "--encrypt", "cbcs", "--key", f"{KID}:{KEY}",
+                          "--drm", "fairplay,widevine,playready", "--clear-lead", "2s")
+    assert rc == 0, err
+    prot = cd.read_protection(read(out, "init.mp4"))
+    names = segment_names(out)
+    first = read(out, names[0])
+    _, samples, stats = cd.decrypt_segment(first, prot, bytes.fromhex(KEY))
+    assert stats["clear_trafs"] >= 1 and stats["protected_bytes"] == 0 and b"senc" not in first
+    assert samples == cd.clear_samples(read(packaged["clear"], names[0])) == cd.clear_samples(first)
+    for n in names[1:]:
+        assert read(out, n) == read(packaged["cbcs"], n)
+    lines = open(os.path.join(out, "stream.m3u8")).read().splitlines()
+    assert lines.index(names[0]) < min(i for i, ln in enumerate(lines) if ln.startswith("#EXT-X-KEY:"))
+    assert lines.index(names[1]) > min(i for i, ln in enumerate(lines) if ln.startswith("#EXT-X-KEY:"))
+
+
 @pytest.fixture(scope="module")
 def live_cbcs(origin_bin, tmp_path_factory):
     record = str(tmp_path_factory.mktemp("record"))
@@ -431,6 +452,7 @@ def test_bad_input_is_one_line(origin_bin, media, tmp_path):
         (["--encrypt", "cbcs", "--key", "00:" + KEY], "--key takes KID:KEY"),
         (["--encrypt", "cenc", "--key", f"{KID}:{KEY}", "--key-period", "10s"], "--key-period derives each period's KID"),
         (["--drm", "widevine"], "--drm needs --encrypt cbcs or cenc"),
+        (["--encrypt", "aes-128", "--clear-lead", "4s"], "--clear-lead needs --encrypt cbcs or cenc"),
     ]:
         rc, err = run_package(origin_bin, media["vod.mp4"], str(tmp_path / "out"), *args)
         lines = [ln for ln in err.splitlines() if ln.strip() and "Usage" not in ln and "help" not in ln]

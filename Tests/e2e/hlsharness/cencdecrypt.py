@@ -223,7 +223,10 @@ def decrypt_segment(data, protection, key):
             prot = protection.get(track_id)
             if prot:
                 group = seig(data, traf)
-                if group:
+                if group and not group["protected"]:
+                    prot = None                     # a clear lead: the samples are marked unprotected
+                    stats["clear_trafs"] = stats.get("clear_trafs", 0) + 1
+                elif group:
                     prot = {**prot, **group}
                     stats.setdefault("kids", []).append(bytes(group["kid"]))
             entries = _aux_entries(data, moof.start, traf, prot, count) if prot else [None] * count
