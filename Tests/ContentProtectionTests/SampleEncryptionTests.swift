@@ -151,5 +151,41 @@ import Testing
         let fixed = try SampleProtection(scheme: .cbcs, key: Self.key, keyID: Self.kid)
         #expect(fixed.period(7).keyID == Self.kid && fixed.period(7).key.bytes == Self.key, "no period: one key")
     }
+
+    /// Segments of a 1-s stream through a stage with a clear lead of 2 s and 1-s key periods: the first two clear
+    /// (no encryption fact, a seig isProtected 0 entry, media bytes untouched), then a new key every segment.
+    @Test func clearLeadThenRotatingKeys() throws {
+        let protection = try SampleProtection(scheme: .cbcs, key: Self.key, keyPeriod: .seconds(1))
+        let avcC: [UInt8] = [1, 0x42, 0, 0x1E, 0xFF, 0xE0, 0]
+        let video = TrackFormat(trackID: 1, kind: .video, timescale: 90000, codec: .h264(avcC: avcC), width: 64, height: 48)
+        let p = Presentation<[UInt8]>(windowSize: 10) { bytes, _ in bytes }
+        let stage = SampleEncryptionStage(protection, clearLead: .seconds(2), downstream: p)
+        try stage.consume(.layout([.muxed()], TimingPolicy(targetDuration: 1, partTarget: nil, segmentDuration: .seconds(1))))
+        try stage.consume(.initSegment(rendition: 0, bytes: try InitSegment.make(tracks: [video]), tracks: [video]))
+        let sample = Self.nal([0x65], payload: 64, seed: 3)
+        for n in 0..<4 {
+            let t = TrackFragment(trackID: 1, baseMediaDecodeTime: UInt64(n) * 90000,
+                                  samples: [FragmentSample(duration: 90000, size: UInt32(sample.count), isSync: true)], isVideo: true)
+            let clear = MediaSegmentBoxes.styp() + (try MediaSegmentBoxes.fragmentHeader(sequenceNumber: UInt32(n + 1), tracks: [t])) + sample
+            try stage.consume(.part(rendition: 0, PartInfo(segmentSequence: UInt64(n), index: 0, duration: .seconds(1), byteCount: clear.count,
+                                                           independent: true, endsSegment: true), bytes: clear))
+            try stage.consume(.segment(rendition: 0, SegmentInfo(sequence: UInt64(n), startTime: .seconds(Int64(n)), duration: .seconds(1),
+                                                                 byteCount: clear.count), bytes: clear))
+        }
+        let window = try #require(p.layout?.windows.first?.snapshot()).window
+        #expect(window.map { $0.info.encryption?.key.id } == [nil, nil, 2, 3])
+        #expect(window[1].info.nextEncryption?.key.keyID == protection.period(2).keyID, "the first key listed ahead")
+        let first = window[0].payload, third = window[2].payload
+        #expect(Array(first.suffix(sample.count)) == sample && !first.contains(subsequence: Array("senc".utf8)))
+        #expect(first.contains(subsequence: Array("sgpd".utf8)) && third.contains(subsequence: protection.period(2).keyID))
+        #expect(Array(third.suffix(sample.count)) != sample)
+    }
+}
+
+extension Array where Element == UInt8 {
+    func contains(subsequence s: [UInt8]) -> Bool {
+        guard s.count <= count else { return false }
+        return (0...(count - s.count)).contains { self[$0..<($0 + s.count)].elementsEqual(s) }
+    }
 }
 
