@@ -98,7 +98,7 @@ public struct MediaOptions: ParsableArguments, Sendable {
     @Option(help: ArgumentHelp("Encrypt every segment and part: aes-128 (whole-segment AES-128-CBC, EXT-X-KEY; the origin serves the key at /NAME/keys/N.key to requests that pass its access control), cbcs (ISO/IEC 23001-7 sample encryption, AES-CBC 1:9 pattern, METHOD=SAMPLE-AES) or cenc (AES-CTR, METHOD=SAMPLE-AES-CTR); cbcs/cenc keys come from a DRM licence server, not the origin. See docs/encryption.md.", valueName: "scheme"))
     public var encrypt: String?
 
-    @Option(help: ArgumentHelp("The key, 32 hexadecimal digits, or KID:KEY for cbcs/cenc (default: a random key made at start; the KID derived from the key). Prefer $HLS_ORIGIN_KEY, which keeps it out of ps.", valueName: "hex"))
+    @Option(help: ArgumentHelp("The key, 32 hexadecimal digits. aes-128: default a random key made at start. cbcs/cenc need one (or --cpix): KID:KEY, or the key alone and its KID derived from it. Prefer $HLS_ORIGIN_KEY, which keeps it out of ps.", valueName: "hex"))
     public var key: String?
 
     @Option(help: ArgumentHelp("With cbcs/cenc: the DRM systems signalled, comma-separated: widevine, playready, fairplay, clearkey (pssh boxes, EXT-X-KEY KEYFORMATs, DASH ContentProtection). ClearKey is always signalled.", valueName: "systems"))
