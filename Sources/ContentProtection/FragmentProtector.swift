@@ -8,8 +8,8 @@ public struct ProtectedTrack: Sendable {
     /// NAL-structured video (H.264, H.265): subsamples per NAL unit; `nil`: the whole sample is protected.
     public var coding: SubsampleLayout.VideoCoding?
     public var nalLengthSize: Int
-    /// H.264: sizes each slice's header from the `avcC`'s parameter sets (kept clear).
-    public var sliceHeaders: AVCSliceHeaderReader?
+    /// Sizes each slice's header from the `avcC`'s / `hvcC`'s parameter sets (kept clear).
+    public var sliceHeaders: (any SliceHeaderSizing)?
 
     /// The protection of `format` under `scheme`. Throws for a codec whose subsample rules are not written here (AV1's
     /// OBU rules, §9.7 of AV1-ISOBMFF).
@@ -18,7 +18,7 @@ public struct ProtectedTrack: Sendable {
         isVideo = format.kind == .video
         switch format.codec {
         case .h264(let avcC): coding = .h264; sliceHeaders = AVCSliceHeaderReader(avcC: avcC)
-        case .hevc: coding = .hevc
+        case .hevc(let hvcC): coding = .hevc; sliceHeaders = HEVCSliceHeaderReader(hvcC: hvcC)
         case .av1: throw CENCError.unsupportedCodec("AV1")
         default: coding = nil
         }

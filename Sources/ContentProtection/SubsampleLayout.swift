@@ -5,15 +5,15 @@ import MediaCore
 /// §10.4.2 for the rest), as `senc` subsample entries.
 ///
 /// Video (H.264, H.265): one subsample per VCL NAL unit. Its length prefix and NAL unit header stay clear (§9.5.1:
-/// "the NAL length field and the NAL unit header shall be unencrypted"), and for H.264 its slice header too
-/// (`AVCSliceHeaderReader`; §9.5.2.2 "only video data in slice NALs SHOULD be encrypted"); the rest of its payload is
+/// "the NAL length field and the NAL unit header shall be unencrypted"), and its slice header too
+/// (`AVCSliceHeaderReader`, `HEVCSliceHeaderReader`; §9.5.2.2 "only video data in slice NALs SHOULD be encrypted"); the rest of its payload is
 /// protected. Every other NAL unit (SEI, AUD, parameter sets) stays clear whole, counted into the next subsample's
 /// clear bytes.
 /// - `cenc`: the protected range of each subsample is a whole number of 16-byte blocks (§9.5.1 for AVC and HEVC in
 ///   the 3rd edition, as Shaka Packager and GPAC write it): the odd bytes, `payload % 16`, join the clear bytes
 ///   right after the NAL header.
 /// - `cbcs`: the protected range is the whole payload after the header; the pattern encrypts 1 block in 10 of it and
-///   leaves its last partial block clear (§10.4.2). An H.265 slice header is in that range (not sized here yet).
+///   leaves its last partial block clear (§10.4.2).
 ///
 /// A clear run longer than a subsample's 16-bit field is split into subsamples with no protected bytes.
 public enum SubsampleLayout {
@@ -35,14 +35,14 @@ public enum SubsampleLayout {
     /// The subsamples of one length-prefixed video sample; they add up to `sample.count`. A length that overruns the
     /// sample ends the walk, the rest counted clear.
     public static func video(_ sample: [UInt8], coding: VideoCoding, nalLengthSize: Int,
-                             scheme: ProtectionScheme, sliceHeaders: AVCSliceHeaderReader? = nil) -> [SubsampleEntry] {
+                             scheme: ProtectionScheme, sliceHeaders: (any SliceHeaderSizing)? = nil) -> [SubsampleEntry] {
         video(sample[...], coding: coding, nalLengthSize: nalLengthSize, scheme: scheme, sliceHeaders: sliceHeaders)
     }
 
-    /// `sliceHeaders` (H.264): each slice's header stays clear too (§9.5.2.2: "only video data in slice NALs SHOULD be
+    /// `sliceHeaders` (H.264, H.265): each slice's header stays clear too (§9.5.2.2: "only video data in slice NALs SHOULD be
     /// encrypted"); a slice it cannot size keeps only its NAL header clear.
     public static func video(_ sample: ArraySlice<UInt8>, coding: VideoCoding, nalLengthSize: Int,
-                             scheme: ProtectionScheme, sliceHeaders: AVCSliceHeaderReader? = nil) -> [SubsampleEntry] {
+                             scheme: ProtectionScheme, sliceHeaders: (any SliceHeaderSizing)? = nil) -> [SubsampleEntry] {
         var out: [SubsampleEntry] = []
         var clear = 0
         var i = sample.startIndex

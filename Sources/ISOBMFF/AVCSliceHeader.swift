@@ -1,5 +1,10 @@
 import MediaCore
 
+/// Sizes the slice header of a coded slice NAL unit (from its NAL header), `nil` when it cannot.
+public protocol SliceHeaderSizing: Sendable {
+    func headerSize(nal: ArraySlice<UInt8>) -> Int?
+}
+
 /// Where an H.264 slice's header ends (ITU-T H.264 §7.3.3), for common encryption: ISO/IEC 23001-7 (3rd edition)
 /// §9.5.2.2 says "only video data in slice NALs SHOULD be encrypted", so a subsample leaves the slice header clear
 /// (hardware decoders, FairPlay's among them, parse it before decrypting), as Shaka Packager and GPAC do.
@@ -7,7 +12,7 @@ import MediaCore
 /// The parameter sets come from the `avcC` (an `avc1` sample entry carries all of them there). A slice this reader
 /// cannot size (slice groups, an unknown parameter set, a truncated header) gives `nil`: the caller then leaves only
 /// the NAL header clear, which is still a valid subsample map.
-public struct AVCSliceHeaderReader: Sendable {
+public struct AVCSliceHeaderReader: SliceHeaderSizing {
     struct SPS: Sendable {
         var separateColourPlane = false
         var chromaArrayType: UInt32 = 1
