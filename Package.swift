@@ -57,10 +57,11 @@ let package = Package(
         .target(name: "Producer", dependencies: [
             "MediaCore", "ISOBMFF", "Segmenter", "MediaPresentation", "HLS", .product(name: "Logging", package: "swift-log"),
         ]),
-        // Content protection: the encryption stage between a producer and its consumers (whole-segment AES-128 now;
-        // keys, IVs and key periods from the timeline), AES through swift-crypto. No HTTP, no FFmpeg.
+        // Content protection: the encryption stage between a producer and its consumers (whole-segment AES-128, and
+        // CENC cenc/cbcs sample encryption whose boxes ISOBMFF writes; keys, IVs and key periods from the timeline),
+        // AES through swift-crypto. No HTTP, no FFmpeg.
         .target(name: "ContentProtection", dependencies: [
-            "MediaCore", "MediaPresentation",
+            "MediaCore", "MediaPresentation", "ISOBMFF",
             .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"),
         ]),
         // Embedded HTTP server over live snapshots.
@@ -129,7 +130,7 @@ let package = Package(
                                                       .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "LogFormatsTests", dependencies: ["LogFormats", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "ContentProtectionTests", dependencies: [
-            "ContentProtection", "MediaPresentation", "HLS", "MediaCore",
+            "ContentProtection", "MediaPresentation", "HLS", "MediaCore", "ISOBMFF",
         ]),
         .testTarget(name: "OriginTests", dependencies: [
             "Origin", "HLS", "MediaCore", "MediaPresentation", "TestSupport",

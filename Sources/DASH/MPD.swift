@@ -106,6 +106,8 @@ public struct MPD: Sendable, Equatable {
         public var accessibility: [Descriptor] = []
         /// `InbandEventStream` schemes (§5.10.3.2): the `emsg` boxes its segments carry (ID3 timed metadata).
         public var inbandEventSchemes: [String] = []
+        /// `ContentProtection` descriptors (§5.8.4.1), first in the set (ISO/IEC 23001-7 / DASH-IF IOP §7).
+        public var contentProtection: [ContentProtection] = []
         public var representations: [Representation]
         public init(id: Int, contentType: ContentType?, mimeType: String, language: String? = nil, role: String? = nil,
                     segmentAlignment: Bool = true, startWithSAP: Int? = 1, representations: [Representation]) {
@@ -140,6 +142,27 @@ public struct MPD: Sendable, Equatable {
             if !c608.isEmpty { out.append(Descriptor(schemeIdUri: "urn:scte:dash:cc:cea-608:2015", value: c608.joined(separator: ";"))) }
             if !c708.isEmpty { out.append(Descriptor(schemeIdUri: "urn:scte:dash:cc:cea-708:2015", value: c708.joined(separator: ";"))) }
             return out
+        }
+    }
+
+    /// A `ContentProtection` descriptor (ISO/IEC 23009-1 §5.8.4.1, §5.8.5.2): the common scheme
+    /// (`urn:mpeg:dash:mp4protection:2011`, `value` the scheme type `cenc`/`cbcs`, with `cenc:default_KID` of
+    /// ISO/IEC 23001-7 §11.2), or one DRM system (`urn:uuid:<SystemID>`) with its `cenc:pssh` (the whole `pssh` box,
+    /// base64). Rendering one adds `xmlns:cenc="urn:mpeg:cenc:2013"` to the MPD.
+    public struct ContentProtection: Sendable, Equatable {
+        public static let mp4Protection = "urn:mpeg:dash:mp4protection:2011"
+        public static let cencNamespace = "urn:mpeg:cenc:2013"
+        public var schemeIdUri: String
+        public var value: String?
+        public var defaultKID: String?
+        /// Base64 of the `pssh` box.
+        public var pssh: String?
+
+        public init(schemeIdUri: String, value: String? = nil, defaultKID: String? = nil, pssh: String? = nil) {
+            self.schemeIdUri = schemeIdUri
+            self.value = value
+            self.defaultKID = defaultKID
+            self.pssh = pssh
         }
     }
 

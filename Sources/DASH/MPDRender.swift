@@ -18,6 +18,9 @@ extension MPD {
         if let d = suggestedPresentationDelay { attributes.append(("suggestedPresentationDelay", Self.duration(d))) }
         if let d = maxSegmentDuration { attributes.append(("maxSegmentDuration", Self.duration(d))) }
         attributes.append(("minBufferTime", Self.duration(minBufferTime)))
+        if periods.contains(where: { $0.adaptationSets.contains { !$0.contentProtection.isEmpty } }) {
+            attributes.insert(("xmlns:cenc", ContentProtection.cencNamespace), at: 1)
+        }
         x.open("MPD", attributes)
         if let target = targetLatencyMilliseconds {
             // DASH-IF IOP low-latency (and ISO/IEC 23009-1 Annex K): the service's target latency.
@@ -47,6 +50,18 @@ extension MPD {
         if a.segmentAlignment { attributes.append(("segmentAlignment", "true")) }
         if let s = a.startWithSAP { attributes.append(("startWithSAP", String(s))) }
         x.open("AdaptationSet", attributes)
+        // RepresentationBaseType's order (ISO/IEC 23009-1 Annex B): ContentProtection before EssentialProperty.
+        for c in a.contentProtection {
+            var attributes = [("schemeIdUri", c.schemeIdUri)]
+            if let v = c.value { attributes.append(("value", v)) }
+            if let k = c.defaultKID { attributes.append(("cenc:default_KID", k)) }
+            guard let pssh = c.pssh else { x.empty("ContentProtection", attributes); continue }
+            x.open("ContentProtection", attributes)
+            x.open("cenc:pssh", [], inline: true)
+            x.escaped(pssh)
+            x.close("cenc:pssh")
+            x.close("ContentProtection")
+        }
         if let main = a.trickModeOf {
             x.empty("EssentialProperty", [("schemeIdUri", "http://dashif.org/guidelines/trickmode"), ("value", String(main))])
         }

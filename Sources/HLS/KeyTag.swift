@@ -13,6 +13,12 @@ public struct PlaylistKey: Sendable, Equatable {
         /// method is NONE, other attributes MUST NOT be present."
         case none = "NONE"
         case aes128 = "AES-128"
+        /// §4.3.2.4: "SAMPLE-AES means that the Media Segments contain media samples, such as audio or video, that are
+        /// encrypted using the Advanced Encryption Standard". In fMP4 segments: ISO/IEC 23001-7 `cbcs`.
+        case sampleAES = "SAMPLE-AES"
+        /// RFC 8216bis §4.4.4.4: "SAMPLE-AES-CTR ... the Media Segments contain ... samples ... encrypted using the
+        /// ... 'cenc' scheme" (ISO/IEC 23001-7 AES-CTR).
+        case sampleAESCTR = "SAMPLE-AES-CTR"
     }
 
     public var method: Method
@@ -21,24 +27,50 @@ public struct PlaylistKey: Sendable, Equatable {
     /// §4.3.2.4: "IV: The value is a hexadecimal-sequence that specifies a 128-bit unsigned integer Initialization
     /// Vector to be used with the key." Use of it "REQUIRES a compatibility version number of 2 or greater".
     public var iv: [UInt8]?
+    /// §4.3.2.4 `KEYFORMAT`: how the key is represented (a DRM system: `com.apple.streamingkeydelivery`,
+    /// `urn:uuid:edef8ba9-…`, `org.w3.clearkey`); absent: `identity`.
+    public var keyFormat: String?
+    /// §4.3.2.4 `KEYFORMATVERSIONS` (`"1"`).
+    public var keyFormatVersions: String?
+    /// The same segments' keys for other key formats (one `EXT-X-KEY` each, right after this one: "it applies to every
+    /// Media Segment ... between it and the next EXT-X-KEY tag ... with the same KEYFORMAT attribute", so several
+    /// formats can be in force at once, one per DRM system).
+    public var alternatives: [PlaylistKey] = []
 
     /// `METHOD=NONE`: the objects after it are clear.
     public static let none = PlaylistKey(method: .none)
 
-    public init(method: Method, uri: String? = nil, iv: [UInt8]? = nil) {
+    public init(method: Method, uri: String? = nil, iv: [UInt8]? = nil, keyFormat: String? = nil,
+                keyFormatVersions: String? = nil, alternatives: [PlaylistKey] = []) {
         precondition(iv.map { $0.count == 16 } ?? true, "an IV is 128 bits")
         precondition(method != .none || (uri == nil && iv == nil), "METHOD=NONE has no other attribute")
         self.method = method
         self.uri = uri
         self.iv = iv
+        self.keyFormat = keyFormat
+        self.keyFormatVersions = keyFormatVersions
+        self.alternatives = alternatives
     }
 
-    /// The tag's line, without the line feed.
+    /// The tag's line, without the line feed (with alternatives: one line each, joined by line feeds).
     public var line: String {
         var out = "#EXT-X-KEY:METHOD=" + method.rawValue
         if let uri { out += ",URI=\"" + uri + "\"" }
         if let iv { out += ",IV=0x" + Self.hex(iv) }
+        if let keyFormat { out += ",KEYFORMAT=\"" + keyFormat + "\"" }
+        if let keyFormatVersions { out += ",KEYFORMATVERSIONS=\"" + keyFormatVersions + "\"" }
+        for a in alternatives { out += "\n" + a.line }
         return out
+    }
+
+    /// The same key as `EXT-X-SESSION-KEY` lines of a multivariant playlist (RFC 8216bis §4.4.6.5: "its attributes
+    /// are the same as those of EXT-X-KEY"; METHOD NONE is not allowed there).
+    public var sessionLines: [String] {
+        guard method != .none else { return [] }
+        var one = self
+        one.alternatives = []
+        return [String(one.line.dropFirst("#EXT-X-KEY:".count))].map { "#EXT-X-SESSION-KEY:" + $0 }
+            + alternatives.flatMap(\.sessionLines)
     }
 
     /// Upper-case hexadecimal, two digits a byte.

@@ -30,6 +30,8 @@ extension MediaPlaylist {
         var pendingPDT: WallClock?
         var pendingParts: [PlaylistPart] = []
         var keyInForce: PlaylistKey?
+        // The previous line was an EXT-X-KEY: a key with another KEYFORMAT right after it joins it.
+        var lastWasKey = false
         var pendingByteRange: (length: Int, offset: Int?, line: Int)?
         var mapByteRange: PlaylistByteRange?
         var pendingMapByteRange: PlaylistByteRange?
@@ -56,6 +58,7 @@ extension MediaPlaylist {
         }
 
         while let (n, line) = iterator.next() {
+            defer { lastWasKey = line.hasPrefix("#EXT-X-KEY:") }
             if !line.hasPrefix("#") {
                 guard let duration = pendingDuration else { throw HLSError.unexpectedURI(line: n) }
                 let (first, o1) = mediaSequence.addingReportingOverflow(skippedSegments ?? 0)
@@ -124,7 +127,13 @@ extension MediaPlaylist {
                 }
             } else if let v = tagValue(line, "#EXT-X-KEY:") {
                 let key = try Self.key(v, line: n)
-                keyInForce = key.method == .none ? nil : key
+                if key.method != .none, let current = keyInForce, lastWasKey,
+                   key.keyFormat != current.keyFormat, !current.alternatives.contains(where: { $0.keyFormat == key.keyFormat }) {
+                    // Another key format for the same segments (`PlaylistKey.alternatives`).
+                    keyInForce?.alternatives.append(key)
+                } else {
+                    keyInForce = key.method == .none ? nil : key
+                }
             } else if let v = tagValue(line, "#EXT-X-BYTERANGE:") {
                 guard let r = Self.byteRange(v) else { throw HLSError.invalidTag(line: n, tag: "EXT-X-BYTERANGE") }
                 pendingByteRange = (r.length, r.offset, n)
@@ -271,9 +280,10 @@ extension MediaPlaylist {
         return playlist
     }
 
-    /// `EXT-X-KEY`'s attributes (§4.3.2.4): `METHOD` (NONE or AES-128; another method is refused), `URI`, `IV`.
+    /// `EXT-X-KEY`'s attributes (§4.3.2.4): `METHOD` (NONE, AES-128, SAMPLE-AES, SAMPLE-AES-CTR; another method is
+    /// refused), `URI`, `IV`, `KEYFORMAT`, `KEYFORMATVERSIONS`.
     static func key(_ text: Substring, line n: Int) throws -> PlaylistKey {
-        var method: PlaylistKey.Method?, uri: String?, iv: [UInt8]?
+        var method: PlaylistKey.Method?, uri: String?, iv: [UInt8]?, format: String?, versions: String?
         for (name, value) in try AttributeList.parse(text, line: n) {
             switch name {
             case "METHOD":
@@ -283,13 +293,15 @@ extension MediaPlaylist {
             case "IV":
                 guard let bytes = PlaylistKey.bytes(hex: value), bytes.count == 16 else { throw HLSError.invalidAttribute(line: n, name: name) }
                 iv = bytes
+            case "KEYFORMAT": format = String(value)
+            case "KEYFORMATVERSIONS": versions = String(value)
             default: break
             }
         }
         guard let method else { throw HLSError.invalidAttribute(line: n, name: "METHOD") }
         if method == .none { return .none }
         guard uri != nil else { throw HLSError.invalidAttribute(line: n, name: "URI") }
-        return PlaylistKey(method: method, uri: uri, iv: iv)
+        return PlaylistKey(method: method, uri: uri, iv: iv, keyFormat: format, keyFormatVersions: versions)
     }
 
     /// `<n>[@<o>]` (§4.3.2.2), decimal-integers.

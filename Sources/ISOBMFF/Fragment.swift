@@ -28,6 +28,10 @@ public struct TrackFragment: Sendable {
     /// Selects the sample flags: video non-sync samples depend on others and are non-sync;
     /// sync video samples and all audio samples depend on nothing (see `SampleFlags`).
     public var isVideo: Bool
+    /// Common encryption (ISO/IEC 23001-7): one `senc` entry per sample, written with `saiz` and `saio`; `nil`: clear.
+    public var encryption: [SampleEncryptionEntry]? = nil
+    /// With key rotation: this fragment's key (KID, pattern, IVs) as a `seig` sample group (`sbgp` + `sgpd`).
+    public var sampleGroupEncryption: TrackEncryption? = nil
 
     public init(trackID: UInt32, baseMediaDecodeTime: UInt64, samples: [FragmentSample], isVideo: Bool) {
         self.trackID = trackID
@@ -169,25 +173,40 @@ public enum MediaSegmentBoxes {
     /// ```
     /// |moof|
     ///   |mfhd|                      sequence_number
+    ///   (|pssh|)                    key rotation: the fragment's key's initialization data
     ///   |traf|                      one per track, in the order given
     ///     |tfhd|                    track_ID, default-base-is-moof
     ///     |tfdt|                    v1 baseMediaDecodeTime
     ///     |trun|                    v1 data_offset + duration/size/flags/cts per sample
+    ///     (|sbgp| |sgpd|)           key rotation: the fragment's KID as a seig sample group
+    ///     (|senc| |saiz| |saio|)    protected tracks: IVs and subsamples, saio pointing into senc from the moof
     /// |mdat| header only            8 bytes, or 16 (largesize) when the payload exceeds UInt32
     /// ```
     /// Each `trun` `data_offset` points at its track's first payload byte, relative to the `moof` start.
-    public static func fragmentHeader(sequenceNumber: UInt32, tracks: [TrackFragment]) throws -> [UInt8] {
+    /// `systems`: `pssh` boxes in the `moof`, after `mfhd` (a rotated key's initialization data).
+    public static func fragmentHeader(sequenceNumber: UInt32, tracks: [TrackFragment],
+                                      systems: [ProtectionSystemHeader] = []) throws -> [UInt8] {
         let sampleCount = tracks.reduce(0) { $0 + $1.samples.count }
         var w = BoxWriter(reservingCapacity: 8 + 16 + tracks.count * (8 + 16 + 20 + 20) + sampleCount * 16 + 16)
         var dataOffsetAt: [Int] = []
         dataOffsetAt.reserveCapacity(tracks.count)
         try w.box("moof") { w in
             try MovieFragmentHeaderBox.write(to: &w, sequenceNumber: sequenceNumber)
+            for p in systems { try p.write(to: &w) }
             for t in tracks {
                 try w.box("traf") { w in
                     try TrackFragmentHeaderBox.write(to: &w, trackID: t.trackID)
                     try TrackFragmentBaseMediaDecodeTimeBox.write(to: &w, baseMediaDecodeTime: t.baseMediaDecodeTime)
                     dataOffsetAt.append(try TrackRunBox.write(to: &w, samples: t.samples, isVideo: t.isVideo))
+                    if let e = t.sampleGroupEncryption {
+                        try SampleGroupEncryptionBoxes.write(to: &w, sampleCount: t.samples.count, encryption: e)
+                    }
+                    if let entries = t.encryption {
+                        precondition(entries.count == t.samples.count, "one senc entry per sample")
+                        let at = try SampleEncryptionBoxes.write(to: &w, entries: entries)
+                        // The buffer starts with this moof: an offset in it is an offset from the moof.
+                        w.patch(UInt32(at.dataAt), at: at.saioOffsetAt)
+                    }
                 }
             }
         }

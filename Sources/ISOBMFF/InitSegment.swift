@@ -6,6 +6,7 @@ import MediaCore
 /// |ftyp|
 /// |moov|
 ///   |mvhd|
+///   (|pssh|)                     one per DRM system, when protected
 ///   |trak|                       one per track, in the order given
 ///     |tkhd|
 ///     |mdia|
@@ -17,6 +18,7 @@ import MediaCore
 ///         |stbl|
 ///           |stsd| |avc1| |avcC| (|pasp|)  or  |hvc1| |hvcC| …  or  |av01| |av1C| …
 ///                  or  |mp4a| |esds|  or  |Opus| |dOps|, |ac-3| |dac3|, |ec-3| |dec3|
+///                  (protected: |encv| / |enca| with the same children and |sinf| last)
 ///           |stts| |stsc| |stsz| |stco|      (empty: samples live in fragments)
 ///   |mvex|
 ///     |trex|                     one per track
@@ -26,13 +28,17 @@ public enum InitSegment {
     public static let movieTimescale: UInt32 = 1000
 
     /// `ftyp` + `moov` for the given tracks (1 video and/or 1 audio, any order; track IDs from `TrackFormat.trackID`).
-    public static func make(tracks: [TrackFormat]) throws -> [UInt8] {
+    /// With `protection` (ISO/IEC 23001-7), each track named in it gets a protected sample entry (`encv`/`enca` with
+    /// `sinf`, `CommonEncryption.swift`) and `moov` the `pssh` boxes of `systems`, after `mvhd`.
+    public static func make(tracks: [TrackFormat], protection: [UInt32: TrackEncryption] = [:],
+                            systems: [ProtectionSystemHeader] = []) throws -> [UInt8] {
         try validate(tracks)
         var w = BoxWriter(reservingCapacity: 1024)
         try FileTypeBox.write(to: &w)
         try w.box("moov") { w in
             try MovieHeaderBox.write(to: &w, nextTrackID: (tracks.map(\.trackID).max() ?? 0) + 1)
-            for t in tracks { try writeTrack(t, to: &w) }
+            for s in systems { try s.write(to: &w) }
+            for t in tracks { try writeTrack(t, protection: protection[t.trackID], to: &w) }
             try w.box("mvex") { w in
                 for t in tracks { try TrackExtendsBox.write(to: &w, trackID: t.trackID) }
             }
@@ -86,7 +92,7 @@ public enum InitSegment {
         }
     }
 
-    static func writeTrack(_ t: TrackFormat, to w: inout BoxWriter) throws {
+    static func writeTrack(_ t: TrackFormat, protection: TrackEncryption? = nil, to w: inout BoxWriter) throws {
         let isVideo = t.kind == .video
         try w.box("trak") { w in
             try TrackHeaderBox.write(to: &w, track: t)
@@ -113,15 +119,10 @@ public enum InitSegment {
                         // ISO/IEC 14496-12 §8.5.2: SampleDescriptionBox with one entry.
                         try w.fullBox("stsd", version: 0, flags: 0) { w in
                             w.write(UInt32(1))
-                            switch t.codec {
-                            case .h264(let avcC): try AVCSampleEntry.write(to: &w, track: t, avcC: avcC)
-                            case .hevc(let hvcC): try HEVCSampleEntry.write(to: &w, track: t, hvcC: hvcC)
-                            case .av1(let av1C): try AV1SampleEntry.write(to: &w, track: t, av1C: av1C)
-                            case .aac(let asc): try MP4AudioSampleEntry.write(to: &w, track: t, audioSpecificConfig: asc)
-                            case .opus(let c): try OpusSampleEntry.write(to: &w, config: c)
-                            case .ac3(let c): try AC3SampleEntry.write(to: &w, config: c)
-                            case .eac3(let c): try EC3SampleEntry.write(to: &w, config: c)
-                            }
+                            guard let protection else { return try writeSampleEntry(t, to: &w) }
+                            var entry = BoxWriter(reservingCapacity: 256)
+                            try writeSampleEntry(t, to: &entry)
+                            w.write(bytes: try ProtectedSampleEntry.protect(entry.bytes, isVideo: isVideo, encryption: protection))
                         }
                         // §8.6.1.2 stts, §8.7.4 stsc, §8.7.3 stsz, §8.7.5 stco: all empty in a fragmented file.
                         try w.fullBox("stts", version: 0, flags: 0) { w in w.write(UInt32(0)) }
@@ -131,6 +132,20 @@ public enum InitSegment {
                     }
                 }
             }
+        }
+    }
+}
+
+extension InitSegment {
+    static func writeSampleEntry(_ t: TrackFormat, to w: inout BoxWriter) throws {
+        switch t.codec {
+        case .h264(let avcC): try AVCSampleEntry.write(to: &w, track: t, avcC: avcC)
+        case .hevc(let hvcC): try HEVCSampleEntry.write(to: &w, track: t, hvcC: hvcC)
+        case .av1(let av1C): try AV1SampleEntry.write(to: &w, track: t, av1C: av1C)
+        case .aac(let asc): try MP4AudioSampleEntry.write(to: &w, track: t, audioSpecificConfig: asc)
+        case .opus(let c): try OpusSampleEntry.write(to: &w, config: c)
+        case .ac3(let c): try AC3SampleEntry.write(to: &w, config: c)
+        case .eac3(let c): try EC3SampleEntry.write(to: &w, config: c)
         }
     }
 }

@@ -69,11 +69,14 @@ extension PlaylistBuilder {
             let map: String? = seg.initIndex != previousInit && singleFile == nil ? scheme.initURI(seg.initIndex) : nil
             previousInit = seg.initIndex
             let base = singleFile == nil ? 0 : segmentOffsets[f.index]
-            return PlaylistSegment(
+            var s = PlaylistSegment(
                 sequence: seg.sequence, uri: singleFile?.fileURI ?? scheme.segmentURI(seg.sequence), duration: f.duration,
                 programDateTime: seg.info.programDateTime.map { programDateTime($0, of: seg.info, at: f.keyframe.decodeTime) },
                 discontinuity: f.discontinuity, mapURI: map,
                 byteRange: PlaylistByteRange(length: f.keyframe.range.count, offset: base + f.keyframe.range.lowerBound))
+            // A sample-encrypted keyframe fragment carries its own senc: the segment's keys apply to it as they are.
+            if let e = seg.info.encryption, e.method.isSampleEncryption { s.key = scheme.key(e) }
+            return s
         }
         var playlist = MediaPlaylist(
             targetDuration: max(snap.targetDuration, MediaPlaylist.targetDuration(for: frames.map(\.duration))),

@@ -53,7 +53,7 @@ public enum ManifestBuilder {
             return template(renditions[r], snap, entries: entries, startNumber: snap.mediaSequence,
                             availabilityOffset: availabilityOffset, uriQuery: options.uriQuery)
         }
-        let allSets = sets + (options.trickMode ? trickModeSets(renditions, snapshots, main: sets, uriQuery: options.uriQuery) : [])
+        let allSets = protected(sets + (options.trickMode ? trickModeSets(renditions, snapshots, main: sets, uriQuery: options.uriQuery) : []), snapshots)
         let window = listedDuration(snapshots)
         let target = MediaTime.seconds(Int64(snapshots.map(\.targetDuration).max() ?? 1))
         // HOLD-BACK and PART-HOLD-BACK of the HLS playlists (RFC 8216bis §4.4.3.8): three target durations, or
@@ -88,7 +88,7 @@ public enum ManifestBuilder {
         }
         let total = listedDuration(snapshots)
         let target = MediaTime.seconds(Int64(snapshots.map(\.targetDuration).max() ?? 1))
-        let allSets = sets + (trickMode ? trickModeSets(renditions, snapshots, main: sets, uriQuery: "") : [])
+        let allSets = protected(sets + (trickMode ? trickModeSets(renditions, snapshots, main: sets, uriQuery: "") : []), snapshots)
         return MPD(type: .static, profiles: profiles(renditions), minBufferTime: target,
                    periods: [period(allSets, snapshots)], mediaPresentationDuration: total,
                    maxSegmentDuration: target)
@@ -111,7 +111,7 @@ public enum ManifestBuilder {
         let target = MediaTime.seconds(Int64(snapshots.map(\.targetDuration).max() ?? 1))
         let cmaf = !renditions.contains { $0.kind == .muxed }
         return MPD(type: .static, profiles: [MPD.onDemandProfile] + (cmaf ? [MPD.cmafProfile] : []), minBufferTime: target,
-                   periods: [MPD.Period(id: "0", adaptationSets: sets)], mediaPresentationDuration: listedDuration(snapshots),
+                   periods: [MPD.Period(id: "0", adaptationSets: protected(sets, snapshots))], mediaPresentationDuration: listedDuration(snapshots),
                    maxSegmentDuration: target)
     }
 
@@ -132,6 +132,55 @@ public enum ManifestBuilder {
             })]
         }
         return period
+    }
+
+    /// `sets` with the `ContentProtection` of sample-encrypted segments (DASH-IF IOP 4.3 §7.5.2): the common scheme
+    /// with `value` `cenc`/`cbcs` and `cenc:default_KID`, then one per DRM system with its `cenc:pssh` (FairPlay,
+    /// which has no `pssh` and no DASH signalling, is left out). One key for the presentation, so every set says the same.
+    static func protected<P>(_ sets: [MPD.AdaptationSet], _ snapshots: [WindowSnapshot<P>]) -> [MPD.AdaptationSet] {
+        guard let e = snapshots.lazy.compactMap({ $0.window.last?.info.encryption ?? $0.partial.last?.info.encryption }).first
+        else { return sets }
+        return protected(sets, e)
+    }
+
+    /// Every AdaptationSet of `mpd` with the `ContentProtection` of `encryption` (a recording's MPD, made from facts).
+    public static func protect(_ mpd: inout MPD, _ encryption: SegmentEncryption) {
+        for p in mpd.periods.indices { mpd.periods[p].adaptationSets = protected(mpd.periods[p].adaptationSets, encryption) }
+    }
+
+    static func protected(_ sets: [MPD.AdaptationSet], _ e: SegmentEncryption) -> [MPD.AdaptationSet] {
+        guard e.method.isSampleEncryption, let kid = e.key.keyID else { return sets }
+        var descriptors = [MPD.ContentProtection(schemeIdUri: MPD.ContentProtection.mp4Protection,
+                                                 value: e.method == .sampleAES ? "cbcs" : "cenc", defaultKID: uuid(kid))]
+        for k in e.keySystems {
+            guard let pssh = k.pssh else { continue }
+            descriptors.append(MPD.ContentProtection(schemeIdUri: "urn:uuid:" + uuid(k.systemID), pssh: base64(pssh)))
+        }
+        return sets.map { var s = $0; s.contentProtection = descriptors; return s }
+    }
+
+    /// Lower-case `8-4-4-4-12` text of 16 bytes.
+    static func uuid(_ bytes: [UInt8]) -> String {
+        var out = ""
+        for (i, b) in bytes.enumerated() {
+            if [4, 6, 8, 10].contains(i) { out += "-" }
+            out += (b < 16 ? "0" : "") + String(b, radix: 16)
+        }
+        return out
+    }
+
+    /// Base64 (RFC 4648 §4, with padding).
+    static func base64(_ bytes: [UInt8]) -> String {
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+        var out: [UInt8] = []
+        var i = 0
+        while i < bytes.count {
+            let n = min(3, bytes.count - i)
+            let v = (UInt32(bytes[i]) << 16) | (n > 1 ? UInt32(bytes[i + 1]) << 8 : 0) | (n > 2 ? UInt32(bytes[i + 2]) : 0)
+            for k in 0..<4 { out.append(k <= n ? alphabet[Int((v >> (18 - 6 * UInt32(k))) & 63)] : UInt8(ascii: "=")) }
+            i += 3
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// The longest rendition's listed duration, in milliseconds (rounded up).

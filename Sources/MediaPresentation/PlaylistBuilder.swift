@@ -175,7 +175,14 @@ public enum PlaylistBuilder {
         let iFrameStreams = !iFrames ? [] : zip(renditions, snapshots).compactMap { r, snap in
             r.kind == .audio ? nil : iFrameStream(snap, scheme: r.scheme, uriQuery: uriQuery)
         }.sorted { $0.bandwidth > $1.bandwidth }
-        return MultivariantPlaylist(variants: variants, media: media, iFrameStreams: iFrameStreams)
+        var playlist = MultivariantPlaylist(variants: variants, media: media, iFrameStreams: iFrameStreams)
+        // Sample encryption is signalled up front too (its keys are the same for every segment); AES-128's URI is a
+        // key file per period, which a session key would only repeat.
+        if let e = snapshots.lazy.compactMap({ $0.window.last?.info.encryption ?? $0.partial.last?.info.encryption }).first,
+           e.method.isSampleEncryption {
+            playlist.sessionKey = e.playlistKey()
+        }
+        return playlist
     }
 
     private static func variant<P>(_ r: Rendition, _ snap: WindowSnapshot<P>, _ s: VariantStatistics, audioGroup: String?,

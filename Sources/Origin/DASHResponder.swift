@@ -25,7 +25,8 @@ extension OriginResponder {
         guard let layout = p.layout else { return send(Self.retryLater(p), request) }
         let snaps = layout.snapshots()
         // Whole-segment AES-128 is HLS's alone (RFC 8216 §5.2): DASH has no way to say it (docs/encryption.md).
-        if snaps.contains(where: { $0.encryption != nil }) { return send(Self.notFound, request) }
+        // Sample encryption (cbcs/cenc) is signalled by the MPD's ContentProtection.
+        if snaps.contains(where: { $0.encryption == .aes128 }) { return send(Self.notFound, request) }
         let timeURL = Self.timeURL(request, scheme: urlScheme) + (uriQuery.isEmpty ? "" : "?" + uriQuery)
         let key = PlaylistCache.Key(presentation: p.serial, rendition: -2, skip: false, uriQuery: uriQuery)
         let tileSnap = tiles?.snapshot()

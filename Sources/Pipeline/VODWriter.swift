@@ -85,7 +85,8 @@ public final class VODWriter: PresentationConsumer, Sendable {
                 let path = directory.appendingPathComponent(layout.renditions[r].scheme.segmentURI(info.sequence)).path
                 try writes.write(bytes) { try MediaFiles.write($0, to: path) }
             }
-            if let key = info.encryption?.key { try writeKey(key) }
+            // Only AES-128's key is the origin's to hand out; a CENC key belongs to a licence server.
+            if let e = info.encryption, e.method == .aes128 { try writeKey(e.key) }
             try presentation.consume(event)
         case .part:
             break
@@ -148,7 +149,7 @@ public final class VODWriter: PresentationConsumer, Sendable {
         let mpd = singleFile == nil ? ManifestBuilder.onDemand(layout.renditions, snapshots, trickMode: dashTrickMode)
             : ManifestBuilder.singleFile(layout.renditions, snapshots, files: singles)
         // Whole-segment AES-128 has no DASH signalling: no manifest.mpd for an encrypted presentation.
-        if var mpd, !snapshots.contains(where: { $0.encryption != nil }) {
+        if var mpd, !snapshots.contains(where: { $0.encryption == .aes128 }) {
             if let tiles { ThumbnailManifests.add(tiles, to: &mpd) }
             try write(Array(mpd.render().utf8), to: "manifest.mpd")
         }

@@ -1,32 +1,81 @@
 import ArgumentParser
 
-/// `--encrypt` / `encrypt`: how segments are protected. Only `aes-128` for now (whole-segment AES-128-CBC, RFC 8216
-/// §5.2); `cbcs` and `cenc` (ISO/IEC 23001-7) are further cases (docs/encryption.md).
+/// `--encrypt` / `encrypt`: how segments are protected: `aes-128` (whole-segment AES-128-CBC, RFC 8216 §5.2), or
+/// sample encryption (ISO/IEC 23001-7) as `cbcs` (AES-CBC 1:9 pattern, `SAMPLE-AES`) or `cenc` (AES-CTR,
+/// `SAMPLE-AES-CTR`) (docs/encryption.md).
 public enum EncryptionScheme: OptionValue, CaseIterable, Hashable {
-    case aes128
+    case aes128, cbcs, cenc
 
     public init(parsing text: String) throws(OptionError) {
         switch text.lowercased() {
         case "aes-128", "aes128": self = .aes128
-        default: throw OptionError(" is aes-128 (cbcs and cenc are not supported yet; got '\(text.prefix(32))')")
+        case "cbcs": self = .cbcs
+        case "cenc": self = .cenc
+        default: throw OptionError(" is aes-128, cbcs or cenc (got '\(text.prefix(32))')")
         }
     }
 
     public var description: String {
         switch self {
         case .aes128: "aes-128"
+        case .cbcs: "cbcs"
+        case .cenc: "cenc"
         }
     }
+
+    /// Sample encryption (the init segment says how; a DRM system hands out the key).
+    public var isSampleEncryption: Bool { self != .aes128 }
 }
 
-/// `--key` / `key`: a 16-byte AES-128 key as 32 hexadecimal digits (`0x` allowed). Its text never appears anywhere
-/// once read: not in an error (which says only what is wrong with it), not in `description`, not when the options
-/// are encoded (the control API's view of a stream).
-public struct ContentKeyText: OptionValue, Hashable {
-    public let bytes: [UInt8]
+/// `--drm` / `drm`: the DRM systems a sample-encrypted stream is signalled for, comma-separated
+/// (`widevine,playready,fairplay,clearkey`). ClearKey (W3C, the common `pssh`) is always signalled.
+public struct DRMSystemList: OptionValue, Hashable {
+    public enum System: String, Sendable, Hashable, CaseIterable {
+        case widevine, playready, fairplay, clearkey
+    }
+    public let systems: [System]
 
     public init(parsing text: String) throws(OptionError) {
-        var digits = Substring(text)
+        var out: [System] = []
+        for name in text.lowercased().split(separator: ",").map({ String($0.filter { $0 != " " }) }) where !name.isEmpty {
+            guard let s = System(rawValue: name) else {
+                throw OptionError(" lists widevine, playready, fairplay, clearkey (got '\(name.prefix(32))')")
+            }
+            if !out.contains(s) { out.append(s) }
+        }
+        guard !out.isEmpty else { throw OptionError(" lists at least one of widevine, playready, fairplay, clearkey") }
+        systems = out
+    }
+
+    public var description: String { systems.map(\.rawValue).joined(separator: ",") }
+}
+
+/// `--key` / `key`: a 16-byte AES-128 key as 32 hexadecimal digits (`0x` allowed), or `KID:KEY` (two such values:
+/// the key ID of sample encryption, then the key). Its text never appears anywhere once read: not in an error (which
+/// says only what is wrong with it), not in `description`, not when the options are encoded (the control API's view
+/// of a stream).
+public struct ContentKeyText: OptionValue, Hashable {
+    public let bytes: [UInt8]
+    /// The key ID given before the key (`KID:KEY`), if any.
+    public let keyID: [UInt8]?
+
+    public init(parsing text: String) throws(OptionError) {
+        let pieces = text.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+        if pieces.count == 2 {
+            do {
+                keyID = try Self.hex16(pieces[0])
+                bytes = try Self.hex16(pieces[1])
+            } catch {
+                throw OptionError(" takes KID:KEY, each 32 hexadecimal digits (16 bytes); the value given is not")
+            }
+        } else {
+            keyID = nil
+            bytes = try Self.hex16(Substring(text))
+        }
+    }
+
+    static func hex16(_ text: Substring) throws(OptionError) -> [UInt8] {
+        var digits = text
         if digits.hasPrefix("0x") || digits.hasPrefix("0X") { digits = digits.dropFirst(2) }
         guard digits.utf8.allSatisfy({ UInt8(ascii: "0")...UInt8(ascii: "9") ~= $0 || UInt8(ascii: "a")...UInt8(ascii: "f") ~= $0 | 0x20 }) else {
             throw OptionError(" takes 32 hexadecimal digits (16 bytes); the value given has other characters")
@@ -41,7 +90,7 @@ public struct ContentKeyText: OptionValue, Hashable {
             out.append(UInt8(digits[i..<next], radix: 16)!)
             i = next
         }
-        bytes = out
+        return out
     }
 
     /// Never the key.

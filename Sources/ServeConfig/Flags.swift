@@ -98,13 +98,23 @@ public struct MediaOptions: ParsableArguments, Sendable {
 
     @Option(help: ArgumentHelp("Closed captions (CEA-608/708 in the video's SEI) to signal: auto (those found in the input), none, or named: CC1=en,CC3=es,SERVICE1=en.", valueName: "list"))
     public var captions: String?
-    @Option(help: ArgumentHelp("Encrypt every segment and part: aes-128 (whole-segment AES-128-CBC, EXT-X-KEY; the origin serves the key at /NAME/keys/N.key to requests that pass its access control). See docs/encryption.md.", valueName: "scheme"))
+
+    @Option(help: ArgumentHelp("Encrypt every segment and part: aes-128 (whole-segment AES-128-CBC, EXT-X-KEY; the origin serves the key at /NAME/keys/N.key to requests that pass its access control), cbcs (ISO/IEC 23001-7 sample encryption, AES-CBC 1:9 pattern, METHOD=SAMPLE-AES) or cenc (AES-CTR, METHOD=SAMPLE-AES-CTR); cbcs/cenc keys come from a DRM licence server, not the origin. See docs/encryption.md.", valueName: "scheme"))
     public var encrypt: String?
 
-    @Option(help: ArgumentHelp("The AES-128 key, 32 hexadecimal digits (default: a random key made at start). Prefer $HLS_ORIGIN_KEY, which keeps it out of ps.", valueName: "hex"))
+    @Option(help: ArgumentHelp("The key, 32 hexadecimal digits. aes-128: default a random key made at start. cbcs/cenc need one (or --cpix): KID:KEY, or the key alone and its KID derived from it. Prefer $HLS_ORIGIN_KEY, which keeps it out of ps.", valueName: "hex"))
     public var key: String?
 
-    @Option(name: .customLong("key-period"), help: ArgumentHelp("A new key every this much media (e.g. 60s, 10m), changed on a segment boundary; keys derived from --key.", valueName: "duration"))
+    @Option(help: ArgumentHelp("With cbcs/cenc: the DRM systems signalled, comma-separated: widevine, playready, fairplay, clearkey (pssh boxes, EXT-X-KEY KEYFORMATs, DASH ContentProtection). ClearKey is always signalled.", valueName: "systems"))
+    public var drm: String?
+
+    @Option(help: ArgumentHelp("With cbcs/cenc: a DASH-IF CPIX 2.3 document giving the content key (its ContentKey's kid and PlainValue) and, unless --drm is given, the DRM systems to signal (its DRMSystemList).", valueName: "file"))
+    public var cpix: String?
+
+    @Option(name: .customLong("clear-lead"), help: ArgumentHelp("With cbcs/cenc: leave the first segments covering this much media clear (e.g. 4s), for a faster start; their samples are marked unprotected.", valueName: "duration"))
+    public var clearLead: String?
+
+    @Option(name: .customLong("key-period"), help: ArgumentHelp("A new key every this much media (e.g. 60s, 10m), changed on a segment boundary; keys (and for cbcs/cenc their KIDs) derived from --key.", valueName: "duration"))
     public var keyPeriod: String?
 
     @Option(name: .customLong("cue-tags"), help: ArgumentHelp("How SCTE-35 breaks are signalled besides EXT-X-DATERANGE: legacy adds EXT-X-CUE-OUT/EXT-X-CUE-OUT-CONT/EXT-X-CUE-IN (docs/events.md).", valueName: "daterange|legacy"))
@@ -156,6 +166,9 @@ public struct MediaOptions: ParsableArguments, Sendable {
         o.keyPeriod = try read(keyPeriod, .keyPeriod)
         o.cueTags = try read(cueTags, .cueTags)
         o.interstitial = try read(interstitial, .interstitial)
+        o.drm = try read(drm, .drm)
+        o.cpix = cpix
+        o.clearLead = try read(clearLead, .clearLead)
         return o
     }
 

@@ -78,6 +78,12 @@ public struct StreamOptions: Codable, Equatable, Sendable {
     public var cueTags: CueTagStyle?
     /// Every ad break becomes an HLS interstitial playing this asset (an http(s) URL).
     public var interstitial: AssetURL?
+    /// The DRM systems a `cbcs`/`cenc` stream is signalled for (ClearKey always).
+    public var drm: DRMSystemList?
+    /// A DASH-IF CPIX document (a path) giving the `cbcs`/`cenc` content key, instead of `key`.
+    public var cpix: String?
+    /// `cbcs`/`cenc`: the first segments covering this much media stay clear (faster startup).
+    public var clearLead: LongDuration?
 
     /// The config file's keys, in the order `--config`'s help and the unknown-key message list them.
     public enum CodingKeys: String, CodingKey, CaseIterable, Sendable {
@@ -103,6 +109,8 @@ public struct StreamOptions: Codable, Equatable, Sendable {
         case encrypt, key
         case keyPeriod = "key_period"
         case cueTags = "cue_tags", interstitial
+        case drm, cpix
+        case clearLead = "clear_lead"
 
         public static var allNames: [String] { allCases.map(\.rawValue) }
 
@@ -182,6 +190,9 @@ public struct StreamOptions: Codable, Equatable, Sendable {
         o.keyPeriod = keyPeriod ?? defaults.keyPeriod
         o.cueTags = cueTags ?? defaults.cueTags
         o.interstitial = interstitial ?? defaults.interstitial
+        o.drm = drm ?? defaults.drm
+        o.cpix = cpix ?? defaults.cpix
+        o.clearLead = clearLead ?? defaults.clearLead
         return o
     }
 
@@ -235,6 +246,27 @@ public struct StreamOptions: Codable, Equatable, Sendable {
         try validateAudioTracks(naming: naming)
         if encrypt == nil, key != nil || keyPeriod != nil {
             throw naming.error("\(name(key != nil ? .key : .keyPeriod)) needs \(name(.encrypt)) aes-128", key: key != nil ? .key : .keyPeriod)
+        }
+        if drm != nil, encrypt?.isSampleEncryption != true {
+            throw naming.error("\(name(.drm)) needs \(name(.encrypt)) cbcs or cenc", key: .drm)
+        }
+        if keyPeriod != nil, key?.keyID != nil || cpix != nil {
+            throw naming.error("\(name(.keyPeriod)) derives each period's KID and key from \(name(.key)) KEY: give the key alone, not KID:KEY or \(name(.cpix))", key: .keyPeriod)
+        }
+        if clearLead != nil, encrypt?.isSampleEncryption != true {
+            throw naming.error("\(name(.clearLead)) needs \(name(.encrypt)) cbcs or cenc", key: .clearLead)
+        }
+        if cpix != nil, encrypt?.isSampleEncryption != true {
+            throw naming.error("\(name(.cpix)) needs \(name(.encrypt)) cbcs or cenc", key: .cpix)
+        }
+        if cpix != nil, key != nil {
+            throw naming.error("\(name(.cpix)) and \(name(.key)) both give the key: use one", key: .cpix)
+        }
+        if let encrypt, encrypt.isSampleEncryption, key == nil, cpix == nil {
+            throw naming.error("\(name(.encrypt)) \(encrypt) needs \(name(.key)) KID:KEY, $HLS_ORIGIN_KEY or \(name(.cpix)): a DRM licence server must know the key (the origin serves none)", key: .encrypt)
+        }
+        if encrypt == .aes128, key?.keyID != nil {
+            throw naming.error("\(name(.key)) KID:KEY is for \(name(.encrypt)) cbcs or cenc; aes-128 takes the key alone", key: .key)
         }
         if loop == true && input == "-" {
             throw naming.error("\(name(.loop)) needs a file: standard input cannot be rewound", key: .loop)

@@ -1,20 +1,66 @@
+import ArgumentParser
 import ContentProtection
+import Foundation
+import ISOBMFF
+import MediaCore
 import MediaPresentation
 import ServeConfig
 
-/// A stream's encryption from its effective options (`--encrypt`, `--key` or `$HLS_ORIGIN_KEY`, `--key-period`):
-/// the key schedule, made once per stream (a random key from the system's CSPRNG when none is given), and the stage
-/// that puts it between the pipeline and its consumers. `nil` for a clear stream.
+/// A stream's encryption from its effective options (`--encrypt`, `--key` or `$HLS_ORIGIN_KEY`, `--key-period`,
+/// `--drm`): for AES-128 the key schedule, for `cbcs`/`cenc` the stream's sample protection, made once per stream (a
+/// random key from the system's CSPRNG when none is given), and the stage that puts it between the pipeline and its
+/// consumers. `nil` for a clear stream.
 struct EncryptionSetup: Sendable {
-    let schedule: KeySchedule
+    enum Kind: Sendable {
+        case segments(KeySchedule)
+        case samples(SampleProtection, clearLead: MediaTime?)
+    }
+    let kind: Kind
 
-    init?(_ options: StreamOptions) {
-        guard options.encrypt != nil else { return nil }
-        schedule = KeySchedule(master: options.key?.bytes ?? KeySchedule.randomKey(), period: options.keyPeriod?.time)
+    init?(_ options: StreamOptions) throws {
+        guard let scheme = options.encrypt else { return nil }
+        let key = options.key?.bytes ?? KeySchedule.randomKey()
+        switch scheme {
+        case .aes128:
+            kind = .segments(KeySchedule(master: key, period: options.keyPeriod?.time))
+        case .cbcs, .cenc:
+            let protectionScheme: ProtectionScheme = scheme == .cbcs ? .cbcs : .cenc
+            var systems = (options.drm?.systems ?? []).map { DRMSystem(rawValue: $0.rawValue)! }
+            var key = key, keyID = options.key?.keyID
+            if let path = options.cpix {
+                let document = try Self.cpix(path)
+                if let s = document.scheme, s != protectionScheme {
+                    throw ValidationError("--cpix \(path): its content key is for \(s.rawValue), not \(protectionScheme.rawValue)")
+                }
+                key = document.key
+                keyID = document.keyID
+                if options.drm == nil { systems = document.systems }
+            }
+            kind = .samples(try SampleProtection(scheme: protectionScheme, key: key, keyID: keyID, systems: systems,
+                                                 keyPeriod: options.keyPeriod?.time), clearLead: options.clearLead?.time)
+        }
+    }
+
+    /// The CPIX document at `path`, or one line naming the file and what is wrong (never the key).
+    static func cpix(_ path: String) throws -> CPIXDocument {
+        let text: String
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw ValidationError("--cpix \(path): cannot be read")
+        }
+        do {
+            return try CPIXDocument.parse(text)
+        } catch {
+            throw ValidationError("--cpix \(path): \(error)")
+        }
     }
 
     /// `downstream` behind the encryption stage.
     func stage(_ downstream: any PresentationConsumer) -> any PresentationConsumer {
-        EncryptionStage(schedule, downstream: downstream)
+        switch kind {
+        case .segments(let schedule): EncryptionStage(schedule, downstream: downstream)
+        case .samples(let protection, let clearLead): SampleEncryptionStage(protection, clearLead: clearLead, downstream: downstream)
+        }
     }
 }

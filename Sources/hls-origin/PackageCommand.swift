@@ -43,8 +43,9 @@ struct PackageCommand: AsyncParsableCommand {
         let o = try media.options()
         // RFC 8216 §5.2: CBC restarts on each segment boundary, so one CBC stream over a whole file cannot be cut
         // into segments by byte range; segments encrypted one by one and laid end to end would be a file of padded
-        // pieces no player reads as one resource. Refused rather than written wrong.
-        if singleFile && o.encrypt != nil {
+        // pieces no player reads as one resource. Refused rather than written wrong. CENC fragments (cbcs, cenc) are
+        // position-independent (saio counts from each moof), so they tile one file like clear ones.
+        if singleFile && o.encrypt == .aes128 {
             throw ValidationError("--single-file cannot be used with --encrypt: AES-128 encrypts each segment as a file of its own")
         }
     }
@@ -72,7 +73,7 @@ struct PackageCommand: AsyncParsableCommand {
             writer.thumbnails.map { ThumbnailTiler(settings: settings, segmentDuration: options.segmentDuration, sink: $0, logger: logger) }
         }
         let consumers: any PresentationConsumer = tiler.map { FanOut([$0, writer]) } ?? writer
-        let pipeline = Pipeline(options: options, output: EncryptionSetup(stream)?.stage(consumers) ?? consumers, logger: logger,
+        let pipeline = Pipeline(options: options, output: try EncryptionSetup(stream)?.stage(consumers) ?? consumers, logger: logger,
                                 stats: stats)
         let status = StatusLine.onTerminal(quiet: quiet)
         let done = PipelineOutcome()

@@ -68,4 +68,36 @@ import Testing
             #expect(throws: (any Error).self, "\(bad)") { try MediaPlaylist.parse(text) }
         }
     }
+
+    /// Sample encryption: one EXT-X-KEY per KEYFORMAT, all in force at once, read back as one key with alternatives;
+    /// the same keys as EXT-X-SESSION-KEY lines.
+    @Test func keyFormatsInForceTogether() throws {
+        let key = PlaylistKey(method: .sampleAES, uri: "skd://0011", keyFormat: "com.apple.streamingkeydelivery",
+                              keyFormatVersions: "1", alternatives: [
+                                  PlaylistKey(method: .sampleAES, uri: "data:text/plain;base64,AAEC", keyFormat: "org.w3.clearkey",
+                                              keyFormatVersions: "1"),
+                              ])
+        let playlist = MediaPlaylist(targetDuration: 1, mapURI: "init.mp4",
+                                     segments: [Self.segment(0, key: key), Self.segment(1, key: key)])
+        let text = playlist.render()
+        #expect(text.contains("""
+            #EXT-X-MAP:URI="init.mp4"
+            #EXT-X-KEY:METHOD=SAMPLE-AES,URI="skd://0011",KEYFORMAT="com.apple.streamingkeydelivery",KEYFORMATVERSIONS="1"
+            #EXT-X-KEY:METHOD=SAMPLE-AES,URI="data:text/plain;base64,AAEC",KEYFORMAT="org.w3.clearkey",KEYFORMATVERSIONS="1"
+            #EXTINF:1.0,
+            seg0.m4s
+            #EXTINF:1.0,
+            seg1.m4s
+            """))
+        let parsed = try MediaPlaylist.parse(text)
+        #expect(parsed.segments.map(\.key) == [key, key])
+        #expect(parsed.render() == text)
+        #expect(key.sessionLines == [
+            "#EXT-X-SESSION-KEY:METHOD=SAMPLE-AES,URI=\"skd://0011\",KEYFORMAT=\"com.apple.streamingkeydelivery\",KEYFORMATVERSIONS=\"1\"",
+            "#EXT-X-SESSION-KEY:METHOD=SAMPLE-AES,URI=\"data:text/plain;base64,AAEC\",KEYFORMAT=\"org.w3.clearkey\",KEYFORMATVERSIONS=\"1\"",
+        ])
+        var multivariant = MultivariantPlaylist(variants: [])
+        multivariant.sessionKey = key
+        #expect(multivariant.render().contains("#EXT-X-INDEPENDENT-SEGMENTS\n#EXT-X-SESSION-KEY:METHOD=SAMPLE-AES,URI=\"skd://"))
+    }
 }

@@ -16,13 +16,30 @@ import Testing
         #expect(!encoded.contains(Self.key) && encoded.contains("(secret)"))
     }
 
+    @Test func sampleEncryptionWithKIDAndSystems() throws {
+        let kid = "0123456789abcdef0123456789abcdef"
+        let o = try MediaOptions.parse(["--encrypt", "cbcs", "--key", kid + ":" + Self.key, "--drm", "widevine, fairplay,widevine"]).options()
+        #expect(o.encrypt == .cbcs && o.key?.keyID?.count == 16 && o.key?.bytes.count == 16)
+        #expect(o.drm?.systems == [.widevine, .fairplay])
+        #expect("\(o.key!)" == "(secret)")
+        #expect(try MediaOptions.parse(["--encrypt", "cenc", "--cpix", "k.xml"]).options().cpix == "k.xml")
+    }
+
     @Test func errorsNameTheFlagNotTheKey() {
         let cases: [([String], String)] = [
             (["--encrypt", "aes-128", "--key", String(Self.key.dropLast(2))], "--key takes 32 hexadecimal digits (16 bytes); the value given has 30"),
             (["--encrypt", "aes-128", "--key", String(Self.key.dropLast()) + "z"], "--key takes 32 hexadecimal digits (16 bytes); the value given has other characters"),
             (["--key", Self.key], "--key needs --encrypt aes-128"),
             (["--encrypt", "aes-128", "--key-period", "0s"], "--key-period takes a duration"),
-            (["--encrypt", "cbcs"], "--encrypt is aes-128"),
+            (["--encrypt", "sample-aes"], "--encrypt is aes-128, cbcs or cenc"),
+            (["--drm", "widevine"], "--drm needs --encrypt cbcs or cenc"),
+            (["--encrypt", "cbcs", "--drm", "widevine,marlin"], "--drm lists widevine, playready, fairplay, clearkey"),
+            (["--encrypt", "cenc", "--key", "00" + Self.key.dropFirst(2) + ":" + Self.key, "--key-period", "60s"], "--key-period derives each period's KID and key"),
+            (["--encrypt", "cbcs"], "--encrypt cbcs needs --key KID:KEY, $HLS_ORIGIN_KEY or --cpix"),
+            (["--encrypt", "cbcs", "--cpix", "k.xml", "--key", Self.key], "--cpix and --key both give the key"),
+            (["--cpix", "k.xml"], "--cpix needs --encrypt cbcs or cenc"),
+            (["--encrypt", "cenc", "--key", "00:" + Self.key], "--key takes KID:KEY, each 32 hexadecimal digits"),
+            (["--encrypt", "aes-128", "--key", Self.key + ":" + Self.key], "--key KID:KEY is for --encrypt cbcs or cenc"),
         ]
         for (args, message) in cases {
             do {

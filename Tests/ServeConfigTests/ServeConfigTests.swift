@@ -119,6 +119,9 @@ import Testing
     key_period = "60s"
     cue_tags = "legacy"
     interstitial = "https://ads.example/break.m3u8"
+    drm = "widevine,playready"
+    cpix = "keys.cpix.xml"
+    clear_lead = "4s"
     """
 
     static let everyKeyYAML = """
@@ -166,6 +169,9 @@ import Testing
         key_period: 1m
         cue_tags: legacy
         interstitial: "https://ads.example/break.m3u8"
+        drm: widevine,playready
+        cpix: keys.cpix.xml
+        clear_lead: 4s
     """
 
     @Test func epochFromInputIsAPerStreamKey() throws {

@@ -57,12 +57,14 @@ public struct ParsedBox {
 
 public enum BoxReader {
     /// Boxes whose content is only child boxes.
-    public static let pureContainers: Set<String> = ["moov", "trak", "mdia", "minf", "dinf", "stbl", "mvex", "moof", "traf", "edts"]
+    public static let pureContainers: Set<String> = ["moov", "trak", "mdia", "minf", "dinf", "stbl", "mvex", "moof", "traf", "edts",
+                                                    "sinf", "schi"]
     /// Boxes with a fixed-length prefix before child boxes: type -> bytes of prefix after the 8-byte header.
     public static let prefixedContainers: [String: Int] = [
         "stsd": 8,   // FullBox header + entry_count
         "dref": 8,   // FullBox header + entry_count
         "avc1": 78,  // VisualSampleEntry fields
+        "encv": 78, "enca": 28,  // protected sample entries (ISO/IEC 14496-12 §8.12)
         "mp4a": 28,  // AudioSampleEntry fields
         "Opus": 28, "ac-3": 28, "ec-3": 28,  // AudioSampleEntry fields
     ]

@@ -26,7 +26,7 @@ from hlsharness.testenv import IN_CI, missing, need, need_hlsjs  # noqa: E402,F4
 # marked `heavy`, run one after another on one worker; every other module runs whole on another worker meanwhile (its
 # module-scoped servers started once).
 HEAVY_MODULES = {
-    "test_audio_languages_play", "test_auth", "test_captions", "test_codecs_play", "test_dash", "test_deploy", "test_edge",
+    "test_audio_languages_play", "test_auth", "test_captions", "test_cenc", "test_codecs_play", "test_dash", "test_deploy", "test_edge",
     "test_embedded_example", "test_encryption", "test_format_change", "test_harness_selftest",
     "test_ingest", "test_ladder", "test_ladder_selftest", "test_live_file", "test_live_pattern", "test_live_stdin",
     "test_metrics", "test_multistream", "test_operations", "test_push", "test_redundant", "test_reference_selftest",
@@ -42,10 +42,10 @@ HEAVY_MODULES = {
 # middle: its module-scoped live servers would move on (a 404 for a segment its tests were about to fetch). What runs
 # beside the light modules is the rest of the heavy worker's modules (live ladders, DASH, the sandbox).
 # A browser module that bounds no frame drops or stalls (its checks are what was decoded, or a picture compared with a
-# frame) runs beside the light modules: test_audio_languages_play, test_thumbnails_page, test_encryption (which
-# checks keys and decryption, its playback bound loose).
+# frame) runs beside the light modules: test_audio_languages_play, test_thumbnails_page, test_encryption and
+# test_cenc (which check keys and decryption, their playback bound loose).
 BROWSER_SOLO_MODULES = HEAVY_MODULES - {"test_dash", "test_deploy", "test_ladder_selftest", "test_audio_languages_play",
-                                        "test_thumbnails_page", "test_encryption", "test_captions"}
+                                        "test_thumbnails_page", "test_encryption", "test_captions", "test_cenc"}
 # In those, only the tests that play in Chromium (directly or through a helper of their module) are solo: the others
 # (playlist checks, ffmpeg reads, signatures) run beside the light modules, so a module of ten tests does not wait ten
 # times for the machine (test_auth's nine waits added four minutes to a run). Whole modules stay solo where every test

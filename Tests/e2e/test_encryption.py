@@ -96,7 +96,7 @@ def test_bad_input_is_one_line(origin_bin, media, tmp_path):
         (["--encrypt", "aes-128", "--key", KEY[:-2]], "--key takes 32 hexadecimal digits"),
         (["--encrypt", "aes-128", "--key", KEY[:-1] + "g"], "--key takes 32 hexadecimal digits"),
         (["--key", KEY], "--key needs --encrypt"),
-        (["--encrypt", "cenc"], "--encrypt is aes-128"),
+        (["--encrypt", "sample-aes"], "--encrypt is aes-128"),
         (["--encrypt", "aes-128", "--single-file"], "--single-file cannot be used with --encrypt"),
     ]:
         rc, err = run_package(origin_bin, media["vod.mp4"], str(tmp_path / "out"), *args)

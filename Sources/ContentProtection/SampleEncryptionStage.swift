@@ -1,0 +1,184 @@
+import ISOBMFF
+import MediaCore
+import MediaPresentation
+import Synchronization
+
+/// The encryption stage of `cbcs` and `cenc` (ISO/IEC 23001-7): between a producer and its consumers, like
+/// `EncryptionStage`, it writes each init segment again with protected sample entries and `pssh` boxes, and each part
+/// again with its samples encrypted and `senc`/`saiz`/`saio` in every `traf` (`FragmentProtector`), once, at
+/// publication. Consumers store and serve the bytes as they would clear ones.
+///
+/// A segment is its parts in turn, encrypted or not: the segment event reuses the parts' encrypted bytes (no second
+/// AES pass), and its `partRanges` are the encrypted parts' places. The keyframe fragment (the I-frame entry) is
+/// moved to where that fragment is now: it carries its own `senc`, so it decrypts alone.
+///
+/// With key periods (`SampleProtection.keyPeriod`), segment *s* uses period *s / k*'s key (*k* segments a period, as
+/// `KeySchedule` counts them for AES-128): its fragments state it (`FragmentProtector` rotating), its facts carry it
+/// (a new `EXT-X-KEY` at the boundary, listed ahead through `nextEncryption`), and the init segment's `tenc` names
+/// the key of the period it was made in.
+///
+/// With a clear lead, the segments that start less than `clearLead` into the stream keep their samples clear, each
+/// `traf` saying so (a `seig` entry with isProtected 0), and carry no `encryption` (no `EXT-X-KEY` before them).
+public final class SampleEncryptionStage: PresentationConsumer, Sendable {
+    private let downstream: any PresentationConsumer
+    public let protection: SampleProtection
+    /// The first segments covering this much media stay clear (`--clear-lead`).
+    public let clearLead: MediaTime?
+
+    private struct State {
+        var segmentsPerPeriod = UInt64(Int64.max)
+        /// Clear lead: the media published before each segment (from the first rendition's finished segments), and
+        /// which segments were decided clear (a segment starting before `clearLead` is).
+        var leadRendition: Int?
+        var elapsed: MediaTime?
+        var clearDecisions: [UInt64: Bool] = [:]
+        /// The latest period's protection (its key derived once).
+        var current: SampleProtection?
+        /// Per rendition: how its tracks are protected (from its latest init segment).
+        var protectors: [Int: FragmentProtector] = [:]
+        /// Per rendition: the encrypted parts of the segment in progress (clear size, bytes, and where each fragment
+        /// went, in segment coordinates).
+        var parts: [Int: SegmentInProgress] = [:]
+    }
+    private let state = Mutex(State())
+
+    struct SegmentInProgress {
+        var sequence: UInt64
+        var clearCount = 0
+        var parts: [[UInt8]] = []
+        var fragments: [(clear: Range<Int>, protected: Range<Int>)] = []
+        var protectedCount: Int { parts.reduce(0) { $0 + $1.count } }
+    }
+
+    public init(_ protection: SampleProtection, clearLead: MediaTime? = nil, downstream: any PresentationConsumer) {
+        self.protection = protection
+        self.clearLead = clearLead
+        self.downstream = downstream
+    }
+
+    /// Whether segment `sequence` is in the clear lead: it starts less than `clearLead` into the stream. Decided when
+    /// it is first seen (its first part), from the durations of the segments before it, the same for every rendition.
+    private func isClear(_ sequence: UInt64) -> Bool {
+        guard let clearLead else { return false }
+        return state.withLock { s in
+            if let d = s.clearDecisions[sequence] { return d }
+            let d = (s.elapsed ?? .seconds(0)) < clearLead
+            s.clearDecisions[sequence] = d
+            s.clearDecisions = s.clearDecisions.filter { $0.key &+ 16 > sequence }
+            return d
+        }
+    }
+
+    /// A finished segment of rendition `r` adds its duration to the media before the next one (one rendition counts).
+    private func count(_ r: Int, _ info: SegmentInfo) {
+        guard clearLead != nil else { return }
+        state.withLock { s in
+            if s.leadRendition == nil { s.leadRendition = r }
+            guard s.leadRendition == r else { return }
+            s.elapsed = s.elapsed.map { $0 + info.duration } ?? info.duration
+        }
+    }
+
+    private var rotating: Bool { protection.keyPeriod != nil }
+
+    /// Segment `sequence`'s key period's protection.
+    private func protection(segment sequence: UInt64) -> SampleProtection {
+        state.withLock { s in
+            let n = sequence / max(1, s.segmentsPerPeriod)
+            if let c = s.current, c.key.id == n { return c }
+            let p = protection.period(n)
+            s.current = p
+            return p
+        }
+    }
+
+    public func consume(_ event: PresentationEvent) throws {
+        switch event {
+        case .layout(_, let policy):
+            // Key periods in whole segments of the duration segments are cut at (as AES-128's).
+            let duration = policy.segmentDuration ?? .seconds(Int64(policy.targetDuration))
+            if let period = protection.keyPeriod {
+                let n = KeySchedule(master: protection.key.bytes, period: period).segmentsPerPeriod(segmentDuration: duration)
+                state.withLock { $0.segmentsPerPeriod = n }
+            }
+
+            try downstream.consume(event)
+        case .end, .event:
+            try downstream.consume(event)
+        case .initSegment(let r, _, let tracks):
+            var protected: [UInt32: ProtectedTrack] = [:]
+            for t in tracks { protected[t.trackID] = try ProtectedTrack(t, scheme: protection.scheme) }
+            let key = state.withLock { $0.current } ?? protection.period(0)
+            let bytes = try InitSegment.make(tracks: tracks,
+                                             protection: protected.mapValues { $0.encryption(keyID: key.keyID, constantIV: key.constantIV) },
+                                             systems: key.systemHeaders)
+            let protector = FragmentProtector(tracks: protected, rendition: r)
+            state.withLock { $0.protectors[r] = protector }
+            try downstream.consume(.initSegment(rendition: r, bytes: bytes, tracks: tracks))
+        case .part(let r, var info, let bytes):
+            let key = protection(segment: info.segmentSequence)
+            let clear = isClear(info.segmentSequence)
+            let (sealed, map) = try protector(r).protect(bytes.joined, key: key, rotating: rotating, clearLead: clear)
+            let offset = state.withLock { s -> Int in
+                var current = s.parts[r] ?? SegmentInProgress(sequence: info.segmentSequence)
+                if info.index == 0 || current.sequence != info.segmentSequence { current = SegmentInProgress(sequence: info.segmentSequence) }
+                let offset = current.protectedCount
+                for f in map {
+                    current.fragments.append(((f.clear.lowerBound + current.clearCount)..<(f.clear.upperBound + current.clearCount),
+                                              (f.protected.lowerBound + offset)..<(f.protected.upperBound + offset)))
+                }
+                current.clearCount += bytes.count
+                current.parts.append(sealed)
+                s.parts[r] = current
+                return offset
+            }
+            info.byteCount = sealed.count
+            info.offset = offset
+            info.encryption = clear ? nil : key.segmentEncryption
+            try downstream.consume(.part(rendition: r, info, bytes: MediaBytes(sealed)))
+        case .segment(let r, var info, let bytes):
+            let key = protection(segment: info.sequence)
+            let clear = isClear(info.sequence)
+            let done = state.withLock { s -> SegmentInProgress? in
+                defer { s.parts[r] = nil }
+                guard let p = s.parts[r], p.sequence == info.sequence, p.clearCount == bytes.count else { return nil }
+                return p
+            }
+            let parts = done?.parts
+            var fragments = done?.fragments ?? []
+            var pieces = parts ?? []
+            if parts == nil {
+                // Not seen as parts (an app's own producer): encrypted whole.
+                let whole = try protector(r).protect(bytes.joined, key: key, rotating: rotating, clearLead: clear)
+                fragments = whole.fragments
+                pieces = [whole.bytes]
+            }
+            var ranges: [Range<Int>] = []
+            var at = 0
+            for p in pieces {
+                ranges.append(at..<(at + p.count))
+                at += p.count
+            }
+            info.byteCount = at
+            info.partRanges = parts == nil ? [] : ranges
+            info.keyframe = info.keyframe.flatMap { k in
+                // The fragment (after any styp before it) whose end is the keyframe range's end: same styp, new place.
+                fragments.first { $0.clear.contains(k.range.lowerBound) && $0.clear.upperBound == k.range.upperBound }.map { f in
+                    KeyframeFragment(range: (f.protected.lowerBound + k.range.lowerBound - f.clear.lowerBound)..<f.protected.upperBound,
+                                     decodeTime: k.decodeTime)
+                }
+            }
+            info.encryption = clear ? nil : key.segmentEncryption
+            count(r, info)
+            info.nextEncryption = isClear(info.sequence &+ 1) ? nil : protection(segment: info.sequence &+ 1).segmentEncryption
+            try downstream.consume(.segment(rendition: r, info, bytes: MediaBytes(chunks: pieces)))
+        }
+    }
+
+    private func protector(_ r: Int) throws -> FragmentProtector {
+        guard let p = state.withLock({ $0.protectors[r] }) else {
+            throw MP4Error.invalidConfiguration("rendition \(r): a fragment before its init segment")
+        }
+        return p
+    }
+}

@@ -1,0 +1,549 @@
+"""CENC sample encryption (issue 23 §1-2; docs/encryption.md) against the real binary, checked by an independent
+ISO/IEC 23001-7 decrypter written in the test (hlsharness/cencdecrypt.py, pycryptodome) and by FFmpeg's own.
+
+- `package` of one file clear, `--encrypt cenc` and `--encrypt cbcs`, and an H.265 file clear and `cenc`
+  (module-scoped, a fraction of a second each):
+  the init segments' `encv`/`enca` + `sinf` (`frma`, `schm`, `tenc` fields: IV sizes, constant IV, 1:9 and 0:0
+  patterns, the KID) and `pssh` boxes; every segment decrypted by following `saio`/`saiz`/`senc` gives the clear
+  segments' samples byte for byte, and the decrypted stream decodes with ffmpeg to the clear one's frames (framemd5);
+  a wrong key gives neither (the checker can fail).
+- FFmpeg's mov demuxer decrypts `cenc` (`-decryption_key`) one fragment at a time (it fails on many fragments in one
+  file, an FFmpeg 5.1 bug: docs/encryption.md): every fragment, with the init segment, decodes to the clear
+  fragment's frames; with a wrong key it does not.
+- The playlists: `EXT-X-KEY` METHOD SAMPLE-AES / SAMPLE-AES-CTR, one per KEYFORMAT (FairPlay `skd://`, Widevine's
+  pssh, PlayReady, ClearKey's KID), `EXT-X-SESSION-KEY` in the multivariant playlist; no key file is written.
+- A live LL-HLS test pattern with `--encrypt cbcs --key-period 1s`: every segment a new key (its KID in a seig
+  sample group and in the EXT-X-KEY in force), each derived here (HMAC) and used by the decrypter by KID; served parts
+  and segments decrypt to samples that tile (the segment is its parts in turn), and the origin serves no key.
+- hls.js 1.6 in headless Chromium plays that stream across its key changes through EME with Chromium's ClearKey CDM
+  (its own cbcs decryption), each period's key from a ClearKey licence endpoint the test serves (JSON Web Keys).
+- `--clear-lead`: the first segment clear (marked unprotected), the rest as without it.
+- `--single-file`: the CENC segments tile one file that decrypts whole to the clear samples.
+- `--cpix`: a DASH-IF CPIX document's key, KID and DRM systems give the same bytes as the flags.
+- Bad input: one clear line each.
+About 15 s.
+"""
+import base64
+import functools
+import hashlib
+import hmac
+import http.server
+import json
+import os
+import shutil
+import xml.etree.ElementTree as ET
+import re
+import struct
+import subprocess
+import time
+
+import pytest
+
+from hlsharness import cencdecrypt as cd
+from hlsharness import chromium
+from hlsharness import http as h
+from hlsharness import procs
+from hlsharness.mp4 import boxes
+from hlsharness.testenv import need, need_chromium
+
+KEY = "00112233445566778899aabbccddeeff"
+KID = "0123456789abcdef0123456789abcdef"
+WRONG = "ff" + KEY[2:]
+SYSTEMS = {
+    "edef8ba979d64acea3c827dcd51d21ed": "widevine",
+    "9a04f07998404286ab92e65be0885f95": "playready",
+    "1077efecc0b24d02ace33c1e52e2fb4b": "common",
+}
+
+
+def run_package(origin_bin, src, out, *args):
+    p = subprocess.run([origin_bin, "package", src, "-o", out, *args], stdin=subprocess.DEVNULL,
+                       capture_output=True, timeout=60)
+    return p.returncode, p.stderr.decode("utf-8", errors="replace")
+
+
+@pytest.fixture(scope="module")
+def packaged(origin_bin, media, tmp_path_factory):
+    need("ffmpeg")
+    root = tmp_path_factory.mktemp("cenc")
+    out = {}
+    for name, args in [("clear", []),
+                       ("cenc", ["--encrypt", "cenc", "--key", f"{KID}:{KEY}", "--drm", "widevine,playready"]),
+                       ("cbcs", ["--encrypt", "cbcs", "--key", f"{KID}:{KEY}", "--drm", "fairplay,widevine,playready"]),
+                       ("hevc_clear", []), ("hevc_cenc", ["--encrypt", "cenc", "--key", f"{KID}:{KEY}"])]:
+        d = str(root / name)
+        rc, err = run_package(origin_bin, media["hevc.mp4" if name.startswith("hevc") else "vod.mp4"], d, *args)
+        assert rc == 0, err
+        assert KEY not in err
+        out[name] = d
+    return out
+
+
+def read(d, name):
+    with open(os.path.join(d, name), "rb") as f:
+        return f.read()
+
+
+def segment_names(d):
+    return sorted((n for n in os.listdir(d) if re.match(r"seg\d+\.m4s$", n)), key=lambda n: int(n[3:-4]))
+
+
+def framemd5(data, *args):
+    """(frame lines, stderr) of ffmpeg decoding `data` (an MP4 stream on stdin)."""
+    p = subprocess.run(["ffmpeg", "-hide_banner", "-nostdin", "-v", "error", *args, "-i", "pipe:0", "-map", "0",
+                        "-f", "framemd5", "-"], input=data, capture_output=True, timeout=30)
+    lines = [ln for ln in p.stdout.decode().splitlines() if ln and not ln.startswith("#")]
+    return lines, p.stderr.decode(errors="replace").strip() + ("" if p.returncode == 0 else f" (exit {p.returncode})")
+
+
+def fragments(data):
+    """The moof+mdat pairs of a segment (the first with the styp before it)."""
+    top = list(boxes(data))
+    out, start = [], 0
+    for i, b in enumerate(top):
+        if b.type == b"mdat":
+            out.append(data[start:b.end])
+            start = b.end
+    return out
+
+
+@pytest.mark.parametrize("scheme", ["cenc", "cbcs"])
+def test_init_segment_states_the_protection(packaged, scheme):
+    init = read(packaged[scheme], "init.mp4")
+    prot = cd.read_protection(init)
+    assert set(prot) == {1, 2}, prot
+    video, audio = prot[1], prot[2]
+    assert (video["original"], audio["original"]) == ("avc1", "mp4a")
+    for p in (video, audio):
+        assert p["scheme"] == scheme and p["kid"].hex() == KID and p["protected"] == 1
+    if scheme == "cenc":
+        assert video["iv_size"] == audio["iv_size"] == 8 and video["constant_iv"] is None
+    else:
+        assert video["iv_size"] == audio["iv_size"] == 0 and len(video["constant_iv"]) == 16
+        assert (video["crypt"], video["skip"]) == (1, 9) and (audio["crypt"], audio["skip"]) == (0, 0)
+    # pssh boxes in moov: the common (W3C) one with the KID always, and one per asked system (FairPlay has none).
+    moov = next(b for b in boxes(init) if b.type == b"moov")
+    psshs = {}
+    for b in boxes(init, moov.body, moov.end):
+        if b.type == b"pssh":
+            version = init[b.body]
+            system = init[b.body + 4:b.body + 20].hex()
+            kids = []
+            p = b.body + 20
+            if version == 1:
+                (n,) = struct.unpack_from(">I", init, p)
+                kids = [init[p + 4 + 16 * i:p + 20 + 16 * i].hex() for i in range(n)]
+                p += 4 + 16 * n
+            (size,) = struct.unpack_from(">I", init, p)
+            assert p + 4 + size == b.end
+            psshs[SYSTEMS[system]] = (kids, init[p + 4:b.end])
+    assert set(psshs) == {"common", "widevine", "playready"}
+    assert psshs["common"] == ([KID], b"")
+    assert bytes.fromhex(KID) in psshs["widevine"][1], "Widevine's pssh data names the KID"
+    assert "<WRMHEADER".encode("utf-16-le") in psshs["playready"][1]
+    # Everything else is the clear init segment's: same ftyp, same track count.
+    assert init[:24] == read(packaged["clear"], "init.mp4")[:24]
+
+
+@pytest.mark.parametrize("scheme", ["cenc", "cbcs", "hevc_cenc"])
+def test_independent_decryption_gives_the_clear_samples_and_frames(packaged, scheme):
+    d, clear = packaged[scheme], packaged["hevc_clear" if scheme.startswith("hevc") else "clear"]
+    prot = cd.read_protection(read(d, "init.mp4"))
+    names = segment_names(d)
+    assert names == segment_names(clear) and len(names) >= 3
+    decrypted, total = [], {"samples": 0, "protected_bytes": 0, "subsamples": 0}
+    for n in names:
+        sealed = read(d, n)
+        plain, samples, stats = cd.decrypt_segment(sealed, prot, bytes.fromhex(KEY))
+        expected = cd.clear_samples(read(clear, n))
+        assert [t for t, _ in samples] == [t for t, _ in expected]
+        assert samples == expected, f"{n}: the decrypted samples are not the clear ones"
+        assert cd.clear_samples(sealed) != expected, f"{n}: nothing was encrypted"
+        for k in total:
+            total[k] += stats[k]
+        decrypted.append(plain)
+    assert total["protected_bytes"] > 0.8 * sum(len(s) for n in names for _, s in cd.clear_samples(read(clear, n)))
+    # The decrypted stream (the clear init segment: the same tracks, no sinf) decodes to the clear stream's frames.
+    clear_init = read(clear, "init.mp4")
+    want, err = framemd5(clear_init + b"".join(read(clear, n) for n in names))
+    assert not err and len(want) > 60, err
+    got, err = framemd5(clear_init + b"".join(decrypted))
+    assert not err, err
+    assert got == want
+    # The checker can fail: a wrong key gives other samples, and frames that are not the clear ones.
+    _, wrong, _ = cd.decrypt_segment(read(d, names[1]), prot, bytes.fromhex(WRONG))
+    assert wrong != cd.clear_samples(read(clear, names[1]))
+    bad = [cd.decrypt_segment(read(d, n), prot, bytes.fromhex(WRONG))[0] for n in names]
+    got, err = framemd5(clear_init + b"".join(bad))
+    assert got != want
+
+
+def test_ffmpeg_decrypts_cenc_fragment_by_fragment(packaged):
+    d, clear = packaged["cenc"], packaged["clear"]
+    init, clear_init = read(d, "init.mp4"), read(clear, "init.mp4")
+    checked = 0
+    for n in segment_names(d):
+        for sealed, plain in zip(fragments(read(d, n)), fragments(read(clear, n))):
+            want, err = framemd5(clear_init + plain)
+            assert not err and want, err
+            got, err = framemd5(init + sealed, "-decryption_key", KEY)
+            assert not err, f"{n}: {err}"
+            assert got == want, n
+            checked += 1
+    assert checked >= 6
+    got, _ = framemd5(init + fragments(read(d, "seg1.m4s"))[1], "-decryption_key", WRONG)
+    assert got != framemd5(clear_init + fragments(read(clear, "seg1.m4s"))[1])[0]
+
+
+def key_lines(text, tag="#EXT-X-KEY:"):
+    out = []
+    for line in text.splitlines():
+        if line.startswith(tag):
+            attrs = dict(re.findall(r'([A-Z-]+)=("[^"]*"|[^,]*)', line[len(tag):]))
+            out.append({k: v.strip('"') for k, v in attrs.items()})
+    return out
+
+
+@pytest.mark.parametrize("scheme,method", [("cenc", "SAMPLE-AES-CTR"), ("cbcs", "SAMPLE-AES")])
+def test_playlists_signal_every_system(packaged, scheme, method):
+    d = packaged[scheme]
+    keys = key_lines(open(os.path.join(d, "stream.m3u8")).read())
+    formats = [k["KEYFORMAT"] for k in keys]
+    expected = (["urn:uuid:edef8ba9-79d6-4ace-a3c8-27dcd51d21ed", "com.microsoft.playready", "org.w3.clearkey"]
+                if scheme == "cenc" else
+                ["com.apple.streamingkeydelivery", "urn:uuid:edef8ba9-79d6-4ace-a3c8-27dcd51d21ed",
+                 "com.microsoft.playready", "org.w3.clearkey"])
+    assert formats == expected, keys
+    assert all(k["METHOD"] == method and k["KEYFORMATVERSIONS"] == "1" and "IV" not in k for k in keys)
+    by = {k["KEYFORMAT"]: k["URI"] for k in keys}
+    # ClearKey: a data URI whose bytes are the KID (what hls.js reads); Widevine: the whole pssh box.
+    assert base64.b64decode(by["org.w3.clearkey"].split(",", 1)[1]).hex() == KID
+    pssh = base64.b64decode(by["urn:uuid:edef8ba9-79d6-4ace-a3c8-27dcd51d21ed"].split(",", 1)[1])
+    assert pssh[4:8] == b"pssh" and bytes.fromhex(KID) in pssh
+    if scheme == "cbcs":
+        assert by["com.apple.streamingkeydelivery"] == "skd://" + KID
+    session = key_lines(open(os.path.join(d, "index.m3u8")).read(), "#EXT-X-SESSION-KEY:")
+    assert [k["KEYFORMAT"] for k in session] == expected and all(k["METHOD"] == method for k in session)
+    # The key is a licence server's to give: none is written beside the content.
+    assert not os.path.exists(os.path.join(d, "keys"))
+    check_mpd(open(os.path.join(d, "manifest.mpd")).read(), scheme,
+              {"widevine", "playready", "common"})
+    # The I-frame playlist lists each keyframe fragment (a moof with its own senc) under the same keys: each range
+    # decrypts alone to the clear I-frame's samples.
+    iframes = open(os.path.join(d, "stream.iframes.m3u8")).read()
+    assert [k["KEYFORMAT"] for k in key_lines(iframes)] == expected
+    clear_ranges = iframe_ranges(open(os.path.join(packaged["clear"], "stream.iframes.m3u8")).read())
+    ranges = iframe_ranges(iframes)
+    assert len(ranges) == len(clear_ranges) >= 3
+    prot = cd.read_protection(read(d, "init.mp4"))
+    for (uri, length, offset), (curi, clength, coffset) in zip(ranges, clear_ranges):
+        sealed = read(d, uri)[offset:offset + length]
+        assert sealed[4:8] == b"moof"
+        _, samples, _ = cd.decrypt_segment(sealed, prot, bytes.fromhex(KEY))
+        assert samples == cd.clear_samples(read(packaged["clear"], curi)[coffset:coffset + clength])
+
+
+def iframe_ranges(text):
+    """(uri, length, offset) of each entry of an I-frame playlist."""
+    out, pending = [], None
+    for line in text.splitlines():
+        if line.startswith("#EXT-X-BYTERANGE:"):
+            length, offset = line.split(":", 1)[1].split("@")
+            pending = (int(length), int(offset))
+        elif line and not line.startswith("#"):
+            out.append((line, *pending))
+    return out
+
+
+NS = {"mpd": "urn:mpeg:dash:schema:mpd:2011", "cenc": "urn:mpeg:cenc:2013"}
+
+
+def check_mpd(text, scheme, systems, kids=(KID,)):
+    """Every AdaptationSet: the common scheme with value cenc/cbcs and cenc:default_KID (one of `kids`), then one
+    ContentProtection per DRM system whose cenc:pssh is a whole pssh box of that SystemID naming that KID."""
+    root = ET.fromstring(text)
+    sets = root.findall(".//mpd:AdaptationSet", NS)
+    assert sets
+    uuids = {f"{k[:8]}-{k[8:12]}-{k[12:16]}-{k[16:20]}-{k[20:]}": k for k in kids}
+    for a in sets:
+        cps = a.findall("mpd:ContentProtection", NS)
+        assert cps and list(a)[0].tag.endswith("ContentProtection"), "ContentProtection comes first in its set"
+        common = cps[0]
+        assert common.get("schemeIdUri") == "urn:mpeg:dash:mp4protection:2011" and common.get("value") == scheme
+        kid = uuids[common.get(f"{{{NS['cenc']}}}default_KID")]
+        named = set()
+        for cp in cps[1:]:
+            system = cp.get("schemeIdUri")[len("urn:uuid:"):].replace("-", "")
+            pssh = base64.b64decode(cp.find("cenc:pssh", NS).text)
+            assert pssh[4:8] == b"pssh" and pssh[12:28].hex() == system
+            assert bytes.fromhex(kid) in pssh
+            named.add(SYSTEMS[system])
+        assert named == systems
+
+
+def cpix_document(systems=("edef8ba9-79d6-4ace-a3c8-27dcd51d21ed", "9a04f079-9840-4286-ab92-e65be0885f95")):
+    """A DASH-IF CPIX 2.3 document with our KID and key (clear PlainValue) and a DRMSystemList."""
+    kid = f"{KID[:8]}-{KID[8:12]}-{KID[12:16]}-{KID[16:20]}-{KID[20:]}"
+    drm = "".join(f'<cpix:DRMSystem kid="{kid}" systemId="{s}"/>' for s in systems)
+    return f"""<?xml version="1.0" encoding="UTF-8"?>
+<cpix:CPIX xmlns:cpix="urn:dashif:org:cpix" xmlns:pskc="urn:ietf:params:xml:ns:keyprov:pskc" version="2.3">
+  <cpix:ContentKeyList>
+    <cpix:ContentKey kid="{kid}" commonEncryptionScheme="cbcs">
+      <cpix:Data><pskc:Secret><pskc:PlainValue>{base64.b64encode(bytes.fromhex(KEY)).decode()}</pskc:PlainValue></pskc:Secret></cpix:Data>
+    </cpix:ContentKey>
+  </cpix:ContentKeyList>
+  <cpix:DRMSystemList>{drm}</cpix:DRMSystemList>
+</cpix:CPIX>
+"""
+
+
+def test_cpix_document_gives_the_key_and_the_systems(origin_bin, media, packaged, tmp_path):
+    """--cpix: the same KID, key and DRM systems as the flags give: the same bytes as --key/--drm."""
+    doc = tmp_path / "keys.cpix.xml"
+    doc.write_text(cpix_document(("edef8ba9-79d6-4ace-a3c8-27dcd51d21ed", "9a04f079-9840-4286-ab92-e65be0885f95",
+                                  "94ce86fb-07ff-4f43-adb8-93d2fa968ca2")))
+    out = str(tmp_path / "cpix")
+    rc, err = run_package(origin_bin, media["vod.mp4"], out, "--encrypt", "cbcs", "--cpix", str(doc))
+    assert rc == 0, err
+    assert KEY not in err
+    # fairplay, widevine, playready in the flags' order there, the document's order here: the same boxes and keys.
+    assert read(out, "init.mp4") == read(packaged["cbcs"], "init.mp4")
+    for n in segment_names(out):
+        assert read(out, n) == read(packaged["cbcs"], n)
+    formats = [k["KEYFORMAT"] for k in key_lines(open(os.path.join(out, "stream.m3u8")).read())]
+    assert sorted(formats) == sorted(k["KEYFORMAT"] for k in key_lines(open(os.path.join(packaged["cbcs"], "stream.m3u8")).read()))
+
+
+def test_single_file(origin_bin, media, packaged, tmp_path):
+    """--single-file: the CENC segments tile one file (saio counts from each moof): the sidx's references cover them,
+    and the whole file decrypts to the clear segments' samples; its MPD carries the ContentProtection."""
+    out = str(tmp_path / "single")
+    rc, err = run_package(origin_bin, media["vod.mp4"], out, "--single-file", "--encrypt", "cenc", "--key", f"{KID}:{KEY}")
+    assert rc == 0, err
+    data = read(out, "stream.mp4")
+    top = list(boxes(data))
+    sidx = next(b for b in top if b.type == b"sidx")
+    version = data[sidx.body]
+    p = sidx.body + 4 + 8 + (16 if version else 8) + 2
+    (count,) = struct.unpack_from(">H", data, p)
+    sizes = [struct.unpack_from(">I", data, p + 2 + 12 * i)[0] & 0x7FFFFFFF for i in range(count)]
+    assert sidx.end + sum(sizes) == len(data)
+    _, samples, _ = cd.decrypt_segment(data, cd.read_protection(data), bytes.fromhex(KEY))
+    expected = [x for n in segment_names(packaged["clear"]) for x in cd.clear_samples(read(packaged["clear"], n))]
+    assert samples == expected
+    check_mpd(open(os.path.join(out, "manifest.mpd")).read(), "cenc", {"common"})
+
+
+def test_clear_lead(origin_bin, media, packaged, tmp_path):
+    """--clear-lead 2s: the first segment (2 s) is clear, its trafs saying so (a seig entry with isProtected 0, no
+    senc), and listed before any EXT-X-KEY; the rest are the cbcs package's bytes."""
+    out = str(tmp_path / "lead")
+    rc, err = run_package(origin_bin, media["vod.mp4"], out, "--encrypt", "cbcs", "--key", f"{KID}:{KEY}",
+                          "--drm", "fairplay,widevine,playready", "--clear-lead", "2s")
+    assert rc == 0, err
+    prot = cd.read_protection(read(out, "init.mp4"))
+    names = segment_names(out)
+    first = read(out, names[0])
+    _, samples, stats = cd.decrypt_segment(first, prot, bytes.fromhex(KEY))
+    assert stats["clear_trafs"] >= 1 and stats["protected_bytes"] == 0 and b"senc" not in first
+    assert samples == cd.clear_samples(read(packaged["clear"], names[0])) == cd.clear_samples(first)
+    for n in names[1:]:
+        assert read(out, n) == read(packaged["cbcs"], n)
+    lines = open(os.path.join(out, "stream.m3u8")).read().splitlines()
+    assert lines.index(names[0]) < min(i for i, ln in enumerate(lines) if ln.startswith("#EXT-X-KEY:"))
+    assert lines.index(names[1]) > min(i for i, ln in enumerate(lines) if ln.startswith("#EXT-X-KEY:"))
+
+
+@pytest.fixture(scope="module")
+def live_cbcs(origin_bin, tmp_path_factory):
+    record = str(tmp_path_factory.mktemp("record"))
+    s = procs.OriginServer(origin_bin, ["--test-pattern-size", "320x240", "--encrypt", "cbcs", "--key", KEY,
+                                        "--key-period", "1s", "--part-duration", "0.5", "--record", record])
+    s.record = record
+    s.start()
+    try:
+        s.wait_ready(20, path="/stream.m3u8")
+        yield s
+    finally:
+        s.stop()
+
+
+def period_key(n):
+    """Key period n's key and KID as docs/encryption.md defines them, computed here independently of the origin:
+    HMAC-SHA256(K, "hls-origin cenc key " / "hls-origin cenc kid " + n as 8 big-endian bytes), first 16 bytes."""
+    def derive(label):
+        return hmac.new(bytes.fromhex(KEY), label + n.to_bytes(8, "big"), hashlib.sha256).digest()[:16]
+    return derive(b"hls-origin cenc kid "), derive(b"hls-origin cenc key ")
+
+
+ROTATED = dict(period_key(n) for n in range(400))
+
+
+def test_live_parts_and_segments_decrypt(live_cbcs):
+    """The live stream rotates keys every second (every segment): each segment's fragments name their period's KID
+    (seig sample group) and decrypt with that period's key derived here; the playlist states each key ahead."""
+    s = live_cbcs
+    deadline = time.monotonic() + 15
+    while True:
+        text = h.get(s.url("/stream.m3u8")).text
+        uris = [ln for ln in text.splitlines() if ln and not ln.startswith("#")]
+        parts = re.findall(r'#EXT-X-PART:.*?URI="([^"]+)"', text)
+        done = [u for u in uris if len([p for p in parts if p.startswith(u[:-4] + ".")]) >= 2]
+        if done or time.monotonic() > deadline:
+            break
+        time.sleep(0.3)
+    assert done, text
+    keys = key_lines(text)
+    assert keys[0]["METHOD"] == "SAMPLE-AES"
+    init = h.get(s.url("/init.mp4")).body
+    prot = cd.read_protection(init)
+    assert {p["scheme"] for p in prot.values()} == {"cbcs"}
+    # Every listed segment: its fragments' KID is its period's (segment n, period n), and the ClearKey EXT-X-KEY in
+    # force names it.
+    kid_lines, current = {}, None
+    for line in text.splitlines():
+        if line.startswith("#EXT-X-KEY:") and "org.w3.clearkey" in line:
+            current = base64.b64decode(re.search(r'base64,([^"]+)"', line).group(1))
+        elif line and not line.startswith("#"):
+            kid_lines[line] = current
+    assert len(set(kid_lines.values())) >= 2, text
+    for uri, kid in kid_lines.items():
+        n = int(re.match(r"seg(\d+)\.m4s$", uri).group(1))
+        assert kid == period_key(n)[0], uri
+    seg = done[0]
+    sealed = h.get(s.url("/" + seg)).body
+    _, samples, stats = cd.decrypt_segment(sealed, prot, ROTATED)
+    n = int(re.match(r"seg(\d+)\.m4s$", seg).group(1))
+    assert stats["samples"] > 0 and stats["protected_bytes"] > 0
+    assert set(stats["kids"]) == {period_key(n)[0]}
+    # The checker can fail: the previous period's key alone does not decrypt it.
+    assert cd.decrypt_segment(sealed, prot, {period_key(n)[0]: period_key(n - 1)[1]})[1] != samples
+    part_bytes = [h.get(s.url("/" + p)).body for p in parts if p.startswith(seg[:-4] + ".")]
+    assert b"".join(part_bytes) == sealed, "the segment is its encrypted parts in turn"
+    from_parts = []
+    for p in part_bytes:
+        from_parts += cd.decrypt_segment(p, prot, ROTATED)[1]
+    assert from_parts == samples
+    # The decrypted samples decode: every video sample starts with a length-prefixed NAL unit that fits.
+    for track, sample in samples:
+        if track == 1:
+            (length,) = struct.unpack_from(">I", sample, 0)
+            assert 0 < length <= len(sample) - 4 and sample[4] & 0x80 == 0
+    # DASH says how (the same segments): ContentProtection with the KID and the common pssh.
+    r = h.get(s.url("/manifest.mpd"))
+    assert r.status == 200, r.status
+    check_mpd(r.text, "cbcs", {"common"}, kids=[k.hex() for k in ROTATED])
+    # No key route for CENC, and the key is nowhere in what the origin says.
+    assert h.get(s.url("/keys/0.key")).status == 404
+    assert KEY not in s.stderr().lower()
+    assert KEY not in h.get(s.url("/streams.json")).text.lower()
+
+
+def test_bad_input_is_one_line(origin_bin, media, tmp_path):
+    cpix_file, bad_cpix = tmp_path / "keys.xml", tmp_path / "bad.xml"
+    cpix_file.write_text(cpix_document())
+    bad_cpix.write_text(cpix_document().replace(base64.b64encode(bytes.fromhex(KEY)).decode(), "AAEC"))
+    for args, says in [
+        (["--encrypt", "cenc", "--key", f"{KID}:{KEY}", "--drm", "fairplay"], "FairPlay decrypts cbcs only"),
+        (["--encrypt", "cbcs"], "--encrypt cbcs needs --key KID:KEY, $HLS_ORIGIN_KEY or --cpix"),
+        (["--encrypt", "cbcs", "--cpix", str(tmp_path / "missing.xml")], "missing.xml: cannot be read"),
+        (["--encrypt", "cbcs", "--cpix", str(bad_cpix)], "no 16-byte PlainValue"),
+        (["--encrypt", "cenc", "--cpix", str(cpix_file)], "its content key is for cbcs, not cenc"),
+        (["--encrypt", "cbcs", "--key", "00:" + KEY], "--key takes KID:KEY"),
+        (["--encrypt", "cenc", "--key", f"{KID}:{KEY}", "--key-period", "10s"], "--key-period derives each period's KID"),
+        (["--drm", "widevine"], "--drm needs --encrypt cbcs or cenc"),
+        (["--encrypt", "aes-128", "--clear-lead", "4s"], "--clear-lead needs --encrypt cbcs or cenc"),
+    ]:
+        rc, err = run_package(origin_bin, media["vod.mp4"], str(tmp_path / "out"), *args)
+        lines = [ln for ln in err.splitlines() if ln.strip() and "Usage" not in ln and "help" not in ln]
+        assert rc > 0, args
+        assert says in err, (args, err)
+        assert len(lines) == 1, (args, err)
+        assert KEY not in err
+
+
+def b64url(data):
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+CLEARKEY_PAGE = """<!doctype html>
+<html><head><meta charset="utf-8"><title>clearkey</title></head>
+<body style="margin:0;background:#000">
+<video id="video" muted autoplay playsinline style="display:block;width:640px;height:360px"></video>
+<script type="module">
+const p = new URLSearchParams(location.search);
+const { default: Hls } = await import('/hls.mjs');
+const video = document.getElementById('video');
+// hls.js 1.6 takes the KID from the ClearKey EXT-X-KEY's data URI but makes no init data of it (it asks a
+// generateRequest filter, and ignores pssh boxes for ClearKey): the W3C "keyids" init data of that KID.
+const b64url = (bytes) => btoa(String.fromCharCode(...bytes)).replace(/\\+/g, '-').replace(/\\//g, '_').replace(/=+$/, '');
+const generateRequest = (type, data, ctx) => ({ initDataType: 'keyids',
+  initData: new TextEncoder().encode(JSON.stringify({ kids: [b64url(ctx.decryptdata.keyId)] })) });
+const hls = new Hls({ emeEnabled: true,
+  drmSystems: { 'org.w3.clearkey': { licenseUrl: '/license', generateRequest } } });
+window.hls = hls;
+hls.loadSource(p.get('src'));
+hls.attachMedia(video);
+hls.on(Hls.Events.MANIFEST_PARSED, () => video.play().catch(e => console.warn('play()', e.message)));
+</script></body></html>
+"""
+
+
+class ClearKeyLicence(http.server.SimpleHTTPRequestHandler):
+    """The page, hls.mjs, and POST /license: a ClearKey licence request (W3C EME §9.1.3: {"kids": [...]}) answered
+    with the key as a JSON Web Key Set when the KID is ours."""
+    requests = []
+
+    def log_message(self, *args):
+        pass
+
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        kids = json.loads(body or b"{}").get("kids", [])
+        ClearKeyLicence.requests.append(kids)
+        by_kid = {b64url(kid): b64url(key) for kid, key in ROTATED.items()}
+        by_kid[b64url(bytes.fromhex(KID))] = b64url(bytes.fromhex(KEY))
+        keys = [{"kty": "oct", "kid": k, "k": by_kid[k]} for k in kids if k in by_kid]
+        out = json.dumps({"keys": keys, "type": "temporary"}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(out)))
+        self.end_headers()
+        self.wfile.write(out)
+
+
+def test_hlsjs_plays_with_clearkey(live_cbcs, tmp_path):
+    need_chromium()
+    if not os.path.exists(procs.HLSJS_PATH):
+        pytest.skip(f"{procs.HLSJS_PATH} missing (scripts/install-deps fetches it)")
+    shutil.copy(procs.HLSJS_PATH, tmp_path / "hls.mjs")
+    (tmp_path / "clearkey.html").write_text(CLEARKEY_PAGE)
+    ClearKeyLicence.requests = []
+    handler = functools.partial(ClearKeyLicence, directory=str(tmp_path))
+    with procs.LoopbackHTTPServer(handler) as page:
+        src = live_cbcs.url("/index.m3u8")
+        res = chromium.chromium_play(page.base_url + "/clearkey.html?src=" + src, 4, startup_timeout=15)
+    print(chromium.summary(res))
+    # A licence request per key period played (1-s periods: several across the 4 s).
+    asked = {k for kids in ClearKeyLicence.requests for k in kids}
+    assert len(asked) >= 3 and asked <= {b64url(k) for k in ROTATED}, ClearKeyLicence.requests
+    # Keys and decryption are this test's point (like test_encryption's): a loose playback bound, no crypto error.
+    assert chromium.playback_problems(res, max_dropped=0.5, min_advance=0.5) == []
+    crypto = [e for e in res["errors"] if re.search(r"key|decrypt|eme|drm", str(e.get("details", "")), re.I)]
+    assert crypto == [], crypto[:3]
+
+
+def test_the_recording_keeps_the_encrypted_bytes_and_its_mpd_says_how(live_cbcs):
+    """Last in the module: it ends the live stream (the recording's manifest.mpd is written at its end)."""
+    s = live_cbcs
+    uri = [ln for ln in h.get(s.url("/stream.m3u8")).text.splitlines() if ln and not ln.startswith("#")][0]
+    served = h.get(s.url("/" + uri)).body
+    s.stop()
+    recorded = read(s.record, uri)
+    assert recorded == served
+    prot = cd.read_protection(read(s.record, "init.mp4"))
+    assert cd.decrypt_segment(recorded, prot, ROTATED)[2]["protected_bytes"] > 0
+    assert key_lines(open(os.path.join(s.record, "stream.m3u8")).read())[0]["METHOD"] == "SAMPLE-AES"
+    assert not os.path.exists(os.path.join(s.record, "keys"))
+    check_mpd(open(os.path.join(s.record, "manifest.mpd")).read(), "cbcs", {"common"}, kids=[k.hex() for k in ROTATED])
+
