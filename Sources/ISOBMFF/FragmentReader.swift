@@ -29,7 +29,9 @@ public struct WrittenFragment: Sendable {
         while r.offset < bytes.count {
             let (type, start, end) = try r.box()
             switch type {
-            case "styp":
+            case "styp", "emsg", "prft":
+                // Boxes a segment may carry before its moof (an event message: ID3 timed metadata) belong to the next
+                // fragment's prefix, passed on as they are.
                 r.offset = end
             case "moof":
                 var f = WrittenFragment(prefix: prefixStart..<start, header: start..<start, payload: 0..<0, sequenceNumber: 0, tracks: [])

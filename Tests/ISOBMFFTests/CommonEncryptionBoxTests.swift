@@ -158,6 +158,11 @@ struct CommonEncryptionBoxTests {
         again[0].isVideo = true
         #expect(try MediaSegmentBoxes.fragmentHeader(sequenceNumber: 7, tracks: again) == Array(first.prefix(first.count - 42)))
         #expect(throws: MP4Error.self) { try WrittenFragment.read(Array(first.dropLast())) }
+        // An event message before a moof (ID3 timed metadata) is that fragment's prefix, kept as it is.
+        let emsg: [UInt8] = [0, 0, 0, 12] + Array("emsg".utf8) + [1, 0, 0, 0]
+        let withEvent = try WrittenFragment.read(styp + emsg + first)
+        #expect(withEvent.count == 1 && withEvent[0].prefix == 0..<(styp.count + emsg.count))
+        #expect(throws: MP4Error.self) { try WrittenFragment.read(styp + [0, 0, 0, 8] + Array("free".utf8) + first) }
     }
 
     @Test func seigSampleGroup() throws {
