@@ -27,7 +27,7 @@ from hlsharness.testenv import IN_CI, missing, need, need_hlsjs  # noqa: E402,F4
 # module-scoped servers started once).
 HEAVY_MODULES = {
     "test_audio_languages_play", "test_auth", "test_captions", "test_cenc", "test_codecs_play", "test_dash", "test_deploy", "test_edge",
-    "test_embedded_example", "test_encryption", "test_format_change", "test_harness_selftest",
+    "test_embedded_example", "test_encryption", "test_events_play", "test_format_change", "test_harness_selftest",
     "test_ingest", "test_ladder", "test_ladder_selftest", "test_live_file", "test_live_pattern", "test_live_stdin",
     "test_metrics", "test_multistream", "test_operations", "test_push", "test_redundant", "test_reference_selftest",
     "test_single_file", "test_thumbnails_page", "test_tls",
@@ -43,9 +43,11 @@ HEAVY_MODULES = {
 # beside the light modules is the rest of the heavy worker's modules (live ladders, DASH, the sandbox).
 # A browser module that bounds no frame drops or stalls (its checks are what was decoded, or a picture compared with a
 # frame) runs beside the light modules: test_audio_languages_play, test_thumbnails_page, test_encryption and
-# test_cenc (which check keys and decryption, their playback bound loose).
+# test_cenc (which check keys and decryption, their playback bound loose), test_captions (cue texts and times) and
+# test_events_play (dateranges and interstitial events).
 BROWSER_SOLO_MODULES = HEAVY_MODULES - {"test_dash", "test_deploy", "test_ladder_selftest", "test_audio_languages_play",
-                                        "test_thumbnails_page", "test_encryption", "test_captions", "test_cenc"}
+                                        "test_thumbnails_page", "test_encryption", "test_captions", "test_cenc",
+                                        "test_events_play"}
 # In those, only the tests that play in Chromium (directly or through a helper of their module) are solo: the others
 # (playlist checks, ffmpeg reads, signatures) run beside the light modules, so a module of ten tests does not wait ten
 # times for the machine (test_auth's nine waits added four minutes to a run). Whole modules stay solo where every test
