@@ -189,6 +189,29 @@ public enum ISOBMFFFuzz {
         }
     }
 
+    // MARK: cues
+
+    /// What rides beside the pictures, from untrusted inputs: SCTE-35 `splice_info_section`s (an MPEG-TS 0x86 PID) and
+    /// A/53 caption SEI (H.264 and H.265 access units). A section the parser takes is its own `bytes`, which parse to
+    /// the same section again, with a splice time within 33 bits; the caption scan never traps, and a prefix SEI
+    /// written for caption data it reads as captions again.
+    public static func cues(_ data: [UInt8]) throws(FuzzInvariantViolation) {
+        if let s = try? SpliceInfoSection(data) {
+            try require(data.starts(with: s.bytes), "cues: a section's bytes are not what it was read from")
+            try require((try? SpliceInfoSection(s.bytes)) == s, "cues: a section's own bytes parse differently")
+            if let t = s.spliceTime { try require(t >= 0 && t < (1 << 33), "cues: splice time \(t) beyond 33 bits") }
+        }
+        _ = SEI.captions(inAccessUnit: data, hevc: false)
+        _ = SEI.captions(inAccessUnit: data, hevc: true)
+        if let nal = SEI.hevcCaptionNAL(ccData: data) {
+            let n = nal.count
+            let sample = [UInt8(n >> 24 & 0xFF), UInt8(n >> 16 & 0xFF), UInt8(n >> 8 & 0xFF), UInt8(n & 0xFF)] + nal
+            let valid = stride(from: 0, to: data.count / 3 * 3, by: 3).contains { data[$0] & 0x04 != 0 && data[$0] & 0x03 != 1 }
+            try require(!valid || !SEI.captions(inAccessUnit: sample, hevc: true).isEmpty,
+                        "cues: written caption SEI reads as no captions")
+        }
+    }
+
     // MARK: codecs
 
     /// The parsers of the codecs copied beside H.264 and AAC, on the same bytes: H.265 (record, SPS, samples, HDR

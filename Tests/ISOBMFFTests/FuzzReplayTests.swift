@@ -6,7 +6,7 @@ import TestSupport
 /// started from) goes through the same body as the libFuzzer target, so a fixed crash stays fixed without
 /// building the fuzzers. A trap would crash this test process; a broken invariant fails the test.
 @Suite struct FuzzReplayTests {
-    @Test(arguments: ["annexb", "sps", "avcc", "adts", "boxreader", "codecs"])
+    @Test(arguments: ["annexb", "sps", "avcc", "adts", "boxreader", "codecs", "cues"])
     func replaySeeds(target: String) throws {
         let files = try FuzzSeeds.files(target)
         for (name, bytes) in files {
@@ -17,6 +17,7 @@ import TestSupport
                 case "avcc": try ISOBMFFFuzz.avcc(bytes)
                 case "adts": try ISOBMFFFuzz.adts(bytes)
                 case "codecs": try ISOBMFFFuzz.codecs(bytes)
+                case "cues": try ISOBMFFFuzz.cues(bytes)
                 default: try ISOBMFFFuzz.boxReader(bytes)
                 }
             } catch { Issue.record("\(target)/\(name): \(error)") }
