@@ -1,4 +1,5 @@
 import ISOBMFF
+import MediaCore
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -101,14 +102,8 @@ public struct CPIXDocument: Sendable, Equatable {
 
     /// 16 bytes of an `8-4-4-4-12` UUID (or 32 bare hex digits).
     static func uuidBytes(_ text: String) -> [UInt8]? {
-        let digits = Array(text.filter { $0 != "-" }.utf8)
-        guard digits.count == 32 else { return nil }
-        var out: [UInt8] = []
-        for i in stride(from: 0, to: 32, by: 2) {
-            guard let b = UInt8(String(decoding: digits[i..<(i + 2)], as: UTF8.self), radix: 16) else { return nil }
-            out.append(b)
-        }
-        return out
+        guard let bytes = HexBytes.decode(text), bytes.count == 16 else { return nil }
+        return bytes
     }
 }
 

@@ -28,15 +28,8 @@ public enum DRMSystem: String, Sendable, Hashable, CaseIterable {
 /// `8-4-4-4-12` hexadecimal UUIDs.
 enum UUIDText {
     static func bytes(_ text: StaticString) -> [UInt8] {
-        let digits = "\(text)".filter { $0 != "-" }
-        var out: [UInt8] = []
-        var i = digits.startIndex
-        while i < digits.endIndex {
-            let next = digits.index(i, offsetBy: 2)
-            out.append(UInt8(digits[i..<next], radix: 16)!)
-            i = next
-        }
-        return out
+        guard let bytes = HexBytes.decode("\(text)"), bytes.count == 16 else { preconditionFailure("not a UUID: \(text)") }
+        return bytes
     }
 }
 

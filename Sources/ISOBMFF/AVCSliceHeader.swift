@@ -67,17 +67,7 @@ public struct AVCSliceHeaderReader: SliceHeaderSizing {
         let nalType = first & 0x1F
         guard (1...5).contains(nalType) else { return nil }
         // RBSP of the first bytes (a slice header is short) and where each RBSP byte was in the NAL unit.
-        var rbsp: [UInt8] = [], origin: [Int] = []
-        var zeros = 0
-        var i = nal.startIndex + 1
-        while i < nal.endIndex, rbsp.count < 256 {
-            let b = nal[i]
-            if zeros >= 2 && b == 3 { zeros = 0; i += 1; continue }
-            rbsp.append(b)
-            origin.append(i - nal.startIndex)
-            zeros = b == 0 ? zeros + 1 : 0
-            i += 1
-        }
+        let (rbsp, origin) = SPSInfo.rbspPrefix(nal, headerBytes: 1, limit: 256)
         var r = BitReader(rbsp, truncated: .invalidH264("slice header truncated"))
         guard let bits = try? headerBits(&r, nalType: nalType, nalRefIdc: (first >> 5) & 3) else { return nil }
         let bytes = (bits + 7) / 8

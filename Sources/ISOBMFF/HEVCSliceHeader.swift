@@ -57,17 +57,7 @@ public struct HEVCSliceHeaderReader: SliceHeaderSizing {
         guard nal.count > 2 else { return nil }
         let type = HEVC.type(nal[nal.startIndex])
         guard type < 32 else { return nil }
-        var rbsp: [UInt8] = [], origin: [Int] = []
-        var zeros = 0
-        var i = nal.startIndex + 2
-        while i < nal.endIndex, rbsp.count < 512 {
-            let b = nal[i]
-            if zeros >= 2 && b == 3 { zeros = 0; i += 1; continue }
-            rbsp.append(b)
-            origin.append(i - nal.startIndex)
-            zeros = b == 0 ? zeros + 1 : 0
-            i += 1
-        }
+        let (rbsp, origin) = SPSInfo.rbspPrefix(nal, headerBytes: 2, limit: 512)
         var r = BitReader(rbsp, truncated: .invalidHEVC("slice header truncated"))
         guard let bits = try? headerBits(&r, type: type), bits % 8 == 0, bits > 0, bits / 8 <= origin.count else { return nil }
         return origin[bits / 8 - 1] + 1

@@ -97,6 +97,23 @@ public struct SPSInfo: Sendable, Equatable {
         (32, 11), (80, 33), (18, 11), (15, 11), (64, 33), (160, 99), (4, 3), (3, 2), (2, 1)]
 
     /// NAL payload -> RBSP: drops each emulation_prevention_three_byte (00 00 03 -> 00 00), H.264 §7.4.1.
+    /// Up to `limit` RBSP bytes of `nal` after its `headerBytes`-byte header, and for each the offset in `nal` it was
+    /// read from (emulation prevention bytes skipped): where a header that ends at an RBSP bit ends in the NAL unit.
+    static func rbspPrefix(_ nal: ArraySlice<UInt8>, headerBytes: Int, limit: Int) -> (rbsp: [UInt8], origin: [Int]) {
+        var rbsp: [UInt8] = [], origin: [Int] = []
+        var zeros = 0
+        var i = nal.startIndex + headerBytes
+        while i < nal.endIndex, rbsp.count < limit {
+            let b = nal[i]
+            if zeros >= 2 && b == 3 { zeros = 0; i += 1; continue }
+            rbsp.append(b)
+            origin.append(i - nal.startIndex)
+            zeros = b == 0 ? zeros + 1 : 0
+            i += 1
+        }
+        return (rbsp, origin)
+    }
+
     static func rbsp(_ payload: some Collection<UInt8>) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(payload.count)

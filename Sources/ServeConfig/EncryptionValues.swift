@@ -1,4 +1,5 @@
 import ArgumentParser
+import MediaCore
 
 /// `--encrypt` / `encrypt`: how segments are protected: `aes-128` (whole-segment AES-128-CBC, RFC 8216 §5.2), or
 /// sample encryption (ISO/IEC 23001-7) as `cbcs` (AES-CBC 1:9 pattern, `SAMPLE-AES`) or `cenc` (AES-CTR,
@@ -80,17 +81,10 @@ public struct ContentKeyText: OptionValue, Hashable {
         guard digits.utf8.allSatisfy({ UInt8(ascii: "0")...UInt8(ascii: "9") ~= $0 || UInt8(ascii: "a")...UInt8(ascii: "f") ~= $0 | 0x20 }) else {
             throw OptionError(" takes 32 hexadecimal digits (16 bytes); the value given has other characters")
         }
-        guard digits.utf8.count == 32 else {
+        guard digits.utf8.count == 32, let bytes = HexBytes.decode(digits) else {
             throw OptionError(" takes 32 hexadecimal digits (16 bytes); the value given has \(digits.utf8.count)")
         }
-        var out: [UInt8] = []
-        var i = digits.startIndex
-        while i < digits.endIndex {
-            let next = digits.index(i, offsetBy: 2)
-            out.append(UInt8(digits[i..<next], radix: 16)!)
-            i = next
-        }
-        return out
+        return bytes
     }
 
     /// Never the key.

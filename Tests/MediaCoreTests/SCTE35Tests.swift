@@ -1,4 +1,5 @@
 import Testing
+import TestSupport
 @testable import MediaCore
 
 /// SCTE-35 sections checked against threefive 3.1.5 (PyPI), the independent decoder.
@@ -11,16 +12,7 @@ import Testing
     /// unique_program_id 1.
     static let spliceInsert = hex("fc302500000000000000fff01405000000017feffe000dbba0fe002932e00001000000001fe7080c")
 
-    static func hex(_ s: String) -> [UInt8] {
-        var out: [UInt8] = []
-        var i = s.startIndex
-        while i < s.endIndex {
-            let j = s.index(i, offsetBy: 2)
-            out.append(UInt8(s[i..<j], radix: 16)!)
-            i = j
-        }
-        return out
-    }
+    static func hex(_ s: String) -> [UInt8] { TestSupport.hex(s) }
 
     @Test func timeSignalWithSegmentationDescriptor() throws {
         let s = try SpliceInfoSection(Self.timeSignal)
