@@ -58,14 +58,14 @@ struct PushTarget: Sendable {
 extension ServeCommand {
     /// `--no-serve`: the pipelines feed the pushers (and recorders), no listener. Ends when every input has ended
     /// (after the final playlists are pushed) or on Ctrl-C.
-    func pushOnly(_ streams: [ServedStream]) async {
+    func pushOnly(_ streams: [ServedStream], signals: SignalWatcher) async {
         for stream in streams {
             guard let pusher = stream.pusher else { continue }
             let method = pusher.configuration.method
             Console.say("pushing to \(pusher.configuration.url) (\(method.rawValue)\(pusher.configuration.deleteExpired ? ", DELETE of expired segments" : ""); playlist \(pusher.configuration.url)index.m3u8), no local server", stream: stream.name)
         }
         let interrupted = PipelineOutcome()
-        let signals = SignalWatcher { interrupted.set(.finished) }
+        signals.onShutdown { interrupted.set(.finished) }
         streams.forEach { $0.start() }
         while interrupted.isRunning && streams.contains(where: \.isRunning) {
             try? await Task.sleep(for: .milliseconds(100))
@@ -73,7 +73,6 @@ extension ServeCommand {
         streams.forEach { $0.pipeline.stop() }
         streams.forEach { $0.stop() }
         for stream in streams { if let pusher = stream.pusher { await finishPush(pusher, stream: stream.name) } }
-        _ = signals
         var failure: String?
         for stream in streams {
             if case .failed(let message) = stream.outcome.get() { failure = failure ?? "\(stream.label)input failed: \(message)" }

@@ -175,6 +175,7 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        let signals = SignalWatcher()
         // SIGHUP reloads --config (or says it has none): it never ends the process.
         let reloads = ReloadSignal()
         let logger = makeLogger(level: logLevel, format: logFormat)
@@ -183,7 +184,7 @@ struct ServeCommand: AsyncParsableCommand {
         let streams = openStreams(plan, factory: factory)
         if pushing.noServe {
             let hups = Task { for await _ in reloads.signals { Self.reloadRefused() } }
-            await pushOnly(streams)
+            await pushOnly(streams, signals: signals)
             hups.cancel()
             return
         }
@@ -207,7 +208,7 @@ struct ServeCommand: AsyncParsableCommand {
                 started.start()
             })
         }
-        let signals = SignalWatcher { serverTask.cancel() }
+        signals.onShutdown { serverTask.cancel() }
         let configPath = self.configPath
         let reloading = Task { for await _ in reloads.signals { await manager.reload(configPath: configPath) } }
         let status = StatusLine.onTerminal(quiet: quiet)

@@ -58,18 +58,38 @@ final class PipelineOutcome: @unchecked Sendable {
     var isRunning: Bool { if case .running = get() { true } else { false } }
 }
 
-/// SIGINT/SIGTERM -> a clean shutdown (the handler runs once; a second signal exits at once).
+/// SIGINT/SIGTERM -> a clean shutdown (the handler runs once; a second signal exits at once). Made first thing, so a
+/// signal that comes while the inputs are still being opened is kept until there is something to stop (`onShutdown`)
+/// instead of ending the process with the signal's default action.
 final class SignalWatcher: @unchecked Sendable {
+    // @unchecked: `sources` is set in init only; the rest is under the lock.
     private var sources: [DispatchSourceSignal] = []
-    init(_ handler: @escaping @Sendable () -> Void) {
+    private let lock = NSLock()
+    private var requested = false
+    private var action: (@Sendable () -> Void)?
+
+    init() {
         for sig in [SIGINT, SIGTERM] {
-            var fired = false
-            sources.append(signalSource(sig) {
-                if fired { exit(130) }
-                fired = true
-                handler()
-            })
+            sources.append(signalSource(sig) { self.fire() })   // lives as long as the process
         }
+    }
+
+    /// What a signal does: at once if one has already come.
+    func onShutdown(_ handler: @escaping @Sendable () -> Void) {
+        let already = lock.withLock { () -> Bool in
+            action = handler
+            return requested
+        }
+        if already { handler() }
+    }
+
+    private func fire() {
+        let (again, action) = lock.withLock { () -> (Bool, (@Sendable () -> Void)?) in
+            defer { requested = true }
+            return (requested, self.action)
+        }
+        if again { exit(130) }
+        action?()
     }
 }
 

@@ -49,8 +49,10 @@ def blocked_requests(url, n):
 
 @pytest.mark.parametrize("sig", SIGNALS, ids=lambda s: s.name)
 def test_during_the_first_segment(start_origin, sig):
+    # The server is up (its page answers) and the test pattern's first segment (1 s) is being encoded. A fixed sleep
+    # after the start (0.4 s) was once, on a loaded machine, before the process had even reached its own code.
     s = start_origin(wait=False)
-    time.sleep(0.4)
+    assert http.wait_for_200(s.url("/"), 20, proc=s.proc, interval=0.02), s.stderr()[-2000:]
     stop_and_time(s, sig)
 
 
