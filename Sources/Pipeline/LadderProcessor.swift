@@ -2,7 +2,7 @@ import FFmpegBridge
 import MediaCore
 
 /// The encoded video rungs of a ladder from one input stream: one decode, then per rung one libswscale pass and
-/// one libx264 encode (no decode per rung). Every rung forces its IDRs at the same media times, so segment N and
+/// one encode (no decode per rung), the rungs of a picture at the same time on every core (`RungWork`). Every rung forces its IDRs at the same media times, so segment N and
 /// part N.i start at the same time in every rung: on the segment grid, or — when a `source` rung copies the
 /// input — at the source's keyframe times.
 final class LadderVideoProcessor: StreamProcessor {
@@ -68,8 +68,9 @@ final class LadderVideoProcessor: StreamProcessor {
             // Keyframes whose frame never came out of the decoder (corrupt input): forget the old ones.
             sourceKeyframes = sourceKeyframes.filter { $0 > frame.pts }
         }
-        for (i, r) in rungs.enumerated() {
-            out[i] += try r.stage.encode(try r.scaler.scale(frame), pts: pts, forceKeyframe: key)
+        let encoded = try RungWork.map(rungs.count) { i in
+            try rungs[i].stage.encode(try rungs[i].scaler.scale(frame), pts: pts, forceKeyframe: key)
         }
+        for (i, samples) in encoded.enumerated() { out[i] += samples }
     }
 }

@@ -69,11 +69,13 @@ final class TestPatternSource: MediaSource {
         }
         let dueMicros = MediaTime.rescale(index, timeBase: timeBase, to: 1_000_000)
         let wall = WallClock(millisecondsSince1970: Int64(wallStart.timeIntervalSince1970 * 1000) + dueMicros / 1000)
-        for (t, rung) in rungs.enumerated() {
-            var frame = rung.generator.videoFrame(index: index, wallClock: wall)
-            frame.pts = MediaTime.rescale(index, timeBase: timeBase, to: rung.stage.timescale)
-            batch.events.append(.samples(track: t, try rung.stage.encode(frame), wallClock: wall))
+        // Each rung draws and encodes its picture on a core of its own (`RungWork`).
+        let encoded = try RungWork.map(rungs.count) { [index] t in
+            var frame = rungs[t].generator.videoFrame(index: index, wallClock: wall)
+            frame.pts = MediaTime.rescale(index, timeBase: timeBase, to: rungs[t].stage.timescale)
+            return try rungs[t].stage.encode(frame)
         }
+        for (t, samples) in encoded.enumerated() { batch.events.append(.samples(track: t, samples, wallClock: wall)) }
         // Audio up to the end of this frame's interval.
         let audioEnd = MediaTime.rescale(index + 1, timeBase: timeBase, to: 48_000)
         if audioEnd > audioPosition {
