@@ -36,11 +36,13 @@ HEAVY_MODULES = {
 
 # Modules (or tests marked `solo`) that need the whole machine: hls.js playing in Chromium with frame-drop and stall
 # bounds (1% dropped frames at 30 fps leaves no room for a second worker's load on 2 cores: two parallel runs each
-# failed one such test). A solo test takes a file lock exclusively; every light module (neither heavy nor solo) holds
-# it shared for its whole run, so a solo test waits for the light modules running to end and no new one starts
-# meanwhile (an intent lock in front keeps the solo test from being starved). A light module never waits in the
-# middle: its module-scoped live servers would move on (a 404 for a segment its tests were about to fetch). What runs
-# beside the light modules is the rest of the heavy worker's modules (live ladders, DASH, the sandbox).
+# failed one such test). scripts/test runs them in a phase of their own after the rest (`-m solo`, serial; the
+# conftest adds the marker). For a hand-run `pytest -n N` over the whole suite, a solo test takes a file lock
+# exclusively; every light module (neither heavy nor solo) holds it shared for its whole run, so a solo test waits
+# for the light modules running to end and no new one starts meanwhile (an intent lock in front keeps the solo test
+# from being starved). A light module never waits in the middle: its module-scoped live servers would move on (a 404
+# for a segment its tests were about to fetch). What runs beside the light modules is the rest of the heavy worker's
+# modules (live ladders, DASH, the sandbox).
 # A browser module that bounds no frame drops or stalls (its checks are what was decoded, or a picture compared with a
 # frame) runs beside the light modules: test_audio_languages_play, test_thumbnails_page, test_encryption and
 # test_cenc (which check keys and decryption, their playback bound loose), test_captions (cue texts and times) and
@@ -93,6 +95,11 @@ def _plays_in_browser(item):
     return any(c in src for c in BROWSER_CALLS) or any(f"{h}(" in src for h in _browser_helpers[module])
 
 
+def _is_solo(item):
+    return (_module_kind(item.module) == "solo" or item.get_closest_marker("solo") is not None
+            or _plays_in_browser(item))
+
+
 @contextlib.contextmanager
 def _machine_lock(exclusive):
     """The machine's lock: exclusive for a solo test, shared for a light module (its whole run: its module-scoped
@@ -128,14 +135,24 @@ def _module_share(request):
 @pytest.fixture(autouse=True)
 def _machine_share(request):
     """Under pytest-xdist, a solo test holds the machine alone (the light modules running end first; no other starts)."""
-    item = request.node
-    solo = (_module_kind(item.module) == "solo" or item.get_closest_marker("solo") is not None
-            or _plays_in_browser(item))
-    if not os.environ.get("PYTEST_XDIST_WORKER") or not solo:
+    if not os.environ.get("PYTEST_XDIST_WORKER") or not _is_solo(request.node):
         yield
         return
     with _machine_lock(exclusive=True):
         yield
+
+
+def pytest_runtest_logreport(report):
+    """E2E_TIMELINE=FILE: one JSON line per test phase (worker, test, phase, start, stop, outcome), so a run's
+    schedule (which worker ran what, who waited for the machine lock) can be read afterwards."""
+    path = os.environ.get("E2E_TIMELINE")
+    if not path or getattr(report, "node", None) is not None:  # under xdist, the workers write, not the controller
+        return
+    import json
+    with open(path, "a") as f:
+        f.write(json.dumps({"worker": os.environ.get("PYTEST_XDIST_WORKER", "main"), "test": report.nodeid,
+                            "phase": report.when, "start": report.start, "stop": report.stop,
+                            "outcome": report.outcome}) + "\n")
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's worker reads the groups into the node ids
@@ -144,6 +161,8 @@ def pytest_collection_modifyitems(config, items):
         module = item.module.__name__.rsplit(".", 1)[-1]
         heavy = module in HEAVY_MODULES or item.get_closest_marker("heavy") is not None
         item.add_marker(pytest.mark.xdist_group("heavy" if heavy else module))
+        if _is_solo(item) and item.get_closest_marker("solo") is None:
+            item.add_marker(pytest.mark.solo)   # so `-m solo` / `-m "not solo"` select them (scripts/test)
 
 
 @pytest.fixture(scope="session")

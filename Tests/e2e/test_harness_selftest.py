@@ -172,3 +172,10 @@ def test_playback_requirements_logic():
         bad = dict(ok, **{k: v})
         probs = chromium.playback_problems(bad)
         assert any(needle in p for p in probs), (k, probs)
+    # Drops while hls.js plays faster than real time to reach the live edge have their own bound (5%), and are not
+    # counted against the 1% one; past either bound, the result fails.
+    assert chromium.playback_problems(dict(ok, dropped_frames=20, dropped_catching_up=19)) == []
+    assert any("faster than real time" in p
+               for p in chromium.playback_problems(dict(ok, dropped_frames=60, dropped_catching_up=50)))
+    assert any("dropped 10/900" in p
+               for p in chromium.playback_problems(dict(ok, dropped_frames=30, dropped_catching_up=20)))

@@ -73,6 +73,7 @@ POLL_JS = r"""
                events: (window.__events || []).slice(-20)};
   if (v) {
     out.t = v.currentTime; out.paused = v.paused; out.readyState = v.readyState; out.ended = v.ended;
+    out.rate = v.playbackRate;
     out.videoWidth = v.videoWidth; out.videoHeight = v.videoHeight;
     out.audioDecodedBytes = v.webkitAudioDecodedByteCount;
     out.mediaError = v.error ? (v.error.code + ': ' + v.error.message) : null;
@@ -413,6 +414,23 @@ def chromium_play(url, seconds=30, poll=0.5, startup_timeout=10.0, screenshots=T
             else:
                 max_stall = max(max_stall, s["mono"] - ref["mono"])
         res["max_stall_s"] = max_stall
+        # Where frames were dropped: (seconds after start, frames, playbackRate, hls.latency) per sample that added any.
+        # Frames dropped between two samples of which either had playbackRate above 1 were dropped while hls.js
+        # played faster than real time to reach its target latency (maxLiveSyncPlaybackRate): kept apart as
+        # dropped_catching_up, bounded on their own in playback_problems.
+        drops, prev, prev_rate, catching_up = [], None, None, 0
+        for s in samples[samples.index(t_first_sample):]:
+            d = s.get("droppedFrames")
+            if d is not None and prev is not None and d > prev:
+                drops.append((round(s["mono"] - t_start, 1), d - prev, s.get("rate"),
+                              round(s["latency"], 2) if isinstance(s.get("latency"), (int, float)) else None))
+                if max(s.get("rate") or 1.0, prev_rate or 1.0) > 1.0:
+                    catching_up += d - prev
+            if d is not None:
+                prev = d
+            prev_rate = s.get("rate")
+        res["drops"] = drops[:20]
+        res["dropped_catching_up"] = catching_up
         after = samples[samples.index(t_first_sample):]
         res["max_buffered_ranges"] = max(len(s.get("buffered") or []) for s in after)
         res["buffered_gaps"] = [(round(s["mono"] - t_start, 1), s["buffered"]) for s in after
@@ -453,7 +471,7 @@ def _median(xs):
 
 
 def playback_problems(res, max_startup=5.0, min_advance=0.9, max_dropped=0.01, min_luma=10.0, min_diff=0.5,
-                      require_screens=True):
+                      require_screens=True, max_dropped_catching_up=0.05):
     """The issue's playback requirements; returns a list of violated ones (empty = pass)."""
     p = []
     if not res.get("has_hls"):
@@ -471,11 +489,16 @@ def playback_problems(res, max_startup=5.0, min_advance=0.9, max_dropped=0.01, m
     if res["bad_errors"]:
         p.append(f"hls.js errors {sorted({e['details'] for e in res['bad_errors']})}: {res['bad_errors'][:3]}")
     tf, df = res.get("total_frames"), res.get("dropped_frames")
+    cu = res.get("dropped_catching_up", 0)
     if df is not None:
-        df -= res.get("dropped_by_screenshots", 0)
+        df -= res.get("dropped_by_screenshots", 0) + cu
     if tf is not None and tf > 0 and df is not None and df / tf >= max_dropped:
         p.append(f"dropped {df}/{tf} frames (>= {max_dropped:.0%}, not counting "
-                 f"{res.get('dropped_by_screenshots', 0)} dropped while the harness took screenshots)")
+                 f"{res.get('dropped_by_screenshots', 0)} dropped while the harness took screenshots and {cu} while "
+                 f"hls.js played faster than real time to reach the live edge)")
+    if tf is not None and tf > 0 and cu / tf >= max_dropped_catching_up:
+        p.append(f"dropped {cu}/{tf} frames while hls.js played faster than real time to reach the live edge "
+                 f"(>= {max_dropped_catching_up:.0%}): {res.get('drops')}")
     if res.get("max_buffered_ranges") and res["max_buffered_ranges"] > 1:
         p.append(f"buffered ranges have gaps: {res['buffered_gaps']}")
     if res.get("media_error"):
@@ -504,7 +527,7 @@ def summary(res):
     keys = ("started", "startup_s", "advance_ratio", "max_stall_s", "total_frames", "dropped_frames",
             "max_buffered_ranges", "latency_median", "pdt_lag_median", "lumas", "screenshot_diff", "version",
             "dropped_by_screenshots",
-            "low_latency_mode", "video_size", "waiting_events")
+            "low_latency_mode", "video_size", "waiting_events", "drops", "dropped_catching_up")
     if res.get("startup_stalls"):
         keys = keys + ("startup_stalls",)
     out = {k: (round(res[k], 3) if isinstance(res.get(k), float) else res.get(k)) for k in keys}
