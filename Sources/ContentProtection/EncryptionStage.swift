@@ -13,6 +13,7 @@ import Synchronization
 /// a CBC stream cannot serve as a byte range) are dropped; a part's `offset` still says where its clear bytes began.
 public final class EncryptionStage: PresentationConsumer, Sendable {
     private let downstream: any PresentationConsumer
+    public var holdBackMillis: Int64 { downstream.holdBackMillis }
     private let schedule: KeySchedule
 
     private struct State {

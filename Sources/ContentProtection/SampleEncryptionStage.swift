@@ -21,6 +21,7 @@ import Synchronization
 /// `traf` saying so (a `seig` entry with isProtected 0), and carry no `encryption` (no `EXT-X-KEY` before them).
 public final class SampleEncryptionStage: PresentationConsumer, Sendable {
     private let downstream: any PresentationConsumer
+    public var holdBackMillis: Int64 { downstream.holdBackMillis }
     public let protection: SampleProtection
     /// The first segments covering this much media stay clear (`--clear-lead`).
     public let clearLead: MediaTime?

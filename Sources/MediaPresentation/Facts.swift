@@ -167,6 +167,14 @@ extension PresentationEvent {
 /// Anything that takes a producer's events: a live presentation, a VOD writer, a recorder, a pusher.
 public protocol PresentationConsumer: Sendable {
     func consume(_ event: PresentationEvent) throws
+    /// Milliseconds the producer should wait before it hands over the next segment, 0 to go on: a live window whose
+    /// evicted segments must all stay available (RFC 8216 §6.2.2) and that holds as many as it may says how long
+    /// until its oldest one may go. A stage in front of other consumers passes theirs on.
+    var holdBackMillis: Int64 { get }
+}
+
+extension PresentationConsumer {
+    public var holdBackMillis: Int64 { 0 }
 }
 
 /// One producer → several consumers, in order. A consumer that throws stops the fan-out (the producer
@@ -177,6 +185,7 @@ public struct FanOut: PresentationConsumer {
     public func consume(_ event: PresentationEvent) throws {
         for c in consumers { try c.consume(event) }
     }
+    public var holdBackMillis: Int64 { consumers.map(\.holdBackMillis).max() ?? 0 }
 }
 
 /// Where the parts of a single-file rendition sit in its file (`package --single-file`):

@@ -22,8 +22,12 @@ public enum WaitCondition: Sendable, Equatable {
 ///   corresponding media segment MUST remain available to clients for a period of time equal to the duration of
 ///   the segment plus the duration of the longest Playlist file distributed by the server containing that
 ///   segment." An evicted segment is kept until that much wall-clock time has passed since its eviction
-///   (the playlist's duration when it was evicted, which is the longest playlist that listed it), and at most
-///   `maxRetained` segments are kept (memory bound when the input is read much faster than real time).
+///   (the playlist's duration when it was evicted, which is the longest playlist that listed it). At most
+///   `maxRetained` segments or `maxRetainedBytes`, whichever is more, are kept (the memory bound when the input is
+///   read much faster than real time): the producer is then held back until the oldest may go
+///   (`millisUntilRetentionRoom`); one that does not wait (an app's own producer that ignores it) makes the oldest
+///   go early. With a recording (`spill`), a segment evicted then is kept as its stand-in instead (read back from
+///   disk if asked for), and the producer is not held back.
 /// - Time-shift (`history`, live windows only): the playlist lists at least `history` of media (evicting by
 ///   time, never below `windowSize` segments); only the newest `windowSize` segments stay as they were
 ///   published: an older one is handed to `spill`, which returns a small stand-in payload (a reference to the
@@ -41,6 +45,11 @@ public final class LiveWindow<Payload: Sendable>: Sendable {
     public let playlistType: MediaPlaylist.PlaylistType?
     public let policy: TimingPolicy
     public let maxRetained: Int
+    /// Evicted segments' bytes kept whatever their count: the retention holds up to `maxRetained` segments or this
+    /// many bytes, whichever is more (16 MiB: a 240p stream's evicted segments are small, and at `maxRetained` alone
+    /// an input read 15 times faster than real time would already be held back).
+    public let maxRetainedBytes: Int
+    public static var defaultMaxRetainedBytes: Int { 16 << 20 }
     /// Monotonic milliseconds (injected so tests control time).
     private let clock: @Sendable () -> Int64
     /// Gives the stand-in payload of a segment that leaves the hot part of a time-shift window (see the type's
@@ -67,6 +76,10 @@ public final class LiveWindow<Payload: Sendable>: Sendable {
         var retained: [StoredSegment<Payload>] = []
         /// Per retained segment: the monotonic millisecond after which it may go.
         var expiry: [Int64] = []
+        /// Per retained segment, the bytes it holds in memory (0: spilled to the recording); their sum and count.
+        var retainedHeld: [Int] = []
+        var retainedBytes = 0
+        var retainedInMemory = 0
         var partial: [StoredPart<Payload>] = []
         /// Timed events listed with the segments (`EXT-X-DATERANGE`, the MPD's `EventStream`).
         var events = EventList()
@@ -84,6 +97,7 @@ public final class LiveWindow<Payload: Sendable>: Sendable {
 
     public init(windowSize: Int = 6, playlistType: MediaPlaylist.PlaylistType? = nil,
                 policy: TimingPolicy = TimingPolicy(targetDuration: 1), maxRetained: Int? = nil,
+                maxRetainedBytes: Int = LiveWindow.defaultMaxRetainedBytes,
                 clock: @escaping @Sendable () -> Int64 = LiveWindowClock.monotonicMilliseconds,
                 history: MediaTime? = nil, spill: Spill? = nil) {
         precondition(windowSize >= 1, "windowSize must be at least 1")
@@ -92,6 +106,7 @@ public final class LiveWindow<Payload: Sendable>: Sendable {
         self.playlistType = playlistType
         self.policy = policy
         self.maxRetained = maxRetained ?? windowSize * 16
+        self.maxRetainedBytes = maxRetainedBytes
         self.clock = clock
         self.historyMillis = history.map(Self.millis)
         self.spill = spill
@@ -99,6 +114,18 @@ public final class LiveWindow<Payload: Sendable>: Sendable {
     }
 
     public func snapshot() -> WindowSnapshot<Payload> { state.withLock { $0.snapshot } }
+
+    /// 0 while another evicted segment can be kept; else the milliseconds until the oldest one's retention ends. The
+    /// producer waits that long before its next segment (`PresentationConsumer.holdBackMillis`), so an input read
+    /// faster than real time never makes a segment leave before RFC 8216 §6.2.2 allows: `maxRetained` bounds the
+    /// memory by holding the producer back, not by shortening the retention.
+    public func millisUntilRetentionRoom() -> Int64 {
+        state.withLock { s in
+            // With a recording, what does not fit in memory is kept as its stand-in (`evict`): no need to wait.
+            guard spill == nil, isFull(s.retainedInMemory, s.retainedBytes), let first = s.expiry.first else { return 0 }
+            return max(0, first - clock() + 1)
+        }
+    }
 
     /// Lists `n` segments from the next publication on: a smaller window lets its oldest go then (into retention,
     /// as any evicted segment), a larger one keeps more as they come. `maxRetained` stays as it was made.
@@ -195,7 +222,7 @@ public final class LiveWindow<Payload: Sendable>: Sendable {
                             s.window.appendCold(old.spilled(to: standIn))
                         } else {
                             // Not on disk: the history ends here (a playlist lists contiguous segments).
-                            for cold in s.window.removeAllCold() { evict(cold, &s, now: now) }
+                            for cold in s.window.removeAllCold() { evict(cold, &s, now: now, spilled: true) }
                             evict(old, &s, now: now)
                         }
                     }
@@ -210,19 +237,38 @@ public final class LiveWindow<Payload: Sendable>: Sendable {
             }
             // A live window lists an event while its segments are listed; EVENT and VOD keep every one.
             if playlistType == nil, let first = s.window.first?.info.programDateTime { _ = s.events.prune(before: first) }
-            var drop = 0
-            while drop < s.retained.count && (s.expiry[drop] < now || s.retained.count - drop > maxRetained) { drop += 1 }
+            var drop = 0, droppedBytes = 0, droppedInMemory = 0
+            while drop < s.retained.count
+                    && (s.expiry[drop] < now
+                        || isOver(s.retainedInMemory - droppedInMemory, s.retainedBytes - droppedBytes)) {
+                droppedBytes += s.retainedHeld[drop]
+                droppedInMemory += s.retainedHeld[drop] > 0 ? 1 : 0
+                drop += 1
+            }
             if drop > 0 {
                 s.retained.removeFirst(drop)
                 s.expiry.removeFirst(drop)
+                s.retainedHeld.removeFirst(drop)
+                s.retainedBytes -= droppedBytes
+                s.retainedInMemory -= droppedInMemory
             }
             return true
         }
         return assigned
     }
 
-    /// Takes `evicted` (just removed from the front of the listed segments) out of the playlist into retention.
-    private func evict(_ evicted: StoredSegment<Payload>, _ s: inout State, now: Int64) {
+    /// Whether the retention holds as much as it may: `maxRetained` segments and `maxRetainedBytes` bytes (the
+    /// producer then waits). `isOver`: more than that, past a quarter of the bytes more (the eviction after a wait
+    /// adds one segment of any size): a producer that did not wait, whose oldest segments go early.
+    private func isFull(_ count: Int, _ bytes: Int) -> Bool { count >= maxRetained && bytes >= maxRetainedBytes }
+    private func isOver(_ count: Int, _ bytes: Int) -> Bool {
+        count > maxRetained && bytes > maxRetainedBytes + maxRetainedBytes / 4
+    }
+
+    /// Takes `evicted` (just removed from the front of the listed segments) out of the playlist into retention. Once
+    /// the retention holds as much in memory as it may, a segment the recording has is kept as its stand-in (`spill`:
+    /// read back from disk if asked for) instead of holding the producer back.
+    private func evict(_ evicted: StoredSegment<Payload>, _ s: inout State, now: Int64, spilled: Bool = false) {
         // RFC 8216 §6.2.2: the segment's duration plus the longest playlist that contained it (this one, before
         // the eviction).
         let playlistMillis = s.windowMillis
@@ -232,7 +278,16 @@ public final class LiveWindow<Payload: Sendable>: Sendable {
         s.mediaSequence += 1
         // EXT-X-DISCONTINUITY-SEQUENCE counts the discontinuity tags that left the playlist.
         if evicted.discontinuity { s.discontinuitySequence += 1 }
-        s.retained.append(evicted)
+        if !spilled, isFull(s.retainedInMemory, s.retainedBytes), let standIn = spill?(evicted) {
+            s.retained.append(evicted.spilled(to: standIn))
+            s.retainedHeld.append(0)
+        } else {
+            s.retained.append(evicted)
+            let held = spilled ? 0 : max(1, evicted.info.byteCount)
+            s.retainedHeld.append(held)
+            s.retainedBytes += held
+            s.retainedInMemory += spilled ? 0 : 1
+        }
         s.expiry.append(now + Self.millis(evicted.info.duration) + playlistMillis)
     }
 

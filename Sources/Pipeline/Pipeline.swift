@@ -81,6 +81,8 @@ public final class Pipeline: @unchecked Sendable {
     private let interrupt = Mutex<InterruptFlag?>(nil)
     /// A local file opened and probed by `open()`, taken by `run()`.
     private var opened: Demuxer?
+    /// Whether `holdBack()` has said once that it waits.
+    private var heldBack = false
 
     /// `stats`: where the pipeline reports progress (give one to read it before the pipeline exists).
     public init(options: PipelineOptions, output: any PresentationConsumer, logger: Logger, stats: PipelineStats = PipelineStats(),
@@ -145,6 +147,7 @@ public final class Pipeline: @unchecked Sendable {
                 }
                 if let posted = inbox?.take(), !posted.isEmpty { try run.feed(posted.map { .event(source.resolve($0)) }) }
                 try run.feed(batch.events)
+                holdBack()
             } catch {
                 failure = error
                 break readLoop
@@ -161,6 +164,21 @@ public final class Pipeline: @unchecked Sendable {
         if let failure, !stopped { throw failure }
         if !run.chain.started && !stopped {
             throw PipelineError.missingCodecConfiguration("the input ended before any playable media was found")
+        }
+    }
+
+    /// Waits while an output asks for it (`PresentationConsumer.holdBackMillis`: a live window's retention is full
+    /// because the input is read much faster than real time), in steps of at most 50 ms so `stop()` is prompt.
+    private func holdBack() {
+        var wait = output.holdBackMillis
+        guard wait > 0 else { return }
+        if !heldBack {
+            heldBack = true
+            logger.notice("the input is read faster than the live window can let segments go (RFC 8216 §6.2.2 keeps each one available for its duration plus the playlist's after it leaves): reading waits for them")
+        }
+        while wait > 0 && !stopped {
+            Thread.sleep(forTimeInterval: Double(min(wait, 50)) / 1000)
+            wait = output.holdBackMillis
         }
     }
 

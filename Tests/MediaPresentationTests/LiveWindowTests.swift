@@ -86,12 +86,65 @@ import TestSupport
     /// by the memory cap.
     @Test func fastInputKeepsSegmentsUpToTheCap() throws {
         let clock = ManualClock()
-        let feed = Feed(LiveWindow(windowSize: 3, maxRetained: 10, clock: clock.read))
+        let feed = Feed(LiveWindow(windowSize: 3, maxRetained: 10, maxRetainedBytes: 0, clock: clock.read))
         for _ in 0..<100 { feed.segment() }
         let s = feed.window.snapshot()
         #expect(s.window.count == 3)
         #expect(s.retained.count == 10)
         #expect(s.availableSequences == 87..<100)
+    }
+
+    /// At the cap, the window asks the producer to wait until the oldest evicted segment's retention ends (RFC 8216
+    /// §6.2.2: its duration plus the longest playlist's; the window counts the one it was evicted from with the new
+    /// segment in it, 1 + 4 s here); a producer that waits never loses one early.
+    @Test func atTheCapTheProducerIsToldHowLongToWait() throws {
+        let clock = ManualClock()
+        let feed = Feed(LiveWindow(windowSize: 3, maxRetained: 4, maxRetainedBytes: 0, clock: clock.read))
+        for _ in 0..<7 { #expect(feed.window.millisUntilRetentionRoom() == 0); feed.segment() }
+        // 3 listed, 4 evicted at t = 0, each kept until 5,000 ms.
+        #expect(feed.window.snapshot().retained.count == 4)
+        #expect(feed.window.millisUntilRetentionRoom() == 5_001)
+        clock.advance(millis: 3_000)
+        #expect(feed.window.millisUntilRetentionRoom() == 2_001)
+        clock.advance(millis: 2_001)
+        #expect(feed.window.millisUntilRetentionRoom() == 0)
+        feed.segment()
+        // The four evicted at t = 0 have all expired: only the one just evicted is kept.
+        #expect(feed.window.snapshot().availableSequences == 4..<8)
+        #expect(feed.window.millisUntilRetentionRoom() == 0)
+    }
+
+    /// The retention holds `maxRetained` segments or `maxRetainedBytes`, whichever is more.
+    @Test func smallSegmentsAreKeptUpToTheByteBudget() throws {
+        let clock = ManualClock()
+        let feed = Feed(LiveWindow(windowSize: 2, maxRetained: 2, maxRetainedBytes: 5_000, clock: clock.read))
+        for _ in 0..<7 { feed.segment(bytes: 1_000) }
+        #expect(feed.window.snapshot().retained.count == 5)
+        #expect(feed.window.millisUntilRetentionRoom() > 0)
+        // A producer that does not wait: one more segment is kept (the bytes may go a quarter over), then the oldest
+        // go early.
+        feed.segment(bytes: 1_000)
+        #expect(feed.window.snapshot().retained.count == 6)
+        for _ in 0..<3 { feed.segment(bytes: 1_000) }
+        #expect(feed.window.snapshot().retained.count == 6)
+        // Big segments: the count bound is the larger one.
+        let big = Feed(LiveWindow(windowSize: 2, maxRetained: 2, maxRetainedBytes: 5_000, clock: clock.read))
+        for _ in 0..<6 { big.segment(bytes: 4_000) }
+        #expect(big.window.snapshot().retained.count == 2)
+        #expect(big.window.millisUntilRetentionRoom() > 0)
+    }
+
+    /// With a recording to read back from, a segment evicted once the retention's memory is full is kept as its
+    /// stand-in: nothing leaves early and the producer is not held back.
+    @Test func aFullRetentionSpillsToTheRecordingInsteadOfHoldingBack() throws {
+        let clock = ManualClock()
+        let feed = Feed(LiveWindow(windowSize: 2, maxRetained: 3, maxRetainedBytes: 0, clock: clock.read,
+                                   spill: { _ in [0xFF] }))
+        for _ in 0..<12 { feed.segment(bytes: 1_000) }
+        let s = feed.window.snapshot()
+        #expect(s.availableSequences == 0..<12)
+        #expect(s.retained.map(\.payload.count) == [1_000, 1_000, 1_000] + Array(repeating: 1, count: 7))
+        #expect(feed.window.millisUntilRetentionRoom() == 0)
     }
 
     @Test func payloadsAreTheOnesPublished() throws {

@@ -95,3 +95,40 @@ def test_window_slides_and_evicted_segments_expire(start_origin, media):
         time.sleep(0.2)
     assert gone is not None, f"seg{watched} still served {3 * must_stay:.0f}s after leaving the playlist"
     assert http.get(s.url("/seg0.m4s")).status == 404
+
+
+def test_retention_holds_when_the_input_is_read_faster_than_real_time(start_origin, media):
+    """--no-realtime reads the looped file as fast as it can: RFC 8216 §6.2.2 (quoted above) still holds for every
+    segment that leaves the playlist. The window may keep only so many evicted segments (memory), so the origin holds
+    the input back until the oldest may go, instead of letting it go early (the build before: a 2-segment window
+    at ~100x real time kept 32, each gone a fraction of a second after it left the playlist)."""
+    from hlsharness import http, m3u8
+    s = start_origin(media["clip.mp4"], "--loop", "--window", "2", "--no-realtime")
+    seen, evicted = {}, {}           # uri -> (duration, longest playlist listing it); uri -> when first seen gone
+    checks, gone, first_msn = 0, [], None
+    t0 = time.monotonic()
+    while time.monotonic() < t0 + 5:
+        r = http.get(s.url("/stream.m3u8"))
+        assert r.status == 200, r
+        pl = m3u8.parse_media(r.text)
+        now = time.monotonic()
+        first_msn = pl.media_sequence if first_msn is None else first_msn
+        listed = {sg.uri for sg in pl.segments}
+        for sg in pl.segments:
+            seen[sg.uri] = (sg.duration, max(seen.get(sg.uri, (0, 0.0))[1], pl.total_duration))
+        for uri in seen:
+            if uri not in listed and uri not in evicted:
+                evicted[uri] = now
+        # Every segment seen leaving, while its period has more than 0.3 s to go (we saw it go after it went).
+        for uri, t in evicted.items():
+            left = t + seen[uri][0] + seen[uri][1] - time.monotonic()
+            if left > 0.3:
+                checks += 1
+                if http.get(s.url("/" + uri)).status != 200:
+                    gone.append((uri, round(time.monotonic() - t, 2)))
+        time.sleep(0.02)
+    advanced = pl.media_sequence - first_msn
+    assert advanced >= 10, f"the window moved {advanced} segments in 5 s: held back to real time or less?"
+    assert checks >= 10, f"too few checks: {len(evicted)} segments seen leaving, {checks} fetches"
+    assert gone == [], (f"{len(gone)} of {checks} fetches found a segment gone before RFC 8216 §6.2.2 allows "
+                        f"(uri, seconds since it left the playlist): {gone[:5]}")
