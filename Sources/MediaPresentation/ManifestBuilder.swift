@@ -264,7 +264,8 @@ public enum ManifestBuilder {
         var captions: [String: [CaptionService]] = [:]   // per codec family
         var audio: [(key: AudioSetKey, representation: MPD.Representation)] = []
         var muxed = false
-        for f in facts {
+        // Subtitle renditions are HLS WebVTT: not in the MPD (their DASH form, wvtt, is not made yet).
+        for f in facts where f.rendition.kind != .subtitles {
             let r = f.rendition, tracks = f.tracks, stats = f.statistics
             let v = tracks.first { $0.kind == .video }
             let a = tracks.first { $0.kind == .audio }

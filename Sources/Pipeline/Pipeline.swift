@@ -34,6 +34,8 @@ public struct PipelineOptions: Sendable {
     public var audioTracks = AudioTrackOptions()
     /// Which closed captions the video's pictures carry are signalled, and in which language (`--captions`).
     public var captions = CaptionPlan.auto
+    /// Sidecar subtitle files (`--subtitles LANG=PATH`): a subtitle rendition each, after the input's own text tracks.
+    public var subtitles: [SubtitleSidecar] = []
     /// Ignore input timestamps; stamp packets with their arrival time.
     public var wallclockTimestamps = false
     /// An ABR ladder (`--ladder 720,480,360`): one rendition per rung plus an audio rendition. `nil`: one muxed
@@ -81,6 +83,8 @@ public final class Pipeline: @unchecked Sendable {
     private let interrupt = Mutex<InterruptFlag?>(nil)
     /// A local file opened and probed by `open()`, taken by `run()`.
     private var opened: Demuxer?
+    /// The sidecar subtitle files read by `open()` (or `run()`).
+    private var sidecars: [SidecarSubtitles]?
 
     /// `stats`: where the pipeline reports progress (give one to read it before the pipeline exists).
     public init(options: PipelineOptions, output: any PresentationConsumer, logger: Logger, stats: PipelineStats = PipelineStats(),
@@ -102,6 +106,7 @@ public final class Pipeline: @unchecked Sendable {
     /// Opens and probes a local file now, so an input that cannot be opened or is not media fails before anything is
     /// served. Pipes and network inputs are opened by `run()`: they may wait for data or a publisher.
     public func open() throws {
+        sidecars = try SidecarSubtitles.load(options.subtitles, logger: logger)
         guard case .url(let url) = options.input, options.input.kind == .file else { return }
         opened = try openDemuxer(url)
     }
@@ -129,9 +134,17 @@ public final class Pipeline: @unchecked Sendable {
     /// nothing already read is lost, unless the chain or an output is what failed (an output that refused is not fed
     /// again).
     func run(_ source: any MediaSource) throws {
-        var run = RunState(pipeline: self, source: source)
+        let sidecars = try self.sidecars ?? SidecarSubtitles.load(options.subtitles, logger: logger)
+        var run = RunState(pipeline: self, source: source, sidecars: sidecars)
         var failure: Error?
-        readLoop: while !stopped {
+        do {
+            // The sidecars' cues come first, in the input's timeline (their time 0 is the input's).
+            let first = source.plan.subtitles.count
+            try run.feed(sidecars.enumerated().map { .cues(subtitle: first + $0.offset, $0.element.cues) })
+        } catch {
+            failure = error
+        }
+        readLoop: while !stopped && failure == nil {
             do {
                 guard let batch = try run.read() else { break readLoop }
                 if let position = batch.position, run.chain.started {
@@ -174,10 +187,14 @@ public final class Pipeline: @unchecked Sendable {
         var formats: [TrackFormat?]
         var outputFailed = false
 
-        init(pipeline p: Pipeline, source: any MediaSource) {
+        init(pipeline p: Pipeline, source: any MediaSource, sidecars: [SidecarSubtitles]) {
             pipeline = p
             self.source = source
-            chain = ProducerChain(plan: source.plan, kinds: source.kinds,
+            var plan = source.plan
+            for s in sidecars {
+                plan.subtitles.append(.subtitles(s.label, position: plan.subtitles.count, taken: plan.subtitles.map(\.name)))
+            }
+            chain = ProducerChain(plan: plan, kinds: source.kinds,
                                   settings: .init(segmentDuration: p.options.segmentDuration, partDuration: p.options.partDuration,
                                                   keyframes: source.keyframes, epochLocked: p.options.epochFromInput),
                                   output: p.output, logger: p.logger)
@@ -207,7 +224,7 @@ public final class Pipeline: @unchecked Sendable {
                 case .samples(let t, let samples, _):
                     for s in samples { bytes += s.data.count }
                     if let key = samples.last(where: \.isSync) { pipeline.keyframes.record(key, track: t, format: formats[t]) }
-                case .event: break
+                case .event, .cues: break
                 }
                 do {
                     try chain.accept(e)

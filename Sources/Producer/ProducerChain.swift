@@ -42,6 +42,12 @@ public struct ProducerChain {
     private var inputEdge: MediaTime?
     /// Per track, its timescale once its format is known (0 before).
     private var timescales: [Int32] = []
+    /// Per subtitle rendition, the cues taken (in the input's timeline) that may still show in a segment to come.
+    private var cues: [[SubtitleCue]]
+    /// The first rendition's init segment the subtitle segments follow: a new one (a new timeline) starts a
+    /// discontinuity in theirs too.
+    private var referenceInit: [UInt8]?
+    private var subtitleDiscontinuity = false
 
     public init(plan: RenditionPlan, kinds: [TrackFormat.Kind], settings: Settings, output: any PresentationConsumer,
                 logger: Logger) {
@@ -49,6 +55,7 @@ public struct ProducerChain {
         self.settings = settings
         self.output = output
         self.logger = logger
+        cues = Array(repeating: [], count: plan.subtitles.count)
         gate = FormatGate(kinds: kinds, measureGOP: settings.keyframes == nil)
         supervisor = TimelineSupervisor(groups: plan.groups, trackCount: kinds.count, segmentDuration: settings.segmentDuration,
                                         partDuration: settings.partDuration, epochLocked: settings.epochLocked, logger: logger)
@@ -61,6 +68,10 @@ public struct ProducerChain {
         switch event {
         case .event(let e):
             return try take(e)
+        case .cues(let subtitle, let list):
+            guard cues.indices.contains(subtitle) else { return }
+            cues[subtitle] += list
+            return
         case .format(let track, let f):
             if track >= 0 {
                 if timescales.count <= track { timescales += Array(repeating: 0, count: track + 1 - timescales.count) }
@@ -108,7 +119,7 @@ public struct ProducerChain {
                 let policy = TimingPlanner.policy(segmentDuration: settings.segmentDuration, partDuration: settings.partDuration,
                                                   formats: formats, groups: plan.groups, keyframes: keyframes,
                                                   frameDurations: frameDurations)
-                try output.consume(.layout(plan.renditions, policy))
+                try output.consume(.layout(plan.layout, policy))
                 publisher.targetDuration = policy.targetDuration
                 started = true
             } else if gate.droppedBeforeKeyframe > 0 {
@@ -132,7 +143,45 @@ public struct ProducerChain {
                 }
             }
             for e in events { try output.consume(e) }
+            if cues.isEmpty { continue }
+            switch o {
+            case .inits(let inits):
+                // A subtitle rendition's init is empty (WebVTT segments need none): it says the rendition started.
+                if let first = inits.first?.bytes {
+                    if let previous = referenceInit, previous != first { subtitleDiscontinuity = true }
+                    referenceInit = first
+                }
+                for k in cues.indices {
+                    try output.consume(.initSegment(rendition: plan.renditions.count + k, bytes: [], tracks: []))
+                }
+            case .segment(let s) where s.group == 0:
+                guard case .segment(_, let info, _)? = events.first else { break }
+                try publishSubtitles(like: info)
+            default:
+                break
+            }
         }
+    }
+
+    // MARK: - Subtitles
+
+    /// One WebVTT segment per subtitle rendition on the first rendition's segment `info`: the same sequence number,
+    /// start, duration, program date-time and discontinuity, with every cue that shows in it (RFC 8216 §3.5).
+    private mutating func publishSubtitles(like info: SegmentInfo) throws {
+        guard let shift = supervisor.timelineShift else { return }
+        let start = info.startTime, end = info.startTime + info.duration
+        for k in cues.indices {
+            let placed = cues[k].map { $0.placed(shift: shift, timescale: start.timescale) }
+            let bytes = WebVTTSegment.make(placed, from: start, to: end)
+            var segment = SegmentInfo(sequence: info.sequence, startTime: start, duration: info.duration, byteCount: bytes.count,
+                                      programDateTime: info.programDateTime,
+                                      discontinuity: info.discontinuity || subtitleDiscontinuity)
+            segment.format = .webVTT
+            try output.consume(.segment(rendition: plan.renditions.count + k, segment, bytes: bytes))
+            // A cue that ended by this segment's end shows in no later one.
+            cues[k] = zip(cues[k], placed).filter { $0.1.end > end }.map(\.0)
+        }
+        subtitleDiscontinuity = false
     }
 
     // MARK: - Timed events

@@ -48,6 +48,9 @@ struct PackageCommand: AsyncParsableCommand {
         if singleFile && o.encrypt == .aes128 {
             throw ValidationError("--single-file cannot be used with --encrypt: AES-128 encrypts each segment as a file of its own")
         }
+        if singleFile && !(o.subtitles ?? []).isEmpty {
+            throw ValidationError("--single-file cannot be used with --subtitles yet: WebVTT segments are files of their own")
+        }
     }
 
     func run() async throws {

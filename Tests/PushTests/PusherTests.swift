@@ -152,7 +152,7 @@ import Testing
             defer { present.insert(a.path) }
             guard a.path.hasSuffix(".m3u8"), a.path != "index.m3u8" else { continue }
             let p = try MediaPlaylist.parse(String(decoding: a.body, as: UTF8.self))
-            var listed = [p.mapURI] + (parts ? p.trailingParts.map(\.uri) : [])
+            var listed = (p.mapURI.map { [$0] } ?? []) + (parts ? p.trailingParts.map(\.uri) : [])
             for s in p.segments { listed += [s.uri] + (parts ? s.parts.map(\.uri) : []) + (s.mapURI.map { [$0] } ?? []) }
             for uri in listed { #expect(present.contains(uri), "request \(i): \(a.path) lists \(uri) before it arrived") }
         }

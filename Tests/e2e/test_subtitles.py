@@ -1,0 +1,211 @@
+"""Issue 21 §2: subtitles from sidecar files (`--subtitles LANG=PATH`) as HLS WebVTT subtitle renditions.
+
+Fixtures (proved first): a 6-s H.264/AAC clip (ffprobe lists its streams), an English SubRip file and a French WebVTT
+file (webvtt-py reads each cue back: text and times). Then, with independent readers:
+- `package`: `m3u8` parses the multivariant playlist (one `EXT-X-MEDIA:TYPE=SUBTITLES` per language in group "subs",
+  `SUBTITLES="subs"` on the variant) and every subtitle playlist (the video's media sequence and EXTINF durations, no
+  EXT-X-MAP); webvtt-py parses every WebVTT segment, which holds exactly the cues that show in it (a cue spanning a
+  boundary in both segments, a segment without a cue the header alone), at the input's times plus the shift the
+  video got (measured from both files with ffprobe); FFmpeg's HLS demuxer (`-strict experimental`) reads the
+  subtitle rendition back from the multivariant playlist: the texts, at the same times relative to the video.
+- a live LL-HLS `serve`: the same over HTTP (`text/vtt`), a blocking reload (`_HLS_msn`) of the subtitle playlist
+  answers when that segment exists, at the video's sequence numbers.
+- a malformed cue is skipped with a warning; a file that is not WebVTT is one error line at startup.
+Every checker is shown failing on wrong input.
+"""
+import os
+import subprocess
+import time
+
+import m3u8
+import pytest
+import webvtt
+
+from hlsharness import http as h
+from hlsharness import mp4
+from hlsharness.procs import package, serving
+
+EN = [(0.5, 1.8, "Hello world"), (1.9, 4.2, "A cue across\ntwo segments"), (5.0, 5.9, "Last one")]
+FR = [(0.5, 1.8, "Bonjour"), (3.0, 4.0, "Au revoir")]
+MS = 0.0015  # WebVTT times are milliseconds: rounding on both sides
+
+
+def srt(cues):
+    def ts(t):
+        ms = round(t * 1000)
+        return f"{ms // 3600000:02d}:{ms // 60000 % 60:02d}:{ms // 1000 % 60:02d},{ms % 1000:03d}"
+    return "".join(f"{i + 1}\n{ts(s)} --> {ts(e)}\n{text}\n\n" for i, (s, e, text) in enumerate(cues))
+
+
+def vtt(cues):
+    def ts(t):
+        ms = round(t * 1000)
+        return f"{ms // 60000:02d}:{ms // 1000 % 60:02d}.{ms % 1000:03d}"
+    return "WEBVTT\n\n" + "".join(f"c{i}\n{ts(s)} --> {ts(e)} line:10%\n{text}\n\n" for i, (s, e, text) in enumerate(cues))
+
+
+def read_cues(caps):
+    """(start, end, text) of each cue webvtt-py read."""
+    return [(seconds(c.start), seconds(c.end), c.text) for c in caps]
+
+
+def seconds(ts):
+    hms, ms = ts.split(".")
+    parts = [int(p) for p in hms.split(":")]
+    while len(parts) < 3:
+        parts.insert(0, 0)
+    return parts[0] * 3600 + parts[1] * 60 + parts[2] + int(ms) / 1000
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("subs")
+    clip = str(d / "clip.mp4")
+    subprocess.run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=320x240:rate=30", "-f", "lavfi",
+                    "-i", "sine=frequency=440:sample_rate=48000", "-t", "6", "-c:v", "libx264", "-g", "30",
+                    "-pix_fmt", "yuv420p", "-c:a", "aac", clip], check=True)
+    en, fr = str(d / "en.srt"), str(d / "fr.vtt")
+    open(en, "w").write(srt(EN))
+    open(fr, "w").write(vtt(FR))
+    # Proved by independent readers before anything trusts them.
+    streams = subprocess.run(["ffprobe", "-v", "error", "-show_entries", "stream=codec_name", "-of", "csv=p=0", clip],
+                             capture_output=True, text=True, check=True).stdout.split()
+    assert streams == ["h264", "aac"], streams
+    assert read_cues(webvtt.from_srt(en)) == EN
+    assert read_cues(webvtt.read(fr)) == FR
+    return {"dir": d, "clip": clip, "en": en, "fr": fr}
+
+
+def first_video_pts(url_or_path):
+    """The smallest video presentation time (s) of the first packets, read by ffprobe."""
+    out = subprocess.run(["ffprobe", "-v", "error", "-strict", "experimental", "-select_streams", "v:0",
+                          "-read_intervals", "%+#10", "-show_entries", "packet=pts_time", "-of", "csv=p=0",
+                          url_or_path], capture_output=True, text=True, timeout=30).stdout.split()
+    return min(float(x) for x in out)
+
+
+def segment_problems(segments, cues, shift):
+    """Each (start, end, cues read) segment against `cues` shifted by `shift`: exactly those that show in it."""
+    problems = []
+    for start, end, got in segments:
+        want = [(s + shift, e + shift, t) for s, e, t in cues if s + shift < end and e + shift > start]
+        if len(got) != len(want) or any(g[2] != w[2] or abs(g[0] - w[0]) > MS or abs(g[1] - w[1]) > MS
+                                        for g, w in zip(got, want)):
+            problems.append(f"[{start:.3f}, {end:.3f}): {got} != {want}")
+    return problems
+
+
+def subtitle_segments(playlist_text, fetch):
+    """The parsed playlist, (uri, duration, cues) per segment (each segment parsed by webvtt-py) and each segment's
+    first two lines."""
+    p = m3u8.loads(playlist_text)
+    assert p.segment_map in (None, []) and "#EXT-X-MAP" not in playlist_text, playlist_text
+    out, headers = [], []
+    for seg in p.segments:
+        text = fetch(seg.uri)
+        headers.append(text.split("\n")[:2])
+        out.append((seg.uri, seg.duration, read_cues(webvtt.from_string(text))))
+    return p, out, headers
+
+
+def on_timeline(segs, start0):
+    t, out = start0, []
+    for _, d, cues in segs:
+        out.append((t, t + d, cues))
+        t += d
+    return out
+
+
+def test_package_writes_a_subtitle_rendition_per_language(origin_bin, files, tmp_path):
+    out = package(origin_bin, files["clip"], tmp_path / "out", "--subtitles", f"en={files['en']}",
+                  "--subtitles", f"fr={files['fr']}")
+    master = m3u8.load(os.path.join(out, "index.m3u8"))
+    subs = [m for m in master.media if m.type == "SUBTITLES"]
+    assert [(m.group_id, m.language, m.name, m.default, m.autoselect, m.uri) for m in subs] == [
+        ("subs", "en", "English", "NO", "YES", "subs-en.m3u8"), ("subs", "fr", "Français", "NO", "YES", "subs-fr.m3u8")]
+    assert master.playlists and all(v.stream_info.subtitles == "subs" for v in master.playlists)
+    video = m3u8.load(os.path.join(out, master.playlists[0].uri))
+    # The video's first tfdt: the subtitle timeline is the video's.
+    shift = first_video_pts(os.path.join(out, "index.m3u8")) - first_video_pts(files["clip"])
+    assert 0 <= shift < 0.2, shift
+    init = mp4.parse_init(open(os.path.join(out, video.segment_map[0].uri), "rb").read())
+    run = mp4.parse_fragment(open(os.path.join(out, video.segments[0].uri), "rb").read(), init).runs[0]
+    start0 = run.base_decode_time / init.track(run.track_id).timescale
+    for lang, cues in (("en", EN), ("fr", FR)):
+        text = open(os.path.join(out, f"subs-{lang}.m3u8")).read()
+        p, segs, headers = subtitle_segments(text, lambda uri: open(os.path.join(out, uri)).read())
+        assert p.media_sequence == video.media_sequence and p.is_endlist
+        assert [s[1] for s in segs] == [s.duration for s in video.segments]
+        assert all(hd == ["WEBVTT", "X-TIMESTAMP-MAP=MPEGTS:0,LOCAL:00:00:00.000"] for hd in headers), headers
+        timeline = on_timeline(segs, start0)
+        assert segment_problems(timeline, cues, shift) == []
+        if lang == "en":
+            # The spanning cue is in segments 1, 2, 3 and 4 ([1, 5) s); segment 4's [4, 5) holds it and nothing else.
+            assert [len(c) for _, _, c in timeline] == [1, 2, 1, 1, 1, 1]
+        # The checker fails: a cue missing from a segment, or moved by 2 ms.
+        assert segment_problems(timeline[:1] + [(timeline[1][0], timeline[1][1], timeline[1][2][:1])], cues, shift) != []
+        assert segment_problems(timeline, [(s + 0.002, e, t) for s, e, t in cues], shift) != []
+    # FFmpeg's HLS demuxer reads the English rendition from the multivariant playlist: the texts, at the input's times
+    # relative to the video (its own subtitle support is experimental in 5.1).
+    got = ffmpeg_cues(os.path.join(out, "index.m3u8"))
+    assert [t for _, _, t in got] == [t for _, _, t in EN], got
+    assert all(abs(g[0] - (c[0] + shift)) <= MS and abs(g[1] - (c[1] + shift)) <= MS for g, c in zip(got, EN)), got
+
+
+def ffmpeg_cues(url):
+    """The first subtitle stream as FFmpeg reads it (`-copyts`: the playlist's own timeline), as SRT, parsed."""
+    p = subprocess.run(["ffmpeg", "-v", "error", "-nostdin", "-strict", "experimental", "-copyts", "-i", url,
+                        "-map", "0:s:0", "-c:s", "srt", "-f", "srt", "-"], capture_output=True, text=True, timeout=30)
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+    return read_cues(webvtt.from_buffer(__import__("io").StringIO(p.stdout), format="srt"))
+
+
+@pytest.fixture(scope="module")
+def live(origin_bin, files):
+    with serving(origin_bin, [files["clip"], "--loop", "--part-duration", "0.5", "--subtitles", f"en={files['en']}"],
+                 label="live subtitles") as s:
+        yield s
+
+
+def test_live_ll_hls_subtitle_playlist(live):
+    master = m3u8.loads(h.get(live.url("/index.m3u8")).text())
+    (en,) = [m for m in master.media if m.type == "SUBTITLES"]
+    assert en.uri == "subs-en.m3u8" and all(v.stream_info.subtitles == "subs" for v in master.playlists)
+    sub = m3u8.loads(h.get(live.url("/subs-en.m3u8")).text())
+    vid = m3u8.loads(h.get(live.url("/" + master.playlists[0].uri)).text())
+    assert sub.segments and "#EXT-X-PART" not in sub.dumps() and sub.server_control.can_block_reload == "YES"
+    # The same sequence numbers as the video (read a moment apart: the video may have one more segment).
+    last_sub = sub.media_sequence + len(sub.segments) - 1
+    last_vid = vid.media_sequence + len(vid.segments) - 1
+    assert last_vid - 1 <= last_sub <= last_vid, (last_sub, last_vid)
+    # A blocking reload of the next segment answers once it exists, and lists it.
+    t0 = time.monotonic()
+    r = h.get(live.url(f"/subs-en.m3u8?_HLS_msn={last_sub + 1}"), timeout=10)
+    waited = time.monotonic() - t0
+    assert r.status == 200, r.status
+    p = m3u8.loads(r.text())
+    assert p.media_sequence + len(p.segments) - 1 >= last_sub + 1 and waited < 5, waited
+    seg = h.get(live.url("/" + p.segments[-1].uri))
+    assert seg.status == 200 and seg.header("content-type").startswith("text/vtt"), seg.header("content-type")
+    webvtt.from_string(seg.text())  # parses
+
+
+def test_malformed_files(origin_bin, files, tmp_path):
+    bad = tmp_path / "bad.srt"
+    bad.write_text("1\n00:00:01,000 -> 00:00:02,000\nno arrow\n\n2\n00:00:02,000 --> 00:00:03,000\nfine\n")
+    p = subprocess.run([origin_bin, "package", files["clip"], "-o", str(tmp_path / "o1"), "--subtitles", f"en={bad}"],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert "line 1: no cue timing" in p.stderr, p.stderr
+    seg = open(tmp_path / "o1" / "subs-en" / "seg2.vtt").read()
+    assert "fine" in seg and "no arrow" not in seg
+    notvtt = tmp_path / "not.vtt"
+    notvtt.write_text("1\n00:00:01.000 --> 00:00:02.000\nno header\n")
+    p = subprocess.run([origin_bin, "package", files["clip"], "-o", str(tmp_path / "o2"), "--subtitles", f"en={notvtt}"],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode != 0
+    lines = [l for l in p.stderr.splitlines() if "not.vtt" in l]
+    assert len(lines) == 1 and "not a WebVTT file" in lines[0], p.stderr
+    p = subprocess.run([origin_bin, "package", files["clip"], "-o", str(tmp_path / "o3"), "--subtitles", "en=x.txt"],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode != 0 and "--subtitles" in p.stderr and "neither a .vtt nor a .srt" in p.stderr, p.stderr
