@@ -122,3 +122,41 @@ public enum WebVTTSegment {
         return pad(h, 2) + ":" + pad(m, 2) + ":" + pad(s, 2) + "." + pad(f, 3)
     }
 }
+
+extension SubtitleCue {
+    /// The text of an ASS dialogue event as libavcodec's subtitle decoders give it (`ReadOrder,Layer,Style,Name,
+    /// MarginL,MarginR,MarginV,Effect,Text`, or a whole `Dialogue:` line): the Text field with its override blocks
+    /// (`{\i1}`, `{\pos(10,20)}`) removed, `\N` and `\n` as line breaks, `\h` as a space, as a WebVTT payload.
+    public static func text(fromASS line: String) -> String {
+        var rest = Substring(line)
+        var fields = 8
+        if rest.hasPrefix("Dialogue:") {
+            // `Dialogue: Layer,Start,End,Style,Name,MarginL,MarginR,MarginV,Effect,Text`: nine before the text.
+            rest = rest.dropFirst("Dialogue:".count)
+            fields = 9
+        }
+        for _ in 0..<fields {
+            guard let comma = rest.firstIndex(of: ",") else { return "" }
+            rest = rest[rest.index(after: comma)...]
+        }
+        var out = ""
+        var inBlock = false
+        var i = rest.startIndex
+        while i < rest.endIndex {
+            let c = rest[i]
+            if inBlock {
+                if c == "}" { inBlock = false }
+            } else if c == "{" {
+                inBlock = true
+            } else if c == "\\", rest.index(after: i) < rest.endIndex,
+                      let escape = Optional(rest[rest.index(after: i)]), "Nnh".contains(escape) {
+                out += escape == "h" ? " " : "\n"
+                i = rest.index(after: i)
+            } else {
+                out.append(c)
+            }
+            i = rest.index(after: i)
+        }
+        return payload(out)
+    }
+}

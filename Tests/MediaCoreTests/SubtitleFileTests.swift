@@ -122,4 +122,15 @@ import Testing
         #expect(p.start == MediaTime(value: 51_000, timescale: 90_000) && p.end == MediaTime(value: 168_000, timescale: 90_000))
         #expect(SubtitleCue.payload("a\r\n\r\nb  \n") == "a\nb")
     }
+
+    /// libavcodec's text subtitle decoders give ASS events (`ReadOrder,Layer,Style,Name,MarginL,MarginR,MarginV,Effect,
+    /// Text`): the text without override blocks, `\N`/`\n` as line breaks, `\h` as a space.
+    @Test func assEventText() {
+        #expect(SubtitleCue.text(fromASS: "0,0,Default,,0,0,0,,Hello {\\i1}world{\\i0}\\NSecond,\\hline")
+                == "Hello world\nSecond, line")
+        #expect(SubtitleCue.text(fromASS: "Dialogue: 0,0:00:01.00,0:00:02.00,Default,,0,0,0,,{\\pos(10,20)}Top") == "Top")
+        #expect(SubtitleCue.text(fromASS: "3,0,Default,,0,0,0,,{\\an8}") == "")
+        #expect(SubtitleCue.text(fromASS: "not an event") == "")
+        #expect(SubtitleCue.text(fromASS: "1,0,Default,,0,0,0,,a --> b") == "a --&gt; b")
+    }
 }

@@ -73,7 +73,18 @@ def files(tmp_path_factory):
     assert streams == ["h264", "aac"], streams
     assert read_cues(webvtt.from_srt(en)) == EN
     assert read_cues(webvtt.read(fr)) == FR
-    return {"dir": d, "clip": clip, "en": en, "fr": fr}
+    # The same cues as text tracks of the input: mov_text in MP4; ASS and SubRip (forced) in Matroska.
+    movtext, mkv = str(d / "movtext.mp4"), str(d / "subs.mkv")
+    mux = ["ffmpeg", "-v", "error", "-y", "-i", clip, "-i", en, "-i", fr, "-map", "0", "-map", "1", "-map", "2",
+           "-c:v", "copy", "-c:a", "copy", "-metadata:s:s:0", "language=eng", "-metadata:s:s:1", "language=fra"]
+    subprocess.run(mux + ["-c:s", "mov_text", movtext], check=True)
+    subprocess.run(mux + ["-c:s:0", "ass", "-c:s:1", "subrip", "-disposition:s:1", "forced", mkv], check=True)
+    for path, codecs in ((movtext, "mov_text,mov_text"), (mkv, "ass,subrip")):
+        got = subprocess.run(["ffprobe", "-v", "error", "-select_streams", "s", "-show_entries",
+                              "stream=codec_name:stream_tags=language", "-of", "csv=p=0", path],
+                             capture_output=True, text=True, check=True).stdout.split()
+        assert got == [f"{c},{l}" for c, l in zip(codecs.split(","), ("eng", "fra"))], got
+    return {"dir": d, "clip": clip, "en": en, "fr": fr, "movtext": movtext, "mkv": mkv}
 
 
 def first_video_pts(url_or_path):
@@ -152,6 +163,29 @@ def test_package_writes_a_subtitle_rendition_per_language(origin_bin, files, tmp
     got = ffmpeg_cues(os.path.join(out, "index.m3u8"))
     assert [t for _, _, t in got] == [t for _, _, t in EN], got
     assert all(abs(g[0] - (c[0] + shift)) <= MS and abs(g[1] - (c[1] + shift)) <= MS for g, c in zip(got, EN)), got
+
+
+@pytest.mark.parametrize("source", ["movtext", "mkv"])
+def test_text_tracks_of_the_input(origin_bin, files, tmp_path, source):
+    out = package(origin_bin, files[source], tmp_path / "out")
+    master = m3u8.load(os.path.join(out, "index.m3u8"))
+    subs = [(m.language, m.name, m.forced) for m in master.media if m.type == "SUBTITLES"]
+    assert subs == [("en", "English", None), ("fr", "Français", "YES" if source == "mkv" else None)], subs
+    video = m3u8.load(os.path.join(out, master.playlists[0].uri))
+    shift = first_video_pts(os.path.join(out, "index.m3u8")) - first_video_pts(files[source])
+    for i, (lang, texts) in enumerate((("en", EN), ("fr", FR))):
+        # The cues' times in the input as ffprobe reads its packets (the Matroska muxer moved them with the video).
+        packets = subprocess.run(["ffprobe", "-v", "error", "-select_streams", f"s:{i}", "-show_entries",
+                                  "packet=pts_time,duration_time,size", "-of", "csv=p=0", files[source]],
+                                 capture_output=True, text=True, check=True).stdout.split()
+        # mov_text fills the gaps between cues with empty samples (a 2-byte length of 0).
+        times = [tuple(float(x) for x in line.split(",")[:2]) for line in packets if int(line.split(",")[2]) > 2]
+        cues = [(pts, pts + d, t) for (pts, d), (_, _, t) in zip(times, texts)]
+        assert len(cues) == len(texts)
+        p, segs, _ = subtitle_segments(open(os.path.join(out, f"subs-{lang}.m3u8")).read(),
+                                       lambda uri: open(os.path.join(out, uri)).read())
+        assert [s[1] for s in segs] == [s.duration for s in video.segments]
+        assert segment_problems(on_timeline(segs, 0.0), cues, shift) == [], (lang, segs, shift)
 
 
 def ffmpeg_cues(url):
