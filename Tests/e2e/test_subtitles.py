@@ -198,8 +198,10 @@ def ffmpeg_cues(url):
 
 @pytest.fixture(scope="module")
 def live(origin_bin, files):
-    with serving(origin_bin, [files["clip"], "--loop", "--part-duration", "0.5", "--subtitles", f"en={files['en']}"],
-                 label="live subtitles") as s:
+    rec = str(files["dir"] / "rec")
+    with serving(origin_bin, [files["clip"], "--loop", "--part-duration", "0.5", "--subtitles", f"en={files['en']}",
+                              "--record", rec], label="live subtitles") as s:
+        s.recording = rec
         yield s
 
 
@@ -224,6 +226,23 @@ def test_live_ll_hls_subtitle_playlist(live):
     seg = h.get(live.url("/" + p.segments[-1].uri))
     assert seg.status == 200 and seg.header("content-type").startswith("text/vtt"), seg.header("content-type")
     webvtt.from_string(seg.text)  # parses
+
+
+def test_the_recording_keeps_the_subtitle_rendition(live):
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        path = os.path.join(live.recording, "subs-en.m3u8")
+        if os.path.exists(path) and len(m3u8.load(path).segments) >= 3:
+            break
+        time.sleep(0.2)
+    sub, vid = m3u8.load(path), m3u8.load(os.path.join(live.recording, "stream.m3u8"))
+    assert sub.playlist_type == "event" and "#EXT-X-MAP" not in open(path).read()
+    n = min(len(sub.segments), len(vid.segments))
+    assert n >= 3 and [s.duration for s in sub.segments[:n]] == [s.duration for s in vid.segments[:n]]
+    for seg in sub.segments:
+        webvtt.read(os.path.join(live.recording, seg.uri))
+    master = m3u8.load(os.path.join(live.recording, "index.m3u8"))
+    assert [m.uri for m in master.media if m.type == "SUBTITLES"] == ["subs-en.m3u8"]
 
 
 def test_malformed_files(origin_bin, files, tmp_path):
