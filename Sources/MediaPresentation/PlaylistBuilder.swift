@@ -26,9 +26,10 @@ public enum PlaylistBuilder {
         guard snap.isPlayable, let firstInit = snap.window.first?.initIndex ?? snap.inits.last?.index else { return nil }
         let suffixed = SuffixedScheme(scheme, uriQuery)
         let td = snap.targetDuration
-        // WebVTT segments have no parts (RFC 8216bis §4.4.4.9 makes parts optional per playlist): the playlist has no
-        // EXT-X-PART-INF and answers blocking reloads by segment (`_HLS_msn`).
-        let partTarget = scheme.hasInitSegment ? snap.policy.partTarget : nil
+        // A rendition published in whole segments (WebVTT, a wvtt text track) lists no parts, so its playlist has no
+        // EXT-X-PART-INF (RFC 8216bis §4.4.3.7: REQUIRED only when the playlist has EXT-X-PART tags); it still
+        // answers blocking reloads by segment (`_HLS_msn`), as the stream's other playlists do.
+        let partTarget = scheme.wholeSegments ? nil : snap.policy.partTarget
         let blockingReload = snap.policy.partTarget != nil
         let scheme = suffixed
         // LL-HLS: parts of the segments that start within 3 target durations of the playlist end.
@@ -163,8 +164,8 @@ public enum PlaylistBuilder {
         var media = groups.media
         var variants: [VariantStream] = []
         let subtitles = subtitleMedia(renditions, uriQuery: uriQuery)
-        let subtitlePeak = zip(renditions, stats).filter { $0.0.kind == .subtitles }.map(\.1.peakBitRate).max() ?? 0
-        let subtitleAverage = zip(renditions, stats).filter { $0.0.kind == .subtitles }.map(\.1.averageBitRate).max() ?? 0
+        let subtitlePeak = zip(renditions, stats).filter { $0.0.isWebVTTSubtitles }.map(\.1.peakBitRate).max() ?? 0
+        let subtitleAverage = zip(renditions, stats).filter { $0.0.isWebVTTSubtitles }.map(\.1.averageBitRate).max() ?? 0
         for (i, r) in renditions.enumerated() where r.kind.hasPictures {
             let named = r.kind == .video ? (r.audioGroup ?? (groups.codecs["audio"] != nil ? "audio" : nil))
                 : (r.audioLabel != nil ? r.audioGroup : nil)
@@ -241,7 +242,7 @@ public enum PlaylistBuilder {
     /// The subtitle renditions (RFC 8216bis §4.4.6.1): one `EXT-X-MEDIA:TYPE=SUBTITLES` each in group "subs", with its
     /// `URI` (§4.4.6.2.1: required for SUBTITLES), `LANGUAGE`, `NAME`, `DEFAULT`, `AUTOSELECT` and `FORCED`.
     private static func subtitleMedia(_ renditions: [Rendition], uriQuery: String) -> [MediaRendition] {
-        renditions.filter { $0.kind == .subtitles }.map { r in
+        renditions.filter(\.isWebVTTSubtitles).map { r in
             let label = r.subtitleLabel ?? SubtitleLabel(language: r.language.flatMap(LanguageTag.init), name: r.name)
             var m = MediaRendition(type: .subtitles, groupID: Rendition.subtitleGroup, name: label.name,
                                    language: label.language?.bcp47, isDefault: label.isDefault, autoselect: label.autoselect,
@@ -317,7 +318,7 @@ struct SuffixedScheme {
     var iFramePlaylistURI: String { scheme.iFramePlaylistURI + suffix }
     func initURI(_ index: Int) -> String { scheme.initURI(index) + suffix }
     func mapURI(_ index: Int) -> String? { scheme.mapURI(index).map { $0 + suffix } }
-    var hasInitSegment: Bool { scheme.hasInitSegment }
+    var wholeSegments: Bool { scheme.wholeSegments }
     func segmentURI(_ sequence: UInt64) -> String { scheme.segmentURI(sequence) + suffix }
     func partURI(_ sequence: UInt64, _ index: Int) -> String { scheme.partURI(sequence, index) + suffix }
 

@@ -71,6 +71,19 @@ extension Rendition {
 
     /// A subtitle rendition named `subs-<language>` (`subs-2` without one; `subs-en-3` for a second in the same
     /// language, `position` being its place among the subtitle renditions).
+    /// The same cues as a `wvtt` text track in fMP4 (ISO/IEC 14496-30) for DASH: `subs-en-wvtt/init.mp4`,
+    /// `subs-en-wvtt/seg<N>.m4s`, on the same segments as the WebVTT rendition it is made beside.
+    public var textTrackForm: Rendition {
+        let twin = String((name + "-wvtt").suffix(32))
+        var r = Rendition(name: twin, kind: .subtitles, scheme: .textTrack(twin))
+        r.language = language
+        r.subtitleLabel = subtitleLabel
+        return r
+    }
+
+    /// A subtitle rendition as HLS lists it: WebVTT segments (its `textTrackForm` is the MPD's).
+    public var isWebVTTSubtitles: Bool { kind == .subtitles && scheme.segmentFormat == .webVTT }
+
     public static func subtitles(_ label: SubtitleLabel, position: Int, taken: [String] = []) -> Rendition {
         var name = "subs-" + (label.language.map { $0.bcp47.filter { $0.isLetter || $0.isNumber || $0 == "-" } } ?? String(position + 1))
         if taken.contains(name) { name += "-\(position + 1)" }

@@ -24,6 +24,9 @@ public struct URIScheme: Sendable, Hashable {
     public let directory: String
     /// What its segments are: fMP4 fragments (an init segment, parts) or WebVTT files (neither).
     public let segmentFormat: SegmentFormat
+    /// Its segments are published whole, never as LL-HLS parts (WebVTT files; a `wvtt` text track): its playlist has
+    /// no `EXT-X-PART-INF`, its MPD template no `availabilityTimeOffset`.
+    public let wholeSegments: Bool
 
     public enum SegmentFormat: String, Sendable, Hashable {
         /// `init.mp4`, `seg<N>.m4s`, `seg<N>.<i>.m4s`.
@@ -39,7 +42,12 @@ public struct URIScheme: Sendable, Hashable {
 
     /// A subtitle rendition: `name.m3u8`, `name/seg<N>.vtt`.
     public static func webVTT(_ name: String) -> URIScheme {
-        URIScheme(playlistURI: name + ".m3u8", directory: name + "/", segmentFormat: .webVTT)
+        URIScheme(playlistURI: name + ".m3u8", directory: name + "/", segmentFormat: .webVTT, wholeSegments: true)
+    }
+
+    /// A text track in fMP4 (`wvtt`): nested like a video rendition, its segments published whole.
+    public static func textTrack(_ name: String) -> URIScheme {
+        URIScheme(playlistURI: name + ".m3u8", directory: name + "/", wholeSegments: true)
     }
 
     /// A rendition whose objects sit at the root (the single muxed rendition: `init.mp4`, `seg<N>.m4s`).
@@ -47,11 +55,13 @@ public struct URIScheme: Sendable, Hashable {
         URIScheme(playlistURI: name + ".m3u8", directory: "")
     }
 
-    public init(playlistURI: String, directory: String, segmentFormat: SegmentFormat = .fragmentedMP4) {
+    public init(playlistURI: String, directory: String, segmentFormat: SegmentFormat = .fragmentedMP4,
+                wholeSegments: Bool = false) {
         precondition(directory.isEmpty || directory.hasSuffix("/"), "a URI directory ends with /")
         self.playlistURI = playlistURI
         self.directory = directory
         self.segmentFormat = segmentFormat
+        self.wholeSegments = wholeSegments || segmentFormat == .webVTT
     }
 
     /// Whether its segments need an init segment (`EXT-X-MAP`).

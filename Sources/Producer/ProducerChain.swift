@@ -48,6 +48,8 @@ public struct ProducerChain {
     /// discontinuity in theirs too.
     private var referenceInit: [UInt8]?
     private var subtitleDiscontinuity = false
+    /// The first rendition's reference track's timescale: the subtitle segments' (their `tfdt` is the video's).
+    private var subtitleTimescale: Int32 = 90_000
 
     public init(plan: RenditionPlan, kinds: [TrackFormat.Kind], settings: Settings, output: any PresentationConsumer,
                 logger: Logger) {
@@ -147,12 +149,19 @@ public struct ProducerChain {
             switch o {
             case .inits(let inits):
                 // A subtitle rendition's init is empty (WebVTT segments need none): it says the rendition started.
-                if let first = inits.first?.bytes {
-                    if let previous = referenceInit, previous != first { subtitleDiscontinuity = true }
-                    referenceInit = first
+                if let first = inits.first {
+                    if let previous = referenceInit, previous != first.bytes { subtitleDiscontinuity = true }
+                    referenceInit = first.bytes
+                    if let t = first.tracks.first(where: { $0.kind == .video }) ?? first.tracks.first { subtitleTimescale = t.timescale }
                 }
                 for k in cues.indices {
                     try output.consume(.initSegment(rendition: plan.renditions.count + k, bytes: [], tracks: []))
+                    // Its wvtt form for DASH (ISO/IEC 14496-30): a text track in the video's timescale.
+                    let language = plan.subtitles[k].subtitleLabel?.language?.iso639T ?? "und"
+                    try output.consume(.initSegment(rendition: plan.renditions.count + cues.count + k,
+                                                    bytes: try WebVTTTrack.initSegment(timescale: UInt32(subtitleTimescale),
+                                                                                       language: language),
+                                                    tracks: []))
                 }
             case .segment(let s) where s.group == 0:
                 guard case .segment(_, let info, _)? = events.first else { break }
@@ -166,7 +175,8 @@ public struct ProducerChain {
     // MARK: - Subtitles
 
     /// One WebVTT segment per subtitle rendition on the first rendition's segment `info`: the same sequence number,
-    /// start, duration, program date-time and discontinuity, with every cue that shows in it (RFC 8216 §3.5).
+    /// start, duration, program date-time and discontinuity, with every cue that shows in it (RFC 8216 §3.5); and the
+    /// same span as a `wvtt` fragment for its DASH form.
     private mutating func publishSubtitles(like info: SegmentInfo) throws {
         guard let shift = supervisor.timelineShift else { return }
         let start = info.startTime, end = info.startTime + info.duration
@@ -178,6 +188,12 @@ public struct ProducerChain {
                                       discontinuity: info.discontinuity || subtitleDiscontinuity)
             segment.format = .webVTT
             try output.consume(.segment(rendition: plan.renditions.count + k, segment, bytes: bytes))
+            let fragment = try WebVTTTrack.segment(placed, from: start, to: end,
+                                                   sequenceNumber: UInt32(truncatingIfNeeded: info.sequence &+ 1))
+            var mp4 = segment
+            mp4.format = .fragmentedMP4
+            mp4.byteCount = fragment.count
+            try output.consume(.segment(rendition: plan.renditions.count + cues.count + k, mp4, bytes: fragment))
             // A cue that ended by this segment's end shows in no later one.
             cues[k] = zip(cues[k], placed).filter { $0.1.end > end }.map(\.0)
         }

@@ -29,8 +29,9 @@ public struct RenditionPlan: Sendable, Equatable {
         self.groups = groups
     }
 
-    /// Every rendition the layout announces: `renditions`, then `subtitles`.
-    public var layout: [Rendition] { renditions + subtitles }
+    /// Every rendition the layout announces: `renditions`, then `subtitles` (WebVTT, for HLS), then each subtitle
+    /// rendition's `textTrackForm` (fMP4 `wvtt`, for DASH), in the same order.
+    public var layout: [Rendition] { renditions + subtitles + subtitles.map(\.textTrackForm) }
 
     /// The default: one muxed rendition at the root with every track.
     public static func muxed(trackCount: Int) -> RenditionPlan {

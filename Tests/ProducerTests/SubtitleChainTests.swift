@@ -1,3 +1,4 @@
+import ISOBMFF
 import MediaCore
 import MediaPresentation
 import Producer
@@ -21,7 +22,8 @@ import Testing
         try c.finish()
         let all = out.all
         guard case .layout(let renditions, _)? = all.first else { Issue.record("no layout"); return }
-        #expect(renditions.map(\.name) == ["stream", "subs-en"] && renditions[1].kind == .subtitles)
+        #expect(renditions.map(\.name) == ["stream", "subs-en", "subs-en-wvtt"] && renditions[1].kind == .subtitles)
+        #expect(renditions[1].isWebVTTSubtitles && !renditions[2].isWebVTTSubtitles && renditions[2].scheme.wholeSegments)
         #expect(renditions[1].scheme.segmentURI(3) == "subs-en/seg3.vtt")
         let inits = all.compactMap { if case .initSegment(1, let b, let t) = $0 { (b, t) } else { nil } }
         #expect(inits.count == 1 && inits[0].0.isEmpty && inits[0].1.isEmpty)
@@ -37,7 +39,16 @@ import Testing
         #expect(subs.map(\.1) == [header + across, header + across, header + "\n00:00:02.200 --> 00:00:02.400\nthird\n\n", header + "\n"])
         // Each subtitle segment follows its video segment: a playlist lists both at once.
         let order = all.compactMap { e -> Int? in if case .segment(let r, _, _) = e { r } else { nil } }
-        #expect(order == [0, 1, 0, 1, 0, 1, 0, 1])
+        #expect(order == [0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2])
+        // The wvtt form (DASH): its init is a text track's, each segment the same span as one wvtt fragment.
+        let twinInit = all.compactMap { if case .initSegment(2, let b, _) = $0 { b } else { nil } }
+        #expect(twinInit == [try WebVTTTrack.initSegment(timescale: 90_000, language: "eng")])
+        let twin = all.compactMap { if case .segment(2, let i, let b) = $0 { (i, b.joined) } else { nil } }
+        #expect(twin.map(\.0.startTime) == video.map(\.startTime) && twin.map(\.0.duration) == video.map(\.duration))
+        let acrossCue = SubtitleCue(start: MediaTime(value: 45_000, timescale: 90_000), end: MediaTime(value: 135_000, timescale: 90_000),
+                                 text: "across")
+        #expect(twin[0].1 == (try WebVTTTrack.segment([acrossCue], from: video[0].startTime,
+                                                      to: video[0].startTime + video[0].duration, sequenceNumber: 1)))
         // No parts for WebVTT.
         #expect(!all.contains { if case .part(1, _, _) = $0 { true } else { false } })
     }

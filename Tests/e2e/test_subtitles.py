@@ -16,11 +16,13 @@ Every checker is shown failing on wrong input.
 import os
 import subprocess
 import time
+import xml.etree.ElementTree as ET
 
 import m3u8
 import pytest
 import webvtt
 
+from hlsharness import dashcheck
 from hlsharness import http as h
 from hlsharness import mp4
 from hlsharness.procs import package, serving
@@ -188,6 +190,98 @@ def test_text_tracks_of_the_input(origin_bin, files, tmp_path, source):
         assert segment_problems(on_timeline(segs, 0.0), cues, shift) == [], (lang, segs, shift)
 
 
+def wvtt_cues(init_data, segments):
+    """The cues of a wvtt track (ISO/IEC 14496-30 §7), read with the harness's box walker: the sample entry and each
+    sample checked against the standard, then a cue per text and span, samples joined where a cue continues.
+    Returns (cues, problems)."""
+    problems = []
+    init = mp4.parse_init(init_data)
+    (track,) = init.tracks
+    moov = next(b for b in mp4.boxes(init_data) if b.type == b"moov")
+    hdlr = mp4.find(init_data, moov, "trak/mdia/hdlr")
+    # §7.3: "WebVTT tracks use the 'text' handler type" with the NullMediaHeaderBox.
+    if init_data[hdlr.body + 8:hdlr.body + 12] != b"text" or mp4.find(init_data, moov, "trak/mdia/minf/nmhd") is None:
+        problems.append("handler is not 'text' with an nmhd")
+    stsd = mp4.find(init_data, moov, "trak/mdia/minf/stbl/stsd")
+    entry = next(mp4.boxes(init_data, stsd.body + 8, stsd.end))
+    # §7.5: WVTTSampleEntry extends PlainTextSampleEntry('wvtt') { WebVTTConfigurationBox config; … }
+    if entry.type != b"wvtt":
+        problems.append(f"sample entry {entry.type!r}")
+    inner = {b.type: init_data[b.body:b.end] for b in mp4.boxes(init_data, entry.body + 8, entry.end)}
+    if not inner.get(b"vttC", b"").startswith(b"WEBVTT"):
+        problems.append(f"vttC {inner.get(b'vttC')!r}: not a WebVTT header")
+    spans = []
+    for data in segments:
+        frag = mp4.parse_fragment(data, init)
+        (run,) = frag.runs
+        mdat = next(b for b in mp4.boxes(data) if b.type == b"mdat")
+        t, pos = run.base_decode_time, mdat.body
+        for d, size in zip(run.durations, run.sizes):
+            sample = list(mp4.boxes(data, pos, pos + size))
+            kinds = [b.type for b in sample]
+            # §7.4: a sample is either exactly one VTTEmptyCueBox ('vtte') or one or more VTTCueBox ('vttc').
+            if kinds != [b"vtte"] and (not kinds or any(k != b"vttc" for k in kinds)):
+                problems.append(f"sample at {t}: boxes {kinds}")
+            texts = []
+            for b in sample:
+                if b.type == b"vttc":
+                    parts = {c.type: data[c.body:c.end].decode() for c in mp4.boxes(data, b.body, b.end)}
+                    # §7.4: VTTCueBox { … CuePayloadBox payload; } — required.
+                    if b"payl" not in parts:
+                        problems.append(f"vttc at {t} without payl")
+                    texts.append(parts.get(b"payl", ""))
+            spans.append((t, t + d, texts))
+            t, pos = t + d, pos + size
+    cues, open_ = [], {}
+    for a, b, texts in spans:
+        for text in list(open_):
+            if text not in texts:
+                cues.append((open_.pop(text) / track.timescale, a / track.timescale, text))
+        for text in texts:
+            open_.setdefault(text, a)
+    end = spans[-1][1] if spans else 0
+    cues += [(s0 / track.timescale, end / track.timescale, text) for text, s0 in open_.items()]
+    return sorted(cues), problems
+
+
+def test_dash_text_adaptation_sets(origin_bin, files, tmp_path):
+    out = package(origin_bin, files["clip"], tmp_path / "dash", "--ladder", "source", "--subtitles",
+                  f"en={files['en']}", "--subtitles", f"fr={files['fr']}")
+    errors = []
+    mpd = dashcheck.check_static_dir(out, errors)  # mpegdash parses it; every timeline is its files exactly
+    assert errors == [], errors
+    root = ET.parse(os.path.join(out, "manifest.mpd")).getroot()
+    ns = {"d": "urn:mpeg:dash:schema:mpd:2011"}
+    sets = root.findall("d:Period/d:AdaptationSet", ns)
+    text = [a for a in sets if a.get("contentType") == "text"]
+    assert [(a.get("mimeType"), a.get("lang"), a.find("d:Role", ns).get("value"),
+             a.find("d:Representation", ns).get("codecs")) for a in text] == [
+        ("application/mp4", "en", "subtitle", "wvtt"), ("application/mp4", "fr", "subtitle", "wvtt")]
+    timelines = {r.id: [(t, d) for _, t, d in r.segments] for r in mpd.representations}
+    video = next(r.id for r in mpd.representations if r.height)
+    for rid in ("subs-en-wvtt", "subs-fr-wvtt"):
+        assert timelines[rid] == timelines[video], (rid, timelines)
+    # FFmpeg's DASH demuxer reads the whole presentation silently (its mov demuxer does not decode wvtt: a data stream).
+    p = subprocess.run(["ffmpeg", "-v", "error", "-nostdin", "-i", "manifest.mpd", "-map", "0", "-f", "null", "-"],
+                       cwd=out, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+    shift = first_video_pts(os.path.join(out, "index.m3u8")) - first_video_pts(files["clip"])
+    for rid, cues in (("subs-en-wvtt", EN), ("subs-fr-wvtt", FR)):
+        rep = next(r for r in mpd.representations if r.id == rid)
+        init = open(os.path.join(out, rep.initialization), "rb").read()
+        segs = [open(os.path.join(out, rep.url(n)), "rb").read() for n, _, _ in rep.segments]
+        got, problems = wvtt_cues(init, segs)
+        assert problems == [], problems
+        want = [(s0 + shift, e + shift, t) for s0, e, t in cues]
+        assert len(got) == len(want) and all(g[2] == w[2] and abs(g[0] - w[0]) <= MS and abs(g[1] - w[1]) <= MS
+                                             for g, w in zip(got, want)), (got, want)
+    # The reader fails on a sample that is neither vtte nor vttc.
+    bad = bytearray(segs[0])
+    i = bytes(bad).rfind(b"vtt")
+    bad[i:i + 4] = b"xxxx"
+    assert wvtt_cues(init, [bytes(bad)])[1] != []
+
+
 def ffmpeg_cues(url):
     """The first subtitle stream as FFmpeg reads it (`-copyts`: the playlist's own timeline), as SRT, parsed."""
     p = subprocess.run(["ffmpeg", "-v", "error", "-nostdin", "-strict", "experimental", "-copyts", "-i", url,
@@ -226,6 +320,16 @@ def test_live_ll_hls_subtitle_playlist(live):
     seg = h.get(live.url("/" + p.segments[-1].uri))
     assert seg.status == 200 and seg.header("content-type").startswith("text/vtt"), seg.header("content-type")
     webvtt.from_string(seg.text)  # parses
+    # The live MPD's text set: its segments are whole (no availabilityTimeOffset), on the video's timeline.
+    mpd = dashcheck.MPD(h.get(live.url("/manifest.mpd")).text)
+    reps = {r.id: r for r in mpd.representations}
+    text = reps["subs-en-wvtt"]
+    assert text.template is not None and text.template.get("availabilityTimeOffset") is None, text.template.attrib
+    video = next(r for r in mpd.representations if r.height)
+    common = {t for _, t, _ in text.segments} & {t for _, t, _ in video.segments}
+    assert len(common) >= 2, (text.segments, video.segments)
+    errors = []
+    assert dashcheck.check_live(live.base_url + "/", mpd, errors) > 0 and errors == [], errors
 
 
 def test_the_recording_keeps_the_subtitle_rendition(live):
