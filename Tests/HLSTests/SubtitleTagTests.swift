@@ -8,12 +8,12 @@ import Testing
         MediaRendition(type: .subtitles, groupID: group, name: "English", language: "en", autoselect: true, uri: "subs-en.m3u8")
     }
 
+    /// The two variants of `ClosedCaptionTagTests.playlist` (720p, 360p), naming subtitle groups `a` and `b`.
     static func playlist(_ a: String?, _ b: String?, media: [MediaRendition]) -> MultivariantPlaylist {
-        var v1 = VariantStream(bandwidth: 1_000_000, codecs: "avc1.64001f", uri: "720p.m3u8")
-        var v2 = VariantStream(bandwidth: 500_000, codecs: "avc1.64001e", uri: "360p.m3u8")
-        v1.subtitlesGroup = a
-        v2.subtitlesGroup = b
-        return MultivariantPlaylist(variants: [v1, v2], media: media)
+        var p = ClosedCaptionTagTests.playlist(nil, nil, media: media)
+        p.variants[0].subtitlesGroup = a
+        p.variants[1].subtitlesGroup = b
+        return p
     }
 
     @Test func rendersAndParses() throws {
