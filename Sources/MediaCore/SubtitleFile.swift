@@ -145,20 +145,28 @@ extension Substring {
     }
 }
 
-/// A sidecar subtitle file for a stream (`--subtitles LANG=PATH`): its language and where it is. The format is the
-/// file's extension (`.vtt`, `.srt`).
+/// A subtitle rendition asked for by option (`--subtitles LANG[=PATH]`): its language and, for a sidecar file, where
+/// it is (its format is the file's extension, `.vtt` or `.srt`); without a file, its cues come from the live cue API.
 public struct SubtitleSidecar: Sendable, Hashable, CustomStringConvertible {
     public var language: LanguageTag
-    public var path: String
-    public var format: SubtitleFile.Format
+    /// The sidecar file and its format; `nil`: no file (cues posted to the stream only).
+    public var file: (path: String, format: SubtitleFile.Format)? {
+        guard let path, let format else { return nil }
+        return (path, format)
+    }
+    private var path: String?
+    private var format: SubtitleFile.Format?
 
-    /// `LANG=PATH` (`en=movie.en.srt`), or `nil` with what is wrong.
+    /// `LANG=PATH` (`en=movie.en.srt`) or `LANG` (`en`), or what is wrong.
     public static func parse(_ text: String) -> Result<SubtitleSidecar, SubtitleFileError> {
-        let kv = text.split(separator: "=", maxSplits: 1).map(String.init)
-        guard kv.count == 2, !kv[1].isEmpty else { return .failure(SubtitleFileError("takes LANG=PATH, e.g. en=movie.en.srt")) }
+        let kv = text.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+        guard !kv[0].isEmpty, kv.count == 1 || !kv[1].isEmpty else {
+            return .failure(SubtitleFileError("takes LANG=PATH (a sidecar file, e.g. en=movie.en.srt) or LANG (cues posted to the stream)"))
+        }
         guard let language = LanguageTag(kv[0]) else {
             return .failure(SubtitleFileError("'\(kv[0])' is not a language tag (BCP 47 such as fr, or ISO 639-2 such as fra)"))
         }
+        guard kv.count == 2 else { return .success(SubtitleSidecar(language: language)) }
         guard let format = SubtitleFile.Format(path: kv[1]) else {
             return .failure(SubtitleFileError("'\(kv[1])' is neither a .vtt nor a .srt file"))
         }
@@ -171,5 +179,10 @@ public struct SubtitleSidecar: Sendable, Hashable, CustomStringConvertible {
         self.format = format
     }
 
-    public var description: String { language.bcp47 + "=" + path }
+    /// A rendition without a file: its cues are posted (`POST /NAME/subtitles`).
+    public init(language: LanguageTag) {
+        self.language = language
+    }
+
+    public var description: String { language.bcp47 + (path.map { "=" + $0 } ?? "") }
 }

@@ -157,6 +157,7 @@ public final class Pipeline: @unchecked Sendable {
                     $0.videoFrames += Int64(batch.videoFrames)
                 }
                 if let posted = inbox?.take(), !posted.isEmpty { try run.feed(posted.map { .event(source.resolve($0)) }) }
+                if let cues = inbox?.takeCues(), !cues.isEmpty { try run.feed(cues.compactMap { run.chain.resolve($0) }) }
                 try run.feed(batch.events)
             } catch {
                 failure = error

@@ -13,27 +13,31 @@ struct SidecarSubtitles {
         var names: [String] = []
         return try sidecars.enumerated().map { i, s in
             let flag = "--subtitles \(s)"
-            guard let data = FileManager.default.contents(atPath: s.path) else {
-                throw PipelineError.invalidOption("\(flag): cannot read '\(s.path)'")
+            // NAME: the language's own name, unique in the group (§4.4.6.1.1).
+            var name = s.language.nativeName ?? s.language.bcp47
+            if names.contains(name) { name += " (\(i + 1))" }
+            names.append(name)
+            // DEFAULT=NO, AUTOSELECT=YES: a player turns them on by the viewer's language or choice, not by itself.
+            let label = SubtitleLabel(language: s.language, name: name)
+            guard let (path, format) = s.file else {
+                logger.info("\(flag): cues posted to the stream (POST …/subtitles)")
+                return SidecarSubtitles(label: label, cues: [])
+            }
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw PipelineError.invalidOption("\(flag): cannot read '\(path)'")
             }
             guard let text = String(data: data, encoding: .utf8) else {
                 throw PipelineError.invalidOption("\(flag): not UTF-8 text")
             }
             let file: SubtitleFile
             do {
-                file = try SubtitleFile(parsing: text, format: s.format)
+                file = try SubtitleFile(parsing: text, format: format)
             } catch {
                 throw PipelineError.invalidOption("\(flag): \(error)")
             }
             for w in file.warnings { logger.warning("\(flag): \(w)") }
-            // NAME: the language's own name, unique in the group (§4.4.6.1.1).
-            var name = s.language.nativeName ?? s.language.bcp47
-            if names.contains(name) { name += " (\(i + 1))" }
-            names.append(name)
             logger.info("\(flag): \(file.cues.count) cues")
-            // DEFAULT=NO, AUTOSELECT=YES: a player turns them on by the viewer's language or choice, not by itself.
-            return SidecarSubtitles(label: SubtitleLabel(language: s.language, name: name),
-                                    cues: file.cues)
+            return SidecarSubtitles(label: label, cues: file.cues)
         }
     }
 }

@@ -72,7 +72,10 @@ public struct ProducerChain {
             return try take(e)
         case .cues(let subtitle, let list):
             guard cues.indices.contains(subtitle) else { return }
-            cues[subtitle] += list
+            // In order of their start (WebVTT §4.1), a file's, a track's and posted cues alike; equal starts keep
+            // their order.
+            cues[subtitle] = (cues[subtitle] + list).enumerated()
+                .sorted { ($0.element.start, $0.offset) < ($1.element.start, $1.offset) }.map(\.element)
             return
         case .format(let track, let f):
             if track >= 0 {
@@ -173,6 +176,24 @@ public struct ProducerChain {
     }
 
     // MARK: - Subtitles
+
+    /// A cue posted to the stream (the live cue API) as the source event of its subtitle rendition: its times, counted
+    /// from the live edge (the newest media taken), on the input's clock. `nil` (logged) before any media, or for a
+    /// language the stream has no subtitle rendition in.
+    public func resolve(_ posted: PostedCue) -> SourceEvent? {
+        guard let k = plan.subtitles.firstIndex(where: { $0.language == posted.language }) else {
+            logger.warning("posted subtitle cue in \(posted.language): the stream has no subtitle rendition in it: dropped")
+            return nil
+        }
+        guard let edge = inputEdge else {
+            logger.warning("posted subtitle cue before any media: dropped")
+            return nil
+        }
+        var cue = posted.cue
+        cue.start = edge + cue.start.converted(to: edge.timescale, rounding: .nearest)
+        cue.end = edge + cue.end.converted(to: edge.timescale, rounding: .nearest)
+        return .cues(subtitle: k, [cue])
+    }
 
     /// One WebVTT segment per subtitle rendition on the first rendition's segment `info`: the same sequence number,
     /// start, duration, program date-time and discontinuity, with every cue that shows in it (RFC 8216 §3.5); and the

@@ -89,7 +89,13 @@ import Testing
 
     @Test func sidecarOption() throws {
         let s = try SubtitleSidecar.parse("fra=dir/movie.fr.SRT").get()
-        #expect(s.language.bcp47 == "fr" && s.path == "dir/movie.fr.SRT" && s.format == .subRip)
+        #expect(s.language.bcp47 == "fr" && s.file?.path == "dir/movie.fr.SRT" && s.file?.format == .subRip)
+        #expect(s.description == "fr=dir/movie.fr.SRT")
+        // No file: a rendition whose cues are posted to the stream.
+        let live = try SubtitleSidecar.parse("en").get()
+        #expect(live.file == nil && live.description == "en")
+        #expect(throws: SubtitleFileError.self) { try SubtitleSidecar.parse("en=").get() }
+        #expect(throws: SubtitleFileError.self) { try SubtitleSidecar.parse("=a.vtt").get() }
         #expect(throws: SubtitleFileError.self) { try SubtitleSidecar.parse("en=movie.txt").get() }
         #expect(throws: SubtitleFileError.self) { try SubtitleSidecar.parse("xx yy=a.vtt").get() }
         #expect(throws: SubtitleFileError.self) { try SubtitleSidecar.parse("movie.vtt").get() }

@@ -13,9 +13,13 @@ file (webvtt-py reads each cue back: text and times). Then, with independent rea
 - a malformed cue is skipped with a warning; a file that is not WebVTT is one error line at startup.
 Every checker is shown failing on wrong input.
 """
+import json
 import os
+import re
 import subprocess
 import time
+import urllib.error
+import urllib.request
 import xml.etree.ElementTree as ET
 
 import m3u8
@@ -27,6 +31,7 @@ from hlsharness import http as h
 from hlsharness import mp4
 from hlsharness.procs import package, serving
 
+TOKEN = "subtitle-api-secret"
 EN = [(0.5, 1.8, "Hello world"), (1.9, 4.2, "A cue across\ntwo segments"), (5.0, 5.9, "Last one")]
 FR = [(0.5, 1.8, "Bonjour"), (3.0, 4.0, "Au revoir")]
 MS = 0.0015  # WebVTT times are milliseconds: rounding on both sides
@@ -294,14 +299,14 @@ def ffmpeg_cues(url):
 def live(origin_bin, files):
     rec = str(files["dir"] / "rec")
     with serving(origin_bin, [files["clip"], "--loop", "--part-duration", "0.5", "--subtitles", f"en={files['en']}",
-                              "--record", rec], label="live subtitles") as s:
+                              "--subtitles", "de", "--record", rec, "--api-token", TOKEN], label="live subtitles") as s:
         s.recording = rec
         yield s
 
 
 def test_live_ll_hls_subtitle_playlist(live):
     master = m3u8.loads(h.get(live.url("/index.m3u8")).text)
-    (en,) = [m for m in master.media if m.type == "SUBTITLES"]
+    en = next(m for m in master.media if m.type == "SUBTITLES" and m.language == "en")
     assert en.uri == "subs-en.m3u8" and all(v.stream_info.subtitles == "subs" for v in master.playlists)
     sub = m3u8.loads(h.get(live.url("/subs-en.m3u8")).text)
     vid = m3u8.loads(h.get(live.url("/" + master.playlists[0].uri)).text)
@@ -332,6 +337,44 @@ def test_live_ll_hls_subtitle_playlist(live):
     assert dashcheck.check_live(live.base_url + "/", mpd, errors) > 0 and errors == [], errors
 
 
+def post_cue(live, body, token=TOKEN, path="/subtitles"):
+    req = urllib.request.Request(live.url(path), data=json.dumps(body).encode(), method="POST",
+                                 headers={"Content-Type": "application/json", "Authorization": f"Bearer {token}"})
+    try:
+        with urllib.request.urlopen(req, timeout=5) as r:
+            return r.status, json.loads(r.read() or b"{}")
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read() or b"{}")
+
+
+def test_live_cue_api(live):
+    """POST /subtitles (behind --api-token, like /events): a cue for the German rendition, which has no file, is in the
+    next segments of its playlist, at the live edge plus its delay; refusals name their field."""
+    master = m3u8.loads(h.get(live.url("/index.m3u8")).text)
+    assert [m.language for m in master.media if m.type == "SUBTITLES"] == ["en", "de"]
+    vid = m3u8.loads(h.get(live.url("/stream.m3u8")).text)
+    edge = vid.media_sequence + len(vid.segments)  # the segment in progress
+    status, body = post_cue(live, {"language": "de", "text": "Guten Tag", "duration": 1.5, "delay": 1})
+    assert (status, body) == (201, {"language": "de"}), (status, body)
+    found, deadline = [], time.monotonic() + 8
+    while not found and time.monotonic() < deadline:
+        p = m3u8.loads(h.get(live.url("/subs-de.m3u8")).text)
+        for seg in p.segments:
+            n = int(re.search(r"seg(\d+)\.vtt", seg.uri).group(1))
+            cues = read_cues(webvtt.from_string(h.get(live.url("/" + seg.uri)).text))
+            found += [(n, c) for c in cues if c[2] == "Guten Tag"]
+        time.sleep(0.3)
+    assert found, "the posted cue never appeared"
+    n, (start, end, _) = found[0]
+    assert n >= edge - 1 and abs((end - start) - 1.5) <= MS, found
+    # Refusals: no token 401, a language without a rendition 422, a bad duration 400 naming it.
+    assert post_cue(live, {"text": "x", "duration": 1}, token="wrong")[0] == 401
+    status, body = post_cue(live, {"language": "it", "text": "x", "duration": 1})
+    assert status == 422 and body.get("field") == "language", body
+    status, body = post_cue(live, {"text": "x", "duration": -1})
+    assert status == 400 and body.get("field") == "duration", body
+
+
 def test_the_recording_keeps_the_subtitle_rendition(live):
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
@@ -346,7 +389,7 @@ def test_the_recording_keeps_the_subtitle_rendition(live):
     for seg in sub.segments:
         webvtt.read(os.path.join(live.recording, seg.uri))
     master = m3u8.load(os.path.join(live.recording, "index.m3u8"))
-    assert [m.uri for m in master.media if m.type == "SUBTITLES"] == ["subs-en.m3u8"]
+    assert [m.uri for m in master.media if m.type == "SUBTITLES"] == ["subs-en.m3u8", "subs-de.m3u8"]
 
 
 def test_malformed_files(origin_bin, files, tmp_path):
