@@ -59,7 +59,9 @@ struct PackageCommand: AsyncParsableCommand {
         var stream = try media.options()
         stream.input = input
         stream.realtime = false
-        let options = PipelineOptions(stream)
+        var options = PipelineOptions(stream)
+        // One file per rendition has no place for WebVTT segments (files of their own): the input's text tracks stay out.
+        if singleFile { options.inputSubtitles = false }
         let stats = PipelineStats()
         let writer: VODWriter
         do {

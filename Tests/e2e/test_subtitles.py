@@ -392,6 +392,17 @@ def test_the_recording_keeps_the_subtitle_rendition(live):
     assert [m.uri for m in master.media if m.type == "SUBTITLES"] == ["subs-en.m3u8", "subs-de.m3u8"]
 
 
+def test_single_file_leaves_the_text_tracks_out(origin_bin, files, tmp_path):
+    p = subprocess.run([origin_bin, "package", files["mkv"], "-o", str(tmp_path / "sf"), "--single-file"],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert p.stderr.count("is not carried: --single-file has no place for WebVTT segments") == 2, p.stderr
+    assert "SUBTITLES" not in open(tmp_path / "sf" / "index.m3u8").read()
+    p = subprocess.run([origin_bin, "package", files["clip"], "-o", str(tmp_path / "sf2"), "--single-file",
+                        "--subtitles", f"en={files['en']}"], capture_output=True, text=True, timeout=60)
+    assert p.returncode != 0 and "--single-file cannot be used with --subtitles yet" in p.stderr, p.stderr
+
+
 def test_malformed_files(origin_bin, files, tmp_path):
     bad = tmp_path / "bad.srt"
     bad.write_text("1\n00:00:01,000 -> 00:00:02,000\nno arrow\n\n2\n00:00:02,000 --> 00:00:03,000\nfine\n")
