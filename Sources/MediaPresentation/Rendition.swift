@@ -84,6 +84,10 @@ extension Rendition {
     /// A subtitle rendition as HLS lists it: WebVTT segments (its `textTrackForm` is the MPD's).
     public var isWebVTTSubtitles: Bool { kind == .subtitles && scheme.segmentFormat == .webVTT }
 
+    /// Whether the multivariant playlist lists it (every rendition but a subtitle rendition's `wvtt` form): the
+    /// renditions an `EXT-X-RENDITION-REPORT` may name.
+    public var isListedInHLS: Bool { kind != .subtitles || isWebVTTSubtitles }
+
     public static func subtitles(_ label: SubtitleLabel, position: Int, taken: [String] = []) -> Rendition {
         var name = "subs-" + (label.language.map { $0.bcp47.filter { $0.isLetter || $0.isNumber || $0 == "-" } } ?? String(position + 1))
         if taken.contains(name) { name += "-\(position + 1)" }

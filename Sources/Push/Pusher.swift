@@ -203,7 +203,8 @@ public final class Pusher: PresentationConsumer, Sendable {
         guard let layout = index.layout else { return }
         let snaps = layout.snapshots()
         let reports = layout.policy.partTarget == nil ? [] : layout.renditions.indices.compactMap { o in
-            o == r ? nil : PlaylistBuilder.renditionReport(snaps[o], scheme: layout.renditions[o].scheme)
+            o == r || !layout.renditions[o].isListedInHLS ? nil
+                : PlaylistBuilder.renditionReport(snaps[o], scheme: layout.renditions[o].scheme)
         }
         guard let playlist = PlaylistBuilder.mediaPlaylist(snaps[r], scheme: layout.renditions[r].scheme,
                                                            playlistType: index.playlistType, reports: reports) else { return }

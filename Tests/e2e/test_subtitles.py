@@ -309,7 +309,11 @@ def test_live_ll_hls_subtitle_playlist(live):
     en = next(m for m in master.media if m.type == "SUBTITLES" and m.language == "en")
     assert en.uri == "subs-en.m3u8" and all(v.stream_info.subtitles == "subs" for v in master.playlists)
     sub = m3u8.loads(h.get(live.url("/subs-en.m3u8")).text)
-    vid = m3u8.loads(h.get(live.url("/" + master.playlists[0].uri)).text)
+    vid_text = h.get(live.url("/" + master.playlists[0].uri)).text
+    vid = m3u8.loads(vid_text)
+    # LL-HLS rendition reports name the subtitle renditions the multivariant lists, not their DASH wvtt form.
+    reports = re.findall(r'#EXT-X-RENDITION-REPORT:URI="([^"]+)"', vid_text)
+    assert "subs-en.m3u8" in reports and not any("wvtt" in u for u in reports), reports
     assert sub.segments and "#EXT-X-PART" not in sub.dumps() and sub.server_control.can_block_reload == "YES"
     # The same sequence numbers as the video (read a moment apart: the video may have one more segment).
     last_sub = sub.media_sequence + len(sub.segments) - 1
