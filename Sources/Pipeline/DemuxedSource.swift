@@ -42,6 +42,8 @@ final class DemuxedSource: MediaSource {
     private var passStartMicros: Int64?
     private var passEndMicros: Int64 = 0
     private var passes = 1
+    /// The input started again since the last batch returned (`SourceBatch.loopedBy`).
+    private var looped = false
     private let wallStart = ContinuousClock.now
 
     var plan: RenditionPlan {
@@ -199,12 +201,22 @@ final class DemuxedSource: MediaSource {
     }
 
     func next() throws -> SourceBatch? {
+        guard var batch = try read() else { return nil }
+        if looped {
+            batch.loopedBy = MediaTime(value: loopOffsetMicros, timescale: 1_000_000)
+            looped = false
+        }
+        return batch
+    }
+
+    private func read() throws -> SourceBatch? {
         while true {
             guard var packet = try demuxer.read() else {
                 // End of input: a file with --loop starts again, its timestamps running on.
                 guard options.loop, !isLive, let start = passStartMicros else { return nil }
                 try demuxer.seekToStart()
                 loopOffsetMicros += max(1, passEndMicros - start)
+                looped = true
                 passEndMicros = 0
                 passes += 1
                 logger.info("looping input (pass \(passes))")

@@ -160,6 +160,18 @@ public final class Pipeline: @unchecked Sendable {
                 }
                 if let posted = inbox?.take(), !posted.isEmpty { try run.feed(posted.map { .event(source.resolve($0)) }) }
                 if let cues = inbox?.takeCues(), !cues.isEmpty { try run.feed(cues.compactMap { run.chain.resolve($0) }) }
+                if let shift = batch.loopedBy, !sidecars.isEmpty {
+                    // A looped input plays its sidecars again, on the new pass's timestamps.
+                    let first = source.plan.subtitles.count
+                    try run.feed(sidecars.enumerated().map { k, s in
+                        .cues(subtitle: first + k, s.cues.map { c in
+                            var c = c
+                            c.start = c.start + shift
+                            c.end = c.end + shift
+                            return c
+                        })
+                    })
+                }
                 try run.feed(batch.events)
             } catch {
                 failure = error

@@ -379,6 +379,24 @@ def test_live_cue_api(live):
     assert status == 400 and body.get("field") == "duration", body
 
 
+def test_a_looped_input_plays_its_sidecar_again(live):
+    """`--loop`: the sidecar's cues come again on the next pass, on its timestamps (the 6-s clip's length later; the
+    video's own shift, a B-frame delay, under 0.2 s), spaced as in the file."""
+    deadline, cues = time.monotonic() + 12, []
+    while time.monotonic() < deadline:
+        p = m3u8.loads(h.get(live.url("/subs-en.m3u8")).text)
+        cues = sorted({c for seg in p.segments for c in read_cues(webvtt.from_string(h.get(live.url("/" + seg.uri)).text))})
+        if any(c[0] > 6 + EN[1][0] for c in cues):
+            break
+        time.sleep(0.5)
+    second = [c for c in cues if 6 <= c[0] < 12]
+    hello = [c for c in second if c[2] == EN[0][2]]
+    across = [c for c in second if c[2] == EN[1][2]]
+    assert hello and across, f"no second pass of the sidecar: {cues}"
+    assert 0 <= hello[0][0] - (6 + EN[0][0]) < 0.2, hello
+    assert abs((across[0][0] - hello[0][0]) - (EN[1][0] - EN[0][0])) <= MS, (hello, across)
+
+
 def test_the_recording_keeps_the_subtitle_rendition(live):
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
