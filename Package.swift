@@ -123,7 +123,7 @@ let package = Package(
         .testTarget(name: "SegmenterTests", dependencies: ["TestSupport", "Segmenter", "ISOBMFF", "MediaCore"]),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "Producer", "MediaCore", "TestSupport"]),
         .testTarget(name: "ProducerTests", dependencies: [
-            "Producer", "Segmenter", "MediaPresentation", "HLS", "MediaCore", "TestSupport",
+            "Producer", "Segmenter", "MediaPresentation", "HLS", "MediaCore", "ISOBMFF", "TestSupport",
             .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "PushTests", dependencies: ["Push", "MediaPresentation", "MediaCore", "HLS",

@@ -37,6 +37,8 @@ public final class SampleEncryptionStage: PresentationConsumer, Sendable {
         var current: SampleProtection?
         /// Per rendition: how its tracks are protected (from its latest init segment).
         var protectors: [Int: FragmentProtector] = [:]
+        /// Renditions of no media track (subtitles), which stay in the clear.
+        var clear: Set<Int> = []
         /// Per rendition: the encrypted parts of the segment in progress (clear size, bytes, and where each fragment
         /// went, in segment coordinates).
         var parts: [Int: SegmentInProgress] = [:]
@@ -93,6 +95,9 @@ public final class SampleEncryptionStage: PresentationConsumer, Sendable {
         }
     }
 
+    /// Whether rendition `r` announced no media track (a subtitle rendition): its segments stay in the clear.
+    private func isClearRendition(_ r: Int) -> Bool { state.withLock { $0.clear.contains(r) } }
+
     public func consume(_ event: PresentationEvent) throws {
         switch event {
         case .layout(_, let policy):
@@ -105,6 +110,12 @@ public final class SampleEncryptionStage: PresentationConsumer, Sendable {
 
             try downstream.consume(event)
         case .end, .event:
+            try downstream.consume(event)
+        case .initSegment(let r, _, let tracks) where tracks.isEmpty:
+            // A rendition of no media track (subtitles: WebVTT, or wvtt text) stays in the clear, as CMAF text does.
+            state.withLock { _ = $0.clear.insert(r) }
+            try downstream.consume(event)
+        case .part(let r, _, _) where isClearRendition(r), .segment(let r, _, _) where isClearRendition(r):
             try downstream.consume(event)
         case .initSegment(let r, _, let tracks):
             var protected: [UInt32: ProtectedTrack] = [:]

@@ -86,6 +86,7 @@ public struct MPD: Sendable, Equatable {
         public enum ContentType: String, Sendable {
             case video
             case audio
+            case text
         }
         public var id: Int
         /// `nil` for a multiplexed (audio + video) adaptation set.

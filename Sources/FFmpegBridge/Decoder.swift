@@ -42,20 +42,7 @@ final class DecoderCore {
         guard let ctx, let packet, let frame else { return }
         var produced = 0
         if let input {
-            av_packet_unref(packet)
-            if !input.data.isEmpty {
-                try check(av_new_packet(packet, Int32(input.data.count)), "av_new_packet", context)
-                input.data.withUnsafeBytes { packet.pointee.data.update(from: $0.bindMemory(to: UInt8.self).baseAddress!,
-                                                                        count: input.data.count) }
-            }
-            packet.pointee.pts = input.pts ?? AV.noPTS
-            packet.pointee.dts = input.dts ?? AV.noPTS
-            packet.pointee.duration = input.duration
-            packet.pointee.flags = (input.isKeyframe ? AV_PKT_FLAG_KEY : 0) | (input.isCorrupt ? AV_PKT_FLAG_CORRUPT : 0)
-            if let extra = input.newExtradata, !extra.isEmpty,
-               let side = av_packet_new_side_data(packet, AV_PKT_DATA_NEW_EXTRADATA, extra.count) {
-                extra.withUnsafeBufferPointer { side.update(from: $0.baseAddress!, count: extra.count) }
-            }
+            try load(input, into: packet)
             defer { av_packet_unref(packet) }
             var r = avcodec_send_packet(ctx, packet)
             if r == AV.eagain {  // should not happen (we always drain), but be correct: drain, then resend
@@ -73,6 +60,24 @@ final class DecoderCore {
             return
         }
         _ = try receiveAll(ctx, frame, body, producedBefore: produced)
+    }
+
+    /// `input` copied into `packet` (unreferenced first): its bytes, times, flags and new extradata.
+    func load(_ input: Packet, into packet: UnsafeMutablePointer<AVPacket>) throws {
+        av_packet_unref(packet)
+        if !input.data.isEmpty {
+            try check(av_new_packet(packet, Int32(input.data.count)), "av_new_packet", context)
+            input.data.withUnsafeBytes { packet.pointee.data.update(from: $0.bindMemory(to: UInt8.self).baseAddress!,
+                                                                    count: input.data.count) }
+        }
+        packet.pointee.pts = input.pts ?? AV.noPTS
+        packet.pointee.dts = input.dts ?? AV.noPTS
+        packet.pointee.duration = input.duration
+        packet.pointee.flags = (input.isKeyframe ? AV_PKT_FLAG_KEY : 0) | (input.isCorrupt ? AV_PKT_FLAG_CORRUPT : 0)
+        if let extra = input.newExtradata, !extra.isEmpty,
+           let side = av_packet_new_side_data(packet, AV_PKT_DATA_NEW_EXTRADATA, extra.count) {
+            extra.withUnsafeBufferPointer { side.update(from: $0.baseAddress!, count: extra.count) }
+        }
     }
 
     private func receiveAll(_ ctx: UnsafeMutablePointer<AVCodecContext>, _ frame: UnsafeMutablePointer<AVFrame>,

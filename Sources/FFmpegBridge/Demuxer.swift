@@ -139,7 +139,7 @@ public final class Demuxer {
 
     // MARK: - Private
 
-    private func codecParameters(stream: Int, kind: StreamKind) throws -> UnsafeMutablePointer<AVCodecParameters> {
+    func codecParameters(stream: Int, kind: StreamKind) throws -> UnsafeMutablePointer<AVCodecParameters> {
         let context = "cannot decode stream \(stream) of '\(displayName)'"
         guard let ctx, streams.indices.contains(stream), stream < Int(ctx.pointee.nb_streams),
               let st = ctx.pointee.streams[stream], let par = st.pointee.codecpar else {
@@ -199,6 +199,9 @@ public final class Demuxer {
                 info.language = text.isEmpty ? nil : text
             }
             info.disposition = StreamDisposition(rawValue: st.pointee.disposition)
+            if kind == .subtitle, let d = avcodec_descriptor_get(p.codec_id) {
+                info.isTextSubtitle = d.pointee.props & AV_CODEC_PROP_TEXT_SUB != 0
+            }
             if kind == .video { info.dolbyVision = dolbyVisionConfig(st) }
             return info
         }

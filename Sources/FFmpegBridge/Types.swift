@@ -40,6 +40,8 @@ public struct StreamInfo: Sendable {
     public var language: String?
     /// What the container says the stream is for (`AV_DISPOSITION_*`).
     public var disposition: StreamDisposition = []
+    /// A subtitle stream of text (mov_text, subrip, ass, webvtt: `AV_CODEC_PROP_TEXT_SUB`), not of bitmaps.
+    public var isTextSubtitle = false
     /// Ticks of `timeBase`.
     public var startTime: Int64?
     /// Ticks of `timeBase`.
@@ -81,6 +83,8 @@ public struct StreamDisposition: OptionSet, Sendable, Hashable {
     public init(rawValue: Int32) { self.rawValue = rawValue }
     public static let `default` = StreamDisposition(rawValue: 1 << 0)
     public static let comment = StreamDisposition(rawValue: 1 << 3)
+    /// `AV_DISPOSITION_FORCED`: subtitles shown whatever the viewer chose.
+    public static let forced = StreamDisposition(rawValue: 1 << 6)
     public static let hearingImpaired = StreamDisposition(rawValue: 1 << 7)
     public static let visualImpaired = StreamDisposition(rawValue: 1 << 8)
 }

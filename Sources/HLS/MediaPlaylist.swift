@@ -181,8 +181,9 @@ public struct MediaPlaylist: Sendable, Equatable {
     public var mediaSequence: UInt64
     public var discontinuitySequence: UInt64
     public var independentSegments: Bool = true
-    /// The map in force for the first segment (rendered in the header).
-    public var mapURI: String
+    /// The map in force for the first segment (rendered in the header); `nil`: the segments need none (WebVTT
+    /// subtitle segments, RFC 8216 §3.5).
+    public var mapURI: String?
     /// `BYTERANGE` of that map (a single-file VOD: the init segment is the start of the file).
     public var mapByteRange: PlaylistByteRange?
     public var playlistType: PlaylistType?
@@ -221,7 +222,7 @@ public struct MediaPlaylist: Sendable, Equatable {
     public var cueTags: [UInt64: String] = [:]
 
     public init(version: Int = 7, targetDuration: Int, mediaSequence: UInt64 = 0, discontinuitySequence: UInt64 = 0,
-                independentSegments: Bool = true, mapURI: String, playlistType: PlaylistType? = nil,
+                independentSegments: Bool = true, mapURI: String?, playlistType: PlaylistType? = nil,
                 segments: [PlaylistSegment], endList: Bool = false, serverControl: ServerControl? = nil,
                 partTarget: MediaTime? = nil, trailingParts: [PlaylistPart] = [], preloadHint: PreloadHint? = nil,
                 skippedSegments: UInt64? = nil, renditionReports: [RenditionReport] = []) {
@@ -323,9 +324,9 @@ public struct MediaPlaylist: Sendable, Equatable {
         }
         // The header map precedes every key: the init segment is clear (`PlaylistKey`). With no key in force at the
         // first listed segment, it states its own key, in a full playlist and a delta update alike.
-        Self.renderMap(mapURI, mapByteRange, into: &out)
+        if let mapURI { Self.renderMap(mapURI, mapByteRange, into: &out) }
         for d in dateRanges { out += d.line + "\n" }
-        var currentMap = mapURI
+        var currentMap = mapURI ?? ""
         var currentMapRange = mapByteRange
         var currentKey: PlaylistKey?
         for s in segments {

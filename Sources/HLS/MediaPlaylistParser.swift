@@ -245,7 +245,6 @@ extension MediaPlaylist {
         }
         if pendingDuration != nil { throw HLSError.missingURI(line: 0) }
         guard let targetDuration else { throw HLSError.missingTag("EXT-X-TARGETDURATION") }
-        guard let mapURI else { throw HLSError.missingTag("EXT-X-MAP") }
         // §8: "A Playlist MUST indicate an EXT-X-VERSION of 9 or higher if it contains: The EXT-X-SKIP tag."
         if let skippedSegments {
             guard version >= 9 else { throw HLSError.invalidTag(line: skipLine, tag: "EXT-X-VERSION") }

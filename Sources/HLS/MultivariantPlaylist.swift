@@ -27,6 +27,8 @@ public struct VariantStream: Sendable, Equatable {
     /// `CLOSED-CAPTIONS` (§4.4.6.2): the GROUP-ID of the `EXT-X-MEDIA` TYPE=CLOSED-CAPTIONS renditions in this
     /// variant's video, or `.none` (`NONE`: the variant has no closed captions); absent (`nil`): not said.
     public var closedCaptions: ClosedCaptionsReference?
+    /// `SUBTITLES` (§4.4.6.2): the GROUP-ID of the `EXT-X-MEDIA` TYPE=SUBTITLES renditions this variant plays with.
+    public var subtitlesGroup: String?
     public var uri: String
 
     public init(bandwidth: Int, averageBandwidth: Int? = nil, codecs: String, resolution: Resolution? = nil,
@@ -95,6 +97,8 @@ public struct MediaRendition: Sendable, Equatable {
     public var characteristics: String?
     /// `INSTREAM-ID`: required for CLOSED-CAPTIONS (`"CC1"`…`"CC4"`, `"SERVICE1"`…`"SERVICE63"`).
     public var instreamID: String?
+    /// `FORCED=YES` (SUBTITLES only, §4.4.6.1): content a viewer needs whatever their choice. Rendered only when YES.
+    public var forced = false
     /// The rendition's Media Playlist. Absent for AUDIO/VIDEO carried in the variant's own playlist; must be
     /// absent for CLOSED-CAPTIONS and present for SUBTITLES (see `MultivariantPlaylist.validate()`).
     public var uri: String?
@@ -177,6 +181,7 @@ public struct MultivariantPlaylist: Sendable, Equatable {
             out += ",NAME=" + AttributeList.quoted(m.name)
             out += m.isDefault ? ",DEFAULT=YES" : ",DEFAULT=NO"
             out += m.autoselect ? ",AUTOSELECT=YES" : ",AUTOSELECT=NO"
+            if m.forced { out += ",FORCED=YES" }
             if let l = m.language { out += ",LANGUAGE=" + AttributeList.quoted(l) }
             if let i = m.instreamID { out += ",INSTREAM-ID=" + AttributeList.quoted(i) }
             if let c = m.channels { out += ",CHANNELS=" + AttributeList.quoted(c) }
@@ -193,6 +198,7 @@ public struct MultivariantPlaylist: Sendable, Equatable {
             if let f = v.frameRate { out += ",FRAME-RATE=" + HLSFormat.threeDecimals(f) }
             if let r = v.videoRange, r != .sdr { out += ",VIDEO-RANGE=" + r.rawValue }
             if let a = v.audioGroup { out += ",AUDIO=" + AttributeList.quoted(a) }
+            if let g = v.subtitlesGroup { out += ",SUBTITLES=" + AttributeList.quoted(g) }
             switch v.closedCaptions {
             case .group(let g)?: out += ",CLOSED-CAPTIONS=" + AttributeList.quoted(g)
             case .none?: out += ",CLOSED-CAPTIONS=NONE"
@@ -281,6 +287,8 @@ public struct MultivariantPlaylist: Sendable, Equatable {
                 v.frameRate = f
             case "AUDIO":
                 v.audioGroup = String(value)
+            case "SUBTITLES":
+                v.subtitlesGroup = String(value)
             case "SUPPLEMENTAL-CODECS":
                 v.supplementalCodecs = String(value)
             case "CLOSED-CAPTIONS":
@@ -310,9 +318,9 @@ public struct MultivariantPlaylist: Sendable, Equatable {
             case "GROUP-ID": groupID = String(value)
             case "NAME": name = String(value)
             case "LANGUAGE": m.language = String(value)
-            case "DEFAULT", "AUTOSELECT":
+            case "DEFAULT", "AUTOSELECT", "FORCED":
                 guard let b = AttributeList.yesNo(value) else { throw HLSError.invalidAttribute(line: n, name: attr) }
-                if attr == "DEFAULT" { m.isDefault = b } else { m.autoselect = b }
+                if attr == "DEFAULT" { m.isDefault = b } else if attr == "AUTOSELECT" { m.autoselect = b } else { m.forced = b }
             case "CHANNELS": m.channels = String(value)
             case "CHARACTERISTICS": m.characteristics = String(value)
             case "INSTREAM-ID": m.instreamID = String(value)

@@ -23,7 +23,10 @@ extension MultivariantPlaylist {
             checkQuoted(m.instreamID, "INSTREAM-ID", owner)
             checkQuoted(m.uri, "URI", owner)
         }
-        for v in variants { checkQuoted(v.audioGroup, "AUDIO", "EXT-X-STREAM-INF \(v.uri)") }
+        for v in variants {
+            checkQuoted(v.audioGroup, "AUDIO", "EXT-X-STREAM-INF \(v.uri)")
+            checkQuoted(v.subtitlesGroup, "SUBTITLES", "EXT-X-STREAM-INF \(v.uri)")
+        }
         for f in iFrameStreams { checkQuoted(f.uri, "URI", "EXT-X-I-FRAME-STREAM-INF") }
 
         // Groups: "A set of one or more EXT-X-MEDIA tags with the same GROUP-ID value and the same TYPE value
@@ -61,6 +64,10 @@ extension MultivariantPlaylist {
             case .audio, .video:
                 break
             }
+            // §4.4.6.1 FORCED: "The FORCED attribute MUST NOT be present unless the TYPE is SUBTITLES."
+            if m.forced && m.type != .subtitles {
+                problems.append("\(owner): FORCED is allowed only for SUBTITLES (§4.4.6.1)")
+            }
             // §4.4.6.1: "The CHANNELS attribute MUST NOT be present unless the TYPE is AUDIO."
             if m.channels != nil && m.type != .audio {
                 problems.append("\(owner): CHANNELS is allowed only for AUDIO (§4.4.6.1)")
@@ -73,6 +80,25 @@ extension MultivariantPlaylist {
         for v in variants {
             if let a = v.audioGroup, !audioGroups.contains(a) {
                 problems.append("EXT-X-STREAM-INF \(v.uri): AUDIO=\"\(a)\" matches no EXT-X-MEDIA TYPE=AUDIO GROUP-ID (§4.4.6.2)")
+            }
+        }
+        // §4.4.6.2 SUBTITLES: "It MUST match the value of the GROUP-ID attribute of an EXT-X-MEDIA tag elsewhere in
+        // the Multivariant Playlist whose TYPE attribute is SUBTITLES."
+        let subtitleGroups = Set(media.filter { $0.type == .subtitles }.map(\.groupID))
+        for v in variants {
+            if let g = v.subtitlesGroup, !subtitleGroups.contains(g) {
+                problems.append("EXT-X-STREAM-INF \(v.uri): SUBTITLES=\"\(g)\" matches no EXT-X-MEDIA TYPE=SUBTITLES GROUP-ID (§4.4.6.2)")
+            }
+        }
+        // §4.4.6.1.1: "A Playlist MAY contain multiple Groups of the same TYPE in order to provide multiple encodings
+        // of that media type. If it does so, each Group of the same TYPE MUST have the same set of members, and each
+        // corresponding member MUST have identical attributes with the exception of the URI and CHANNELS attributes."
+        let byGroup = Dictionary(grouping: media.filter { $0.type == .subtitles }, by: \.groupID)
+        if let (first, members) = byGroup.sorted(by: { $0.key < $1.key }).first {
+            func key(_ m: MediaRendition) -> String { "\(m.name)|\(m.language ?? "")|\(m.isDefault)|\(m.autoselect)|\(m.forced)" }
+            let reference = Set(members.map(key))
+            for (g, other) in byGroup where g != first && Set(other.map(key)) != reference {
+                problems.append("EXT-X-MEDIA TYPE=SUBTITLES GROUP-ID=\"\(g)\": not the same members as group \"\(first)\" (§4.4.6.1.1)")
             }
         }
         // §4.4.6.2 CLOSED-CAPTIONS: "If the value is a quoted-string, it MUST match the value of the GROUP-ID attribute

@@ -94,20 +94,37 @@ public enum InitSegment {
 
     static func writeTrack(_ t: TrackFormat, protection: TrackEncryption? = nil, to w: inout BoxWriter) throws {
         let isVideo = t.kind == .video
+        try writeTrack(header: { w in try TrackHeaderBox.write(to: &w, track: t) }, timescale: UInt32(t.timescale),
+                       language: t.language, handler: isVideo ? "vide" : "soun",
+                       handlerName: isVideo ? "VideoHandler" : "SoundHandler", to: &w,
+                       mediaHeader: { w in
+            if isVideo {
+                // ISO/IEC 14496-12 §12.1.2: VideoMediaHeaderBox, flags = 1, graphicsmode copy, opcolor 0.
+                try w.fullBox("vmhd", version: 0, flags: 1) { w in w.writeZeros(8) }
+            } else {
+                // ISO/IEC 14496-12 §12.2.2: SoundMediaHeaderBox, balance 0 (centre), reserved 0.
+                try w.fullBox("smhd", version: 0, flags: 0) { w in w.writeZeros(4) }
+            }
+        }, sampleEntry: { w in
+            guard let protection else { return try writeSampleEntry(t, to: &w) }
+            var entry = BoxWriter(reservingCapacity: 256)
+            try writeSampleEntry(t, to: &entry)
+            w.write(bytes: try ProtectedSampleEntry.protect(entry.bytes, isVideo: isVideo, encryption: protection))
+        })
+    }
+
+    /// One `trak` of a fragmented file: `header` writes its `tkhd`, `mediaHeader` its `vmhd`/`smhd`/`nmhd`,
+    /// `sampleEntry` the one entry of its `stsd`; the sample tables are empty (samples live in fragments).
+    static func writeTrack(header: (inout BoxWriter) throws -> Void, timescale: UInt32, language: String, handler: FourCC,
+                           handlerName: String, to w: inout BoxWriter, mediaHeader: (inout BoxWriter) throws -> Void,
+                           sampleEntry: (inout BoxWriter) throws -> Void) throws {
         try w.box("trak") { w in
-            try TrackHeaderBox.write(to: &w, track: t)
+            try header(&w)
             try w.box("mdia") { w in
-                try MediaHeaderBox.write(to: &w, timescale: UInt32(t.timescale), language: t.language)
-                try HandlerBox.write(to: &w, handler: isVideo ? "vide" : "soun",
-                                     name: isVideo ? "VideoHandler" : "SoundHandler")
+                try MediaHeaderBox.write(to: &w, timescale: timescale, language: language)
+                try HandlerBox.write(to: &w, handler: handler, name: handlerName)
                 try w.box("minf") { w in
-                    if isVideo {
-                        // ISO/IEC 14496-12 §12.1.2: VideoMediaHeaderBox, flags = 1, graphicsmode copy, opcolor 0.
-                        try w.fullBox("vmhd", version: 0, flags: 1) { w in w.writeZeros(8) }
-                    } else {
-                        // ISO/IEC 14496-12 §12.2.2: SoundMediaHeaderBox, balance 0 (centre), reserved 0.
-                        try w.fullBox("smhd", version: 0, flags: 0) { w in w.writeZeros(4) }
-                    }
+                    try mediaHeader(&w)
                     // ISO/IEC 14496-12 §8.7.1/§8.7.2: one self-contained data reference (url  flag 1 = same file).
                     try w.box("dinf") { w in
                         try w.fullBox("dref", version: 0, flags: 0) { w in
@@ -119,10 +136,7 @@ public enum InitSegment {
                         // ISO/IEC 14496-12 §8.5.2: SampleDescriptionBox with one entry.
                         try w.fullBox("stsd", version: 0, flags: 0) { w in
                             w.write(UInt32(1))
-                            guard let protection else { return try writeSampleEntry(t, to: &w) }
-                            var entry = BoxWriter(reservingCapacity: 256)
-                            try writeSampleEntry(t, to: &entry)
-                            w.write(bytes: try ProtectedSampleEntry.protect(entry.bytes, isVideo: isVideo, encryption: protection))
+                            try sampleEntry(&w)
                         }
                         // §8.6.1.2 stts, §8.7.4 stsc, §8.7.3 stsz, §8.7.5 stco: all empty in a fragmented file.
                         try w.fullBox("stts", version: 0, flags: 0) { w in w.write(UInt32(0)) }
@@ -205,16 +219,21 @@ public enum TrackHeaderBox {
     public static func write(to w: inout BoxWriter, track t: TrackFormat) throws {
         let isAudio = t.kind == .audio
         let (width, height) = isAudio ? (UInt32(0), UInt32(0)) : displaySize16_16(t)
+        try write(to: &w, trackID: t.trackID, volume: isAudio ? 0x0100 : 0, width: width, height: height)
+    }
+
+    /// `volume` in 8.8 (0x0100 for audio, 0 otherwise), `width` and `height` in 16.16 (0 for audio and text).
+    public static func write(to w: inout BoxWriter, trackID: UInt32, volume: UInt16, width: UInt32, height: UInt32) throws {
         try w.fullBox(type, version: 0, flags: 0x000003) { w in
             w.write(UInt32(0))                        // creation_time
             w.write(UInt32(0))                        // modification_time
-            w.write(t.trackID)                        // track_ID
+            w.write(trackID)                          // track_ID
             w.write(UInt32(0))                        // reserved
             w.write(UInt32(0))                        // duration
             w.writeZeros(8)                           // reserved 2x32
             w.write(Int16(0))                         // layer
             w.write(Int16(0))                         // alternate_group
-            w.write(UInt16(isAudio ? 0x0100 : 0))     // volume (8.8)
+            w.write(volume)                           // volume (8.8)
             w.write(UInt16(0))                        // reserved
             for m in unityMatrix { w.write(m) }       // matrix
             w.write(width)                            // width 16.16

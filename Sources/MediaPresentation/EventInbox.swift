@@ -6,6 +6,7 @@ import Synchronization
 public final class EventInbox: Sendable {
     private struct State {
         var queue: [TimedEvent] = []
+        var cues: [PostedCue] = []
         /// Every `kind/id` accepted so far: an id names one break (its out, then its in), never two.
         var seen: Set<String> = []
     }
@@ -34,11 +35,36 @@ public final class EventInbox: Sendable {
         state.withLock { $0.seen.contains(kind.rawValue + "/" + id) }
     }
 
+    /// Queues a subtitle cue (the live cue API).
+    public func post(_ cue: PostedCue) {
+        state.withLock { $0.cues.append(cue) }
+    }
+
+    /// The cues posted since the last call, in order.
+    public func takeCues() -> [PostedCue] {
+        state.withLock { s in
+            defer { s.cues = [] }
+            return s.cues
+        }
+    }
+
     /// The events posted since the last call, in order.
     public func take() -> [TimedEvent] {
         state.withLock { s in
             defer { s.queue = [] }
             return s.queue
         }
+    }
+}
+
+/// A subtitle cue posted to a stream (`POST /NAME/subtitles`): for its subtitle rendition in `language` (BCP 47), its
+/// `start` and `end` counted from the live edge (the newest media the stream has taken when the pipeline takes it).
+public struct PostedCue: Sendable, Equatable {
+    public var language: String
+    public var cue: SubtitleCue
+
+    public init(language: String, cue: SubtitleCue) {
+        self.language = language
+        self.cue = cue
     }
 }

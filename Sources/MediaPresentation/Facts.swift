@@ -33,6 +33,9 @@ public struct SegmentInfo: Sendable, Equatable {
     /// How the segment's bytes were encrypted (`EXT-X-KEY`); `nil`: in the clear. An encrypted segment is one CBC
     /// stream of its own, not its parts' bytes in turn: its `partRanges` and `keyframe` are then empty.
     public var encryption: SegmentEncryption? = nil
+    /// What the bytes are: fMP4 fragments, or a WebVTT file (a subtitle rendition's segment, `URIScheme.webVTT`), so
+    /// an output that labels objects (an HTTP `Content-Type`) knows without reading them.
+    public var format: URIScheme.SegmentFormat = .fragmentedMP4
     /// The key and IV of the segment after this one (known once this one is published: they are a function of the
     /// timeline), so a playlist can state them before an `EXT-X-PRELOAD-HINT` of that segment's first part.
     public var nextEncryption: SegmentEncryption? = nil

@@ -50,8 +50,10 @@ public enum ManifestBuilder {
                 let start = last.info.startTime + last.info.duration
                 entries.append((start: start, duration: nominal.converted(to: start.timescale, rounding: .up)))
             }
+            // A rendition published in whole segments is available when its segment is complete.
             return template(renditions[r], snap, entries: entries, startNumber: snap.mediaSequence,
-                            availabilityOffset: availabilityOffset, uriQuery: options.uriQuery)
+                            availabilityOffset: renditions[r].scheme.wholeSegments ? nil : availabilityOffset,
+                            uriQuery: options.uriQuery)
         }
         let allSets = protected(sets + (options.trickMode ? trickModeSets(renditions, snapshots, main: sets, uriQuery: options.uriQuery) : []), snapshots)
         let window = listedDuration(snapshots)
@@ -264,7 +266,14 @@ public enum ManifestBuilder {
         var captions: [String: [CaptionService]] = [:]   // per codec family
         var audio: [(key: AudioSetKey, representation: MPD.Representation)] = []
         var muxed = false
-        for f in facts {
+        var text: [(rendition: Rendition, representation: MPD.Representation)] = []
+        // A subtitle rendition is in the MPD as its `wvtt` form (ISO/IEC 14496-30), not as WebVTT files.
+        for f in facts where !f.rendition.isWebVTTSubtitles {
+            if f.rendition.kind == .subtitles {
+                text.append((f.rendition, MPD.Representation(id: f.rendition.name, bandwidth: max(1, f.statistics.peakBitRate),
+                                                             codecs: "wvtt", segments: f.segments)))
+                continue
+            }
             let r = f.rendition, tracks = f.tracks, stats = f.statistics
             let v = tracks.first { $0.kind == .video }
             let a = tracks.first { $0.kind == .audio }
@@ -311,6 +320,17 @@ public enum ManifestBuilder {
             sets.append(MPD.AdaptationSet(id: id, contentType: .audio, mimeType: "audio/mp4", language: key.language,
                                           role: key.label?.role.rawValue,
                                           representations: audio.filter { $0.key == key }.map(\.representation)))
+        }
+        // One text AdaptationSet per subtitle language (DASH-IF IOP 4.3 §6.4.5: `contentType="text"`,
+        // `mimeType="application/mp4"`, `codecs="wvtt"`), after every other set; Role `subtitle`, or `forced-subtitle`
+        // (ISO/IEC 23009-1 §5.8.5.5 Table 34).
+        var nextText = (sets.map(\.id).max() ?? 0) + 1
+        for t in text {
+            sets.append(MPD.AdaptationSet(id: nextText, contentType: .text, mimeType: "application/mp4",
+                                          language: t.rendition.language,
+                                          role: t.rendition.subtitleLabel?.forced == true ? "forced-subtitle" : "subtitle",
+                                          startWithSAP: 1, representations: [t.representation]))
+            nextText += 1
         }
         return sets.sorted { $0.id < $1.id }
     }

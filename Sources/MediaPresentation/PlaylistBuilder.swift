@@ -24,9 +24,14 @@ public enum PlaylistBuilder {
                                         singleFile: SingleFileIndex? = nil, uriQuery: String = "",
                                         events signalling: EventSignalling = EventSignalling()) -> MediaPlaylist? {
         guard snap.isPlayable, let firstInit = snap.window.first?.initIndex ?? snap.inits.last?.index else { return nil }
-        let scheme = SuffixedScheme(scheme, uriQuery)
+        let suffixed = SuffixedScheme(scheme, uriQuery)
         let td = snap.targetDuration
-        let partTarget = snap.policy.partTarget
+        // A rendition published in whole segments (WebVTT, a wvtt text track) lists no parts, so its playlist has no
+        // EXT-X-PART-INF (RFC 8216bis §4.4.3.7: REQUIRED only when the playlist has EXT-X-PART tags); it still
+        // answers blocking reloads by segment (`_HLS_msn`), as the stream's other playlists do.
+        let partTarget = scheme.wholeSegments ? nil : snap.policy.partTarget
+        let blockingReload = snap.policy.partTarget != nil
+        let scheme = suffixed
         // LL-HLS: parts of the segments that start within 3 target durations of the playlist end.
         var partsFrom = snap.window.count
         if partTarget != nil {
@@ -41,7 +46,7 @@ public enum PlaylistBuilder {
         }
         var previousInit = firstInit
         let segments = snap.window.enumerated().map { i, seg -> PlaylistSegment in
-            let map: String? = seg.initIndex != previousInit ? scheme.initURI(seg.initIndex) : nil
+            let map: String? = seg.initIndex != previousInit ? scheme.mapURI(seg.initIndex) : nil
             previousInit = seg.initIndex
             var s = PlaylistSegment(sequence: seg.sequence, uri: scheme.segmentURI(seg.sequence), duration: seg.info.duration,
                                     programDateTime: seg.info.programDateTime, discontinuity: seg.discontinuity, mapURI: map,
@@ -50,7 +55,7 @@ public enum PlaylistBuilder {
             return s
         }
         var playlist = MediaPlaylist(targetDuration: td, mediaSequence: snap.mediaSequence,
-                                     discontinuitySequence: snap.discontinuitySequence, mapURI: scheme.initURI(firstInit),
+                                     discontinuitySequence: snap.discontinuitySequence, mapURI: scheme.mapURI(firstInit),
                                      playlistType: renderedType(playlistType, snap), segments: segments, endList: snap.finished)
         playlist.dateRanges = snap.events.flatMap { e in [dateRange(e)] + (signalling.interstitial(e).map { [$0] } ?? []) }
         if signalling.legacyCueTags { playlist.cueTags = signalling.cueTags(snap.events, segments) }
@@ -77,6 +82,13 @@ public enum PlaylistBuilder {
             }
             if !snap.finished {
                 playlist.preloadHint = PreloadHint(type: .part, uri: scheme.partURI(snap.nextSequence, snap.partial.count))
+            }
+            playlist.renditionReports = reports
+        } else if blockingReload {
+            playlist.serverControl = ServerControl(canBlockReload: true, holdBack: .seconds(Int64(td) * 3))
+            if !snap.finished {
+                playlist.serverControl?.canSkipUntil = .seconds(Int64(td * skipTargetDurations))
+                playlist.serverControl?.canSkipDateRanges = true
             }
             playlist.renditionReports = reports
         }
@@ -151,7 +163,10 @@ public enum PlaylistBuilder {
         let groups = AudioGroups(renditions, snapshots, stats, uriQuery: uriQuery)
         var media = groups.media
         var variants: [VariantStream] = []
-        for (i, r) in renditions.enumerated() where r.kind != .audio {
+        let subtitles = subtitleMedia(renditions, uriQuery: uriQuery)
+        let subtitlePeak = zip(renditions, stats).filter { $0.0.isWebVTTSubtitles }.map(\.1.peakBitRate).max() ?? 0
+        let subtitleAverage = zip(renditions, stats).filter { $0.0.isWebVTTSubtitles }.map(\.1.averageBitRate).max() ?? 0
+        for (i, r) in renditions.enumerated() where r.kind.hasPictures {
             let named = r.kind == .video ? (r.audioGroup ?? (groups.codecs["audio"] != nil ? "audio" : nil))
                 : (r.audioLabel != nil ? r.audioGroup : nil)
             variants.append(variant(r, snapshots[i], stats[i], audioGroup: named.flatMap { groups.codecs[$0] != nil ? $0 : nil },
@@ -161,19 +176,29 @@ public enum PlaylistBuilder {
         if variants.isEmpty {
             // Audio only: the audio renditions are the variants.
             media = []
-            for (i, r) in renditions.enumerated() {
+            for (i, r) in renditions.enumerated() where r.kind == .audio {
                 variants.append(variant(r, snapshots[i], stats[i], audioGroup: nil, groupPeak: [:], groupAverage: [:],
                                         groupCodecs: [:], uriQuery: uriQuery))
             }
         }
+        if !subtitles.isEmpty {
+            // §4.4.6.2 SUBTITLES on every variant; BANDWIDTH and AVERAGE-BANDWIDTH count the largest subtitle
+            // rendition too (the variant stream is everything a client plays together).
+            media += subtitles
+            for i in variants.indices {
+                variants[i].subtitlesGroup = Rendition.subtitleGroup
+                variants[i].bandwidth += subtitlePeak
+                variants[i].averageBandwidth = variants[i].averageBandwidth.map { $0 + subtitleAverage }
+            }
+        }
         let captions = captionMedia(renditions, snapshots)
         media += captions
-        if captions.isEmpty, renditions.contains(where: { $0.kind != .audio }) {
+        if captions.isEmpty, renditions.contains(where: \.kind.hasPictures) {
             for i in variants.indices { variants[i].closedCaptions = ClosedCaptionsReference.none }
         }
         variants.sort { $0.bandwidth > $1.bandwidth }
         let iFrameStreams = !iFrames ? [] : zip(renditions, snapshots).compactMap { r, snap in
-            r.kind == .audio ? nil : iFrameStream(snap, scheme: r.scheme, uriQuery: uriQuery)
+            r.kind.hasPictures ? iFrameStream(snap, scheme: r.scheme, uriQuery: uriQuery) : nil
         }.sorted { $0.bandwidth > $1.bandwidth }
         var playlist = MultivariantPlaylist(variants: variants, media: media, iFrameStreams: iFrameStreams)
         // Sample encryption is signalled up front too (its keys are the same for every segment); AES-128's URI is a
@@ -214,13 +239,26 @@ public enum PlaylistBuilder {
 
     static let captionGroup = "cc"
 
+    /// The subtitle renditions (RFC 8216bis §4.4.6.1): one `EXT-X-MEDIA:TYPE=SUBTITLES` each in group "subs", with its
+    /// `URI` (§4.4.6.2.1: required for SUBTITLES), `LANGUAGE`, `NAME`, `DEFAULT`, `AUTOSELECT` and `FORCED`.
+    private static func subtitleMedia(_ renditions: [Rendition], uriQuery: String) -> [MediaRendition] {
+        renditions.filter(\.isWebVTTSubtitles).map { r in
+            let label = r.subtitleLabel ?? SubtitleLabel(language: r.language.flatMap(LanguageTag.init), name: r.name)
+            var m = MediaRendition(type: .subtitles, groupID: Rendition.subtitleGroup, name: label.name,
+                                   language: label.language?.bcp47, isDefault: label.isDefault, autoselect: label.autoselect,
+                                   uri: SuffixedScheme(r.scheme, uriQuery).playlistURI)
+            m.forced = label.forced
+            return m
+        }
+    }
+
     /// The closed captions of the variants' video (RFC 8216bis §4.4.6.1, §4.4.6.2): one `EXT-X-MEDIA:TYPE=CLOSED-CAPTIONS`
     /// per service in group "cc" (no `URI`, an `INSTREAM-ID`; `DEFAULT=NO`, `AUTOSELECT=YES` so a player may turn them on
     /// by the viewer's accessibility settings), named by language and unique in the group. When no variant has any,
     /// every variant says `CLOSED-CAPTIONS=NONE` (the player need not look for captions in the video).
     private static func captionMedia<P>(_ renditions: [Rendition], _ snapshots: [WindowSnapshot<P>]) -> [MediaRendition] {
         var services: [CaptionService] = []
-        for (r, snap) in zip(renditions, snapshots) where r.kind != .audio {
+        for (r, snap) in zip(renditions, snapshots) where r.kind.hasPictures {
             for c in snap.inits.last?.tracks.first(where: { $0.kind == .video })?.captions ?? []
             where !services.contains(where: { $0.instreamID == c.instreamID }) {
                 services.append(c)
@@ -279,6 +317,8 @@ struct SuffixedScheme {
     var playlistURI: String { scheme.playlistURI + suffix }
     var iFramePlaylistURI: String { scheme.iFramePlaylistURI + suffix }
     func initURI(_ index: Int) -> String { scheme.initURI(index) + suffix }
+    func mapURI(_ index: Int) -> String? { scheme.mapURI(index).map { $0 + suffix } }
+    var wholeSegments: Bool { scheme.wholeSegments }
     func segmentURI(_ sequence: UInt64) -> String { scheme.segmentURI(sequence) + suffix }
     func partURI(_ sequence: UInt64, _ index: Int) -> String { scheme.partURI(sequence, index) + suffix }
 

@@ -76,10 +76,10 @@ public final class Presentation<Payload: Sendable>: PresentationConsumer, Sendab
             if let named = byPlaylist[String(path)] { return named }
             if let slash = path.firstIndex(of: "/") {
                 let dir = String(path[...slash])
-                guard let r = byDirectory[dir], let o = URIScheme.mediaObject(path[path.index(after: slash)...]) else { return nil }
+                guard let r = byDirectory[dir], let o = renditions[r].scheme.mediaObject(path[path.index(after: slash)...]) else { return nil }
                 return (r, o)
             }
-            guard let r = rootRendition, let o = URIScheme.mediaObject(path) else { return nil }
+            guard let r = rootRendition, let o = renditions[r].scheme.mediaObject(path) else { return nil }
             return (r, o)
         }
 
@@ -223,9 +223,9 @@ public final class Presentation<Payload: Sendable>: PresentationConsumer, Sendab
         var byDirectory: [String: Int] = [:]
         var root: Int?
         for (i, r) in renditions.enumerated() {
-            // An audio rendition has no I-frames: its I-frame playlist's name is nobody's.
+            // An audio or subtitle rendition has no I-frames: its I-frame playlist's name is nobody's.
             let playlists = [(r.scheme.playlistURI, URIScheme.Object.playlist)]
-                + (r.kind == .audio ? [] : [(r.scheme.iFramePlaylistURI, .iFramePlaylist)])
+                + (r.kind.hasPictures ? [(r.scheme.iFramePlaylistURI, .iFramePlaylist)] : [])
             for (uri, object) in playlists {
                 guard byPlaylist.updateValue((i, object), forKey: uri) == nil, uri != "index.m3u8" else {
                     throw PresentationError.duplicateName(r.name)

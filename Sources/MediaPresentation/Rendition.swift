@@ -10,6 +10,11 @@ public struct Rendition: Sendable, Hashable {
         case audio
         /// Video and audio in the same fragments.
         case muxed
+        /// Subtitle cues as WebVTT segments (`URIScheme.webVTT`), on the segments of the first rendition.
+        case subtitles
+
+        /// Video, or video and audio: a variant of the multivariant playlist, with I-frames.
+        public var hasPictures: Bool { self == .video || self == .muxed }
     }
 
     public var name: String
@@ -25,6 +30,8 @@ public struct Rendition: Sendable, Hashable {
     /// A muxed rendition with a label and an `audioGroup` is that group's member whose audio is inside the variant
     /// (an `EXT-X-MEDIA` without `URI`, RFC 8216bis §4.4.6.1).
     public var audioLabel: AudioLabel?
+    /// A subtitle rendition's `NAME`, `LANGUAGE`, `DEFAULT`, `AUTOSELECT`, `FORCED`.
+    public var subtitleLabel: SubtitleLabel?
     /// The bit rate the rendition is encoded at (bits/s), used for `BANDWIDTH` until segments can be measured.
     public var declaredBitRate: Int?
     /// The frame rate the rendition is encoded at, used for `FRAME-RATE` until it can be measured.
@@ -55,6 +62,39 @@ public struct Rendition: Sendable, Hashable {
             (c >= UInt8(ascii: "a") && c <= UInt8(ascii: "z")) || (c >= UInt8(ascii: "A") && c <= UInt8(ascii: "Z"))
                 || (c >= UInt8(ascii: "0") && c <= UInt8(ascii: "9")) || c == UInt8(ascii: "-") || c == UInt8(ascii: "_")
         }
+    }
+}
+
+extension Rendition {
+    /// The `GROUP-ID` of the subtitle renditions (RFC 8216bis §4.4.6.1), named by every variant's `SUBTITLES`.
+    public static let subtitleGroup = "subs"
+
+    /// A subtitle rendition named `subs-<language>` (`subs-2` without one; `subs-en-3` for a second in the same
+    /// language, `position` being its place among the subtitle renditions).
+    /// The same cues as a `wvtt` text track in fMP4 (ISO/IEC 14496-30) for DASH: `subs-en-wvtt/init.mp4`,
+    /// `subs-en-wvtt/seg<N>.m4s`, on the same segments as the WebVTT rendition it is made beside.
+    public var textTrackForm: Rendition {
+        let twin = String((name + "-wvtt").suffix(32))
+        var r = Rendition(name: twin, kind: .subtitles, scheme: .textTrack(twin))
+        r.language = language
+        r.subtitleLabel = subtitleLabel
+        return r
+    }
+
+    /// A subtitle rendition as HLS lists it: WebVTT segments (its `textTrackForm` is the MPD's).
+    public var isWebVTTSubtitles: Bool { kind == .subtitles && scheme.segmentFormat == .webVTT }
+
+    /// Whether the multivariant playlist lists it (every rendition but a subtitle rendition's `wvtt` form): the
+    /// renditions an `EXT-X-RENDITION-REPORT` may name.
+    public var isListedInHLS: Bool { kind != .subtitles || isWebVTTSubtitles }
+
+    public static func subtitles(_ label: SubtitleLabel, position: Int, taken: [String] = []) -> Rendition {
+        var name = "subs-" + (label.language.map { $0.bcp47.filter { $0.isLetter || $0.isNumber || $0 == "-" } } ?? String(position + 1))
+        if taken.contains(name) { name += "-\(position + 1)" }
+        var r = Rendition(name: String(name.prefix(32)), kind: .subtitles, scheme: .webVTT(String(name.prefix(32))))
+        r.language = label.language?.bcp47
+        r.subtitleLabel = label
+        return r
     }
 }
 

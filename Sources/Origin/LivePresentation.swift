@@ -50,16 +50,18 @@ public struct ServedObject: Sendable {
 
     /// A finished segment: the buffers of its `parts` when its window kept them (they tile it), else its bytes copied
     /// into one buffer; and its memory file, written from the producer's chunks.
-    init(segment bytes: MediaBytes, parts: [ServedObject]) {
+    init(segment bytes: MediaBytes, parts: [ServedObject], format: URIScheme.SegmentFormat = .fragmentedMP4) {
         let body = parts.isEmpty ? Body(bytes) : Body(chunks: parts.flatMap(\.body.chunks))
-        self.init(body: body, etag: Validators.entityTag(bytes), kind: .segment, file: MemoryFile(bytes))
+        self.init(body: body, etag: Validators.entityTag(bytes), kind: .segment, file: MemoryFile(bytes), format: format)
     }
 
-    private init(body: Body, etag: String, kind: ObjectKind, file: MemoryFile?) {
+    private init(body: Body, etag: String, kind: ObjectKind, file: MemoryFile?, format: URIScheme.SegmentFormat = .fragmentedMP4) {
         let published = WallClock.now.httpDate
-        let headers = kind == .initSegment
+        var headers = kind == .initSegment
             ? ResponseHeaders.initSegment(contentLength: body.count, etag: etag, lastModified: published)
             : ResponseHeaders.segment(contentLength: body.count, etag: etag, lastModified: published)
+        // RFC 8216 §3.5 WebVTT segments: `text/vtt` (W3C WebVTT §7.1 MIME type registration).
+        if format == .webVTT { headers[.contentType] = "text/vtt; charset=utf-8" }
         storage = .memory(body, headers)
         head = FastPath.head(headers)
         self.file = file
@@ -86,7 +88,7 @@ public struct ServedObject: Sendable {
     static let maker = PayloadMaker<ServedObject>(
         initSegment: { ServedObject(bytes: MediaBytes($0), kind: .initSegment) },
         part: { bytes, _ in ServedObject(bytes: bytes, kind: .part) },
-        segment: { bytes, _, parts in ServedObject(segment: bytes, parts: parts) })
+        segment: { bytes, info, parts in ServedObject(segment: bytes, parts: parts, format: info.format) })
 }
 
 /// An object's bytes in an anonymous memory file (POSIX shared memory on tmpfs, unlinked: pages in memory, no disk), so a response

@@ -18,6 +18,27 @@ import NIOCore
 /// after it, or at `start_date`).
 extension OriginResponder {
     func postEvent(_ request: Request, _ presentation: LivePresentation) async -> Response {
+        await authorizedPost(request) { body in
+            do {
+                let event = try EventRequest.event(body, now: .now, generatedID: { "api-\(UInt64(WallClock.now.millisecondsSince1970))" })
+                try presentation.eventInbox.post(event)
+                return send(Self.apiJSON(.created, Self.encode(EventRequest.Accepted(id: event.id, type: event.kind.rawValue))), request)
+            } catch let refusal as EventRequest.Refusal {
+                return send(Self.apiError(refusal.status, APIError(error: refusal.message, field: refusal.field)), request)
+            } catch EventInbox.Refusal.duplicate(let id) {
+                return send(Self.apiError(.conflict, APIError(error: "an event '\(id)' of this type was already posted", field: "id")), request)
+            } catch {
+                return send(Self.apiError(.badRequest, APIError(error: "\(error)")), request)
+            }
+        }
+    }
+}
+
+extension OriginResponder {
+    /// A stream API `POST` (`events`, `subtitles`): `accept` answers its JSON body once the credential, method and
+    /// body passed: the control API's bearer token (no token: the route does not exist, 404), `POST` only (405),
+    /// `application/json` of at most 64 KB (415, 413).
+    func authorizedPost(_ request: Request, accept: ([UInt8]) -> Response) async -> Response {
         guard let apiToken else { return send(Self.notFound, request) }
         guard AccessControl.bearerMatches(request.headers[.authorization], apiToken) else {
             return send(Self.apiError(.unauthorized, APIError(error: "unauthorized: send Authorization: Bearer and the --api-token secret"),
@@ -26,21 +47,9 @@ extension OriginResponder {
         guard request.method == .post else {
             return send(Self.apiError(.methodNotAllowed, APIError(error: "use POST"), extra: [.allow: "POST"]), request)
         }
-        let body: [UInt8]
         switch await Self.jsonBody(request) {
         case .failure(let refusal): return send(refusal.response, request)
-        case .success(let bytes): body = bytes
-        }
-        do {
-            let event = try EventRequest.event(body, now: .now, generatedID: { "api-\(UInt64(WallClock.now.millisecondsSince1970))" })
-            try presentation.eventInbox.post(event)
-            return send(Self.apiJSON(.created, Self.encode(EventRequest.Accepted(id: event.id, type: event.kind.rawValue))), request)
-        } catch let refusal as EventRequest.Refusal {
-            return send(Self.apiError(refusal.status, APIError(error: refusal.message, field: refusal.field)), request)
-        } catch EventInbox.Refusal.duplicate(let id) {
-            return send(Self.apiError(.conflict, APIError(error: "an event '\(id)' of this type was already posted", field: "id")), request)
-        } catch {
-            return send(Self.apiError(.badRequest, APIError(error: "\(error)")), request)
+        case .success(let body): return accept(body)
         }
     }
 }
@@ -190,7 +199,7 @@ struct EventRequest: Decodable {
         return f.date(from: text)
     }
 
-    private static func describe(_ error: Error) -> String {
+    static func describe(_ error: Error) -> String {
         switch error {
         case DecodingError.keyNotFound(let key, _): "'\(key.stringValue)' is missing"
         case DecodingError.typeMismatch(_, let c), DecodingError.valueNotFound(_, let c):

@@ -122,8 +122,8 @@ extension OriginResponder {
         key.skipDateRanges = skipDateRanges
         return playlists.entry(key, versions: snaps.map(\.version), render: {
             let reports = layout.policy.partTarget == nil ? [] : layout.renditions.indices.compactMap { o in
-                o == r ? nil : PlaylistBuilder.renditionReport(snaps[o], scheme: layout.renditions[o].scheme,
-                                                               uriQuery: uriQuery)
+                o == r || !layout.renditions[o].isListedInHLS ? nil
+                    : PlaylistBuilder.renditionReport(snaps[o], scheme: layout.renditions[o].scheme, uriQuery: uriQuery)
             }
             return PlaylistBuilder.mediaPlaylist(snaps[r], scheme: layout.renditions[r].scheme,
                                                  playlistType: p.playlistType, reports: reports, skip: skip,

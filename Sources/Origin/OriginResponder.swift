@@ -155,6 +155,7 @@ struct OriginResponder: HTTPResponder {
         case .api(let api)?: return await self.api(api, request)
         // A stream's events API: the control API's credential, not the viewers' access control.
         case .stream(_, let presentation, .events)?: return await postEvent(request, presentation)
+        case .stream(_, let presentation, .subtitles)?: return await postSubtitle(request, presentation)
         case nil where path.hasPrefix("/api/"):
             // Whatever the method: the path is what is wrong.
             return send(Route.validate(path) == .tooLong ? Self.uriTooLong : Self.badRequest, request)
@@ -208,6 +209,7 @@ struct OriginResponder: HTTPResponder {
         case .hlsJS: return send(hlsJS ?? Self.notFound, request)
         case .qoe: return await qoe(request, stream: stream, remote: remote)
         case .events: return await postEvent(request, presentation)
+        case .subtitles: return await postSubtitle(request, presentation)
         case .thumbnail: return await thumbnail(name, request)
         case .tiles(let sheets, let object):
             stats.sawViewer(remote, stream: name)

@@ -31,6 +31,8 @@ enum Route: Sendable {
         case qoe
         /// `events`: the events API (POST, behind the API token).
         case events
+        /// `subtitles`: the live cue API (POST, behind the API token, like `events`).
+        case subtitles
         case thumbnail
         case multivariant
         case manifest
@@ -97,6 +99,7 @@ enum Route: Sendable {
         case "hls.mjs": route = .hlsJS
         case "qoe": route = .qoe
         case "events": route = .events
+        case "subtitles": route = .subtitles
         case Substring(thumbnailName): route = .thumbnail
         case "index.m3u8": route = .multivariant
         case Substring(manifestName): route = .manifest
@@ -143,6 +146,7 @@ enum Route: Sendable {
             switch route {
             case .qoe: return (stream, "", "qoe")
             case .events: return (stream, "", "events")
+            case .subtitles: return (stream, "", "subtitles")
             case .multivariant, .manifest: return (stream, "", "playlist")
             case .tiles(_, let object): return (stream, "", object.label)
             case .key: return (stream, "", "key")

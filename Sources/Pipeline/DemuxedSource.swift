@@ -3,6 +3,7 @@ import ISOBMFF
 import Foundation
 import Logging
 import MediaCore
+import MediaPresentation
 import Producer
 import Segmenter
 
@@ -30,6 +31,10 @@ final class DemuxedSource: MediaSource {
     private var videoEdge: MediaTime?
     /// The input's SCTE-35 data streams (MPEG-TS stream type 0x86: libavformat's `scte_35`, one packet per section).
     private var scte35Streams: Set<Int> = []
+    /// The input's text subtitle streams: stream index → (its place in `plan.subtitles`, its decoder).
+    private var textSubtitles: [Int: (subtitle: Int, decoder: SubtitleDecoder)] = [:]
+    /// A subtitle rendition per text subtitle stream, in stream order.
+    private var subtitleRenditions: [Rendition] = []
     /// Per processor: the `formatVersion` last announced (`nil`: none yet).
     private var announced: [Int?] = []
     // Loop bookkeeping: the span of the first pass (raw timestamps), in microseconds.
@@ -37,9 +42,15 @@ final class DemuxedSource: MediaSource {
     private var passStartMicros: Int64?
     private var passEndMicros: Int64 = 0
     private var passes = 1
+    /// The input started again since the last batch returned (`SourceBatch.loopedBy`).
+    private var looped = false
     private let wallStart = ContinuousClock.now
 
-    var plan: RenditionPlan { setup.plan }
+    var plan: RenditionPlan {
+        var p = setup.plan
+        p.subtitles = subtitleRenditions
+        return p
+    }
     var kinds: [TrackFormat.Kind] { setup.kinds }
     var pacedByDefault: Bool { !isLive }
     var endIsDisconnect: Bool {
@@ -82,6 +93,67 @@ final class DemuxedSource: MediaSource {
         announced = s.processors.map { _ in nil }
         scte35Streams = Set(d.streams.filter { $0.kind == .data && $0.codecName == "scte_35" }.map(\.index))
         for i in scte35Streams.sorted() { logger.info("SCTE-35 cues from stream \(i) become timed events") }
+        adoptSubtitles(d)
+    }
+
+    /// A subtitle rendition per text subtitle stream (its language, `DEFAULT` and `FORCED` from the container's
+    /// disposition); bitmap subtitles are skipped with a notice. After a reopen the same streams keep their renditions.
+    private func adoptSubtitles(_ d: Demuxer) {
+        let first = subtitleRenditions.isEmpty
+        textSubtitles = [:]
+        var k = 0
+        for s in d.streams where s.kind == .subtitle {
+            guard options.inputSubtitles else {
+                if first { logger.notice("subtitle stream \(s.index) (\(s.codecName)) is not carried: --single-file has no place for WebVTT segments") }
+                continue
+            }
+            guard s.isTextSubtitle else {
+                if first { logger.notice("subtitle stream \(s.index) (\(s.codecName)) is bitmap subtitles, which are not carried: skipped") }
+                continue
+            }
+            do {
+                textSubtitles[s.index] = (k, try d.makeSubtitleDecoder(stream: s.index))
+            } catch {
+                if first { logger.warning("subtitle stream \(s.index) (\(s.codecName)): \(error): skipped") }
+                continue
+            }
+            if first {
+                let language = s.language.flatMap(LanguageTag.init)
+                var name = language.flatMap { $0.nativeName } ?? language?.bcp47 ?? "Subtitles \(k + 1)"
+                if subtitleRenditions.contains(where: { $0.subtitleLabel?.name == name }) { name += " (\(k + 1))" }
+                let label = SubtitleLabel(language: language, name: name, isDefault: s.disposition.contains(.default),
+                                          forced: s.disposition.contains(.forced))
+                subtitleRenditions.append(.subtitles(label, position: k, taken: subtitleRenditions.map(\.name)))
+                logger.info("subtitle stream \(s.index) (\(s.codecName)) becomes the subtitle rendition \(subtitleRenditions[k].name)")
+            }
+            k += 1
+        }
+    }
+
+    /// A text subtitle packet's cues, on the input's timeline (loops included); a packet that cannot be decoded is
+    /// one warning and skipped.
+    private func cues(_ packet: Packet, subtitle k: Int, decoder: SubtitleDecoder) -> SourceBatch? {
+        var cues: [SubtitleCue]
+        do {
+            cues = try decoder.decode(packet)
+        } catch {
+            logger.warning("skipping a subtitle packet on stream \(packet.streamIndex): \(error)")
+            return nil
+        }
+        guard !cues.isEmpty else { return nil }
+        if loopOffsetMicros != 0 {
+            let shift = MediaTime(value: MediaTime.rescale(loopOffsetMicros, from: 1_000_000, to: SubtitleDecoder.timescale,
+                                                           rounding: .down), timescale: SubtitleDecoder.timescale)
+            cues = cues.map { c in
+                var c = c
+                c.start = c.start + shift
+                c.end = c.end + shift
+                return c
+            }
+        }
+        var batch = SourceBatch()
+        batch.events = [.cues(subtitle: k, cues)]
+        return batch
     }
 
     /// A posted event at the newest video frame read (plus its delay), its splice passed to the encoders: an encoded
@@ -129,12 +201,22 @@ final class DemuxedSource: MediaSource {
     }
 
     func next() throws -> SourceBatch? {
+        guard var batch = try read() else { return nil }
+        if looped {
+            batch.loopedBy = MediaTime(value: loopOffsetMicros, timescale: 1_000_000)
+            looped = false
+        }
+        return batch
+    }
+
+    private func read() throws -> SourceBatch? {
         while true {
             guard var packet = try demuxer.read() else {
                 // End of input: a file with --loop starts again, its timestamps running on.
                 guard options.loop, !isLive, let start = passStartMicros else { return nil }
                 try demuxer.seekToStart()
                 loopOffsetMicros += max(1, passEndMicros - start)
+                looped = true
                 passEndMicros = 0
                 passes += 1
                 logger.info("looping input (pass \(passes))")
@@ -144,6 +226,10 @@ final class DemuxedSource: MediaSource {
                 guard let event = cue(packet, timeBase: tb) else { continue }
                 var batch = SourceBatch()
                 batch.events = [.event(event)]
+                return batch
+            }
+            if let (k, decoder) = textSubtitles[packet.streamIndex] {
+                guard let batch = cues(packet, subtitle: k, decoder: decoder) else { continue }
                 return batch
             }
             guard let targets = byStream[packet.streamIndex], let tb = timeBases[packet.streamIndex] else { continue }

@@ -39,4 +39,7 @@ struct SourceBatch {
     var position: Int64?
     /// Input video frames this read consumed (the status line's `in … fps`).
     var videoFrames = 0
+    /// The input started again (`--loop`) before this read: how far its timestamps now run on (what a sidecar's cues
+    /// are shifted by for the new pass).
+    var loopedBy: MediaTime?
 }

@@ -34,6 +34,10 @@ public struct PipelineOptions: Sendable {
     public var audioTracks = AudioTrackOptions()
     /// Which closed captions the video's pictures carry are signalled, and in which language (`--captions`).
     public var captions = CaptionPlan.auto
+    /// Sidecar subtitle files (`--subtitles LANG=PATH`): a subtitle rendition each, after the input's own text tracks.
+    public var subtitles: [SubtitleSidecar] = []
+    /// The input's text subtitle tracks become subtitle renditions (`false`: skipped, with a notice; `--single-file`).
+    public var inputSubtitles = true
     /// Ignore input timestamps; stamp packets with their arrival time.
     public var wallclockTimestamps = false
     /// An ABR ladder (`--ladder 720,480,360`): one rendition per rung plus an audio rendition. `nil`: one muxed
@@ -83,6 +87,8 @@ public final class Pipeline: @unchecked Sendable {
     private var opened: Demuxer?
     /// Whether `holdBack()` has said once that it waits.
     private var heldBack = false
+    /// The sidecar subtitle files read by `open()` (or `run()`).
+    private var sidecars: [SidecarSubtitles]?
 
     /// `stats`: where the pipeline reports progress (give one to read it before the pipeline exists).
     public init(options: PipelineOptions, output: any PresentationConsumer, logger: Logger, stats: PipelineStats = PipelineStats(),
@@ -104,6 +110,7 @@ public final class Pipeline: @unchecked Sendable {
     /// Opens and probes a local file now, so an input that cannot be opened or is not media fails before anything is
     /// served. Pipes and network inputs are opened by `run()`: they may wait for data or a publisher.
     public func open() throws {
+        sidecars = try SidecarSubtitles.load(options.subtitles, logger: logger)
         guard case .url(let url) = options.input, options.input.kind == .file else { return }
         opened = try openDemuxer(url)
     }
@@ -131,9 +138,17 @@ public final class Pipeline: @unchecked Sendable {
     /// nothing already read is lost, unless the chain or an output is what failed (an output that refused is not fed
     /// again).
     func run(_ source: any MediaSource) throws {
-        var run = RunState(pipeline: self, source: source)
+        let sidecars = try self.sidecars ?? SidecarSubtitles.load(options.subtitles, logger: logger)
+        var run = RunState(pipeline: self, source: source, sidecars: sidecars)
         var failure: Error?
-        readLoop: while !stopped {
+        do {
+            // The sidecars' cues come first, in the input's timeline (their time 0 is the input's).
+            let first = source.plan.subtitles.count
+            try run.feed(sidecars.enumerated().map { .cues(subtitle: first + $0.offset, $0.element.cues) })
+        } catch {
+            failure = error
+        }
+        readLoop: while !stopped && failure == nil {
             do {
                 guard let batch = try run.read() else { break readLoop }
                 if let position = batch.position, run.chain.started {
@@ -146,6 +161,19 @@ public final class Pipeline: @unchecked Sendable {
                     $0.videoFrames += Int64(batch.videoFrames)
                 }
                 if let posted = inbox?.take(), !posted.isEmpty { try run.feed(posted.map { .event(source.resolve($0)) }) }
+                if let cues = inbox?.takeCues(), !cues.isEmpty { try run.feed(cues.compactMap { run.chain.resolve($0) }) }
+                if let shift = batch.loopedBy, !sidecars.isEmpty {
+                    // A looped input plays its sidecars again, on the new pass's timestamps.
+                    let first = source.plan.subtitles.count
+                    try run.feed(sidecars.enumerated().map { k, s in
+                        .cues(subtitle: first + k, s.cues.map { c in
+                            var c = c
+                            c.start = c.start + shift
+                            c.end = c.end + shift
+                            return c
+                        })
+                    })
+                }
                 try run.feed(batch.events)
                 holdBack()
             } catch {
@@ -192,10 +220,14 @@ public final class Pipeline: @unchecked Sendable {
         var formats: [TrackFormat?]
         var outputFailed = false
 
-        init(pipeline p: Pipeline, source: any MediaSource) {
+        init(pipeline p: Pipeline, source: any MediaSource, sidecars: [SidecarSubtitles]) {
             pipeline = p
             self.source = source
-            chain = ProducerChain(plan: source.plan, kinds: source.kinds,
+            var plan = source.plan
+            for s in sidecars {
+                plan.subtitles.append(.subtitles(s.label, position: plan.subtitles.count, taken: plan.subtitles.map(\.name)))
+            }
+            chain = ProducerChain(plan: plan, kinds: source.kinds,
                                   settings: .init(segmentDuration: p.options.segmentDuration, partDuration: p.options.partDuration,
                                                   keyframes: source.keyframes, epochLocked: p.options.epochFromInput),
                                   output: p.output, logger: p.logger)
@@ -225,7 +257,7 @@ public final class Pipeline: @unchecked Sendable {
                 case .samples(let t, let samples, _):
                     for s in samples { bytes += s.data.count }
                     if let key = samples.last(where: \.isSync) { pipeline.keyframes.record(key, track: t, format: formats[t]) }
-                case .event: break
+                case .event, .cues: break
                 }
                 do {
                     try chain.accept(e)

@@ -130,8 +130,9 @@ public final class Recorder: PresentationConsumer, Sendable {
             listed.withLock { $0 = renditions.map { _ in -1 } }
         case .initSegment(let r, let bytes, let tracks):
             try index.consume(event)
-            guard let current = index.layout?.windows[r].snapshot().inits.last, current.index >= s.tracks[r].inits.count else {
-                return  // the same init again
+            guard let current = index.layout?.windows[r].snapshot().inits.last, current.index >= s.tracks[r].inits.count,
+                  s.renditions[r].scheme.hasInitSegment else {
+                return  // the same init again, or a WebVTT rendition's (no file)
             }
             let uri = s.renditions[r].scheme.initURI(current.index)
             try MediaFiles.write(bytes, to: path(uri))
@@ -182,7 +183,7 @@ public final class Recorder: PresentationConsumer, Sendable {
         let scheme = s.renditions[r].scheme
         var segment = PlaylistSegment(sequence: stored.sequence, uri: scheme.segmentURI(stored.sequence),
                                       duration: stored.info.duration, programDateTime: stored.info.programDateTime,
-                                      discontinuity: stored.discontinuity, mapURI: scheme.initURI(stored.initIndex))
+                                      discontinuity: stored.discontinuity, mapURI: scheme.mapURI(stored.initIndex))
         segment.key = stored.info.encryption?.playlistKey()
         let ranges = dateRangeLines(stored, r, &s)
         let playlistPath = path(scheme.playlistURI)
@@ -191,13 +192,13 @@ public final class Recorder: PresentationConsumer, Sendable {
             // The first segment: the header (with the map in force) and its lines, written whole, then renamed
             // into place.
             let target = max(s.policy.targetDuration, needed)
-            var playlist = MediaPlaylist(targetDuration: target, mapURI: scheme.initURI(stored.initIndex),
+            var playlist = MediaPlaylist(targetDuration: target, mapURI: scheme.mapURI(stored.initIndex),
                                          playlistType: .event, segments: [segment])
             playlist.dateRanges = ranges
             try MediaFiles.replace(Array(playlist.render().utf8), at: playlistPath)
             s.tracks[r].fd = try MediaFiles.openForAppending(playlistPath)
             s.tracks[r].headerTarget = target
-            s.tracks[r].mapInForce = playlist.mapURI
+            s.tracks[r].mapInForce = playlist.mapURI ?? ""
             s.tracks[r].keyInForce = segment.key
             return
         }
@@ -244,7 +245,7 @@ public final class Recorder: PresentationConsumer, Sendable {
         close(s.tracks[r].fd)
         s.tracks[r].fd = try MediaFiles.openForAppending(playlistPath)
         s.tracks[r].headerTarget = playlist.targetDuration
-        s.tracks[r].mapInForce = playlist.segments.last(where: { $0.mapURI != nil })?.mapURI ?? playlist.mapURI
+        s.tracks[r].mapInForce = playlist.segments.last(where: { $0.mapURI != nil })?.mapURI ?? playlist.mapURI ?? ""
         s.tracks[r].keyInForce = playlist.segments.last?.key
     }
 

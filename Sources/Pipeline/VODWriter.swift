@@ -65,7 +65,8 @@ public final class VODWriter: PresentationConsumer, Sendable {
                                                                       segmentDuration: policy.segmentDuration)))
         case .initSegment(let r, let bytes, let tracks):
             try presentation.consume(event)
-            guard let layout = presentation.layout, let index = layout.windows[r].snapshot().inits.last?.index else { return }
+            guard let layout = presentation.layout, let index = layout.windows[r].snapshot().inits.last?.index,
+                  layout.renditions[r].scheme.hasInitSegment else { return }
             if let singleFile {
                 try openSingleFile(r, layout.renditions[r], bytes, tracks, singleFile)
             } else {

@@ -56,7 +56,7 @@ public struct FormatGate {
             if isOpen { return samples.map { .sample(track: t, $0, wallClock: wallClock) } }
             held += samples.map { (t, $0, wallClock) }
             return try open()
-        case .event:
+        case .event, .cues:
             return []  // taken by the chain before the gate (`ProducerChain.accept`)
         }
     }

@@ -42,6 +42,14 @@ public struct ProducerChain {
     private var inputEdge: MediaTime?
     /// Per track, its timescale once its format is known (0 before).
     private var timescales: [Int32] = []
+    /// Per subtitle rendition, the cues taken (in the input's timeline) that may still show in a segment to come.
+    private var cues: [[SubtitleCue]]
+    /// The first rendition's init segment the subtitle segments follow: a new one (a new timeline) starts a
+    /// discontinuity in theirs too.
+    private var referenceInit: [UInt8]?
+    private var subtitleDiscontinuity = false
+    /// The first rendition's reference track's timescale: the subtitle segments' (their `tfdt` is the video's).
+    private var subtitleTimescale: Int32 = 90_000
 
     public init(plan: RenditionPlan, kinds: [TrackFormat.Kind], settings: Settings, output: any PresentationConsumer,
                 logger: Logger) {
@@ -49,6 +57,7 @@ public struct ProducerChain {
         self.settings = settings
         self.output = output
         self.logger = logger
+        cues = Array(repeating: [], count: plan.subtitles.count)
         gate = FormatGate(kinds: kinds, measureGOP: settings.keyframes == nil)
         supervisor = TimelineSupervisor(groups: plan.groups, trackCount: kinds.count, segmentDuration: settings.segmentDuration,
                                         partDuration: settings.partDuration, epochLocked: settings.epochLocked, logger: logger)
@@ -61,6 +70,13 @@ public struct ProducerChain {
         switch event {
         case .event(let e):
             return try take(e)
+        case .cues(let subtitle, let list):
+            guard cues.indices.contains(subtitle) else { return }
+            // In order of their start (WebVTT §4.1), a file's, a track's and posted cues alike; equal starts keep
+            // their order.
+            cues[subtitle] = (cues[subtitle] + list).enumerated()
+                .sorted { ($0.element.start, $0.offset) < ($1.element.start, $1.offset) }.map(\.element)
+            return
         case .format(let track, let f):
             if track >= 0 {
                 if timescales.count <= track { timescales += Array(repeating: 0, count: track + 1 - timescales.count) }
@@ -108,7 +124,7 @@ public struct ProducerChain {
                 let policy = TimingPlanner.policy(segmentDuration: settings.segmentDuration, partDuration: settings.partDuration,
                                                   formats: formats, groups: plan.groups, keyframes: keyframes,
                                                   frameDurations: frameDurations)
-                try output.consume(.layout(plan.renditions, policy))
+                try output.consume(.layout(plan.layout, policy))
                 publisher.targetDuration = policy.targetDuration
                 started = true
             } else if gate.droppedBeforeKeyframe > 0 {
@@ -132,7 +148,77 @@ public struct ProducerChain {
                 }
             }
             for e in events { try output.consume(e) }
+            if cues.isEmpty { continue }
+            switch o {
+            case .inits(let inits):
+                // A subtitle rendition's init is empty (WebVTT segments need none): it says the rendition started.
+                if let first = inits.first {
+                    if let previous = referenceInit, previous != first.bytes { subtitleDiscontinuity = true }
+                    referenceInit = first.bytes
+                    if let t = first.tracks.first(where: { $0.kind == .video }) ?? first.tracks.first { subtitleTimescale = t.timescale }
+                }
+                for k in cues.indices {
+                    try output.consume(.initSegment(rendition: plan.renditions.count + k, bytes: [], tracks: []))
+                    // Its wvtt form for DASH (ISO/IEC 14496-30): a text track in the video's timescale.
+                    let language = plan.subtitles[k].subtitleLabel?.language?.iso639T ?? "und"
+                    try output.consume(.initSegment(rendition: plan.renditions.count + cues.count + k,
+                                                    bytes: try WebVTTTrack.initSegment(timescale: UInt32(subtitleTimescale),
+                                                                                       language: language),
+                                                    tracks: []))
+                }
+            case .segment(let s) where s.group == 0:
+                guard case .segment(_, let info, _)? = events.first else { break }
+                try publishSubtitles(like: info)
+            default:
+                break
+            }
         }
+    }
+
+    // MARK: - Subtitles
+
+    /// A cue posted to the stream (the live cue API) as the source event of its subtitle rendition: its times, counted
+    /// from the live edge (the newest media taken), on the input's clock. `nil` (logged) before any media, or for a
+    /// language the stream has no subtitle rendition in.
+    public func resolve(_ posted: PostedCue) -> SourceEvent? {
+        guard let k = plan.subtitles.firstIndex(where: { $0.language == posted.language }) else {
+            logger.warning("posted subtitle cue in \(posted.language): the stream has no subtitle rendition in it: dropped")
+            return nil
+        }
+        guard let edge = inputEdge else {
+            logger.warning("posted subtitle cue before any media: dropped")
+            return nil
+        }
+        var cue = posted.cue
+        cue.start = edge + cue.start.converted(to: edge.timescale, rounding: .nearest)
+        cue.end = edge + cue.end.converted(to: edge.timescale, rounding: .nearest)
+        return .cues(subtitle: k, [cue])
+    }
+
+    /// One WebVTT segment per subtitle rendition on the first rendition's segment `info`: the same sequence number,
+    /// start, duration, program date-time and discontinuity, with every cue that shows in it (RFC 8216 §3.5); and the
+    /// same span as a `wvtt` fragment for its DASH form.
+    private mutating func publishSubtitles(like info: SegmentInfo) throws {
+        guard let shift = supervisor.timelineShift else { return }
+        let start = info.startTime, end = info.startTime + info.duration
+        for k in cues.indices {
+            let placed = cues[k].map { $0.placed(shift: shift, timescale: start.timescale) }
+            let bytes = WebVTTSegment.make(placed, from: start, to: end)
+            var segment = SegmentInfo(sequence: info.sequence, startTime: start, duration: info.duration, byteCount: bytes.count,
+                                      programDateTime: info.programDateTime,
+                                      discontinuity: info.discontinuity || subtitleDiscontinuity)
+            segment.format = .webVTT
+            try output.consume(.segment(rendition: plan.renditions.count + k, segment, bytes: bytes))
+            let fragment = try WebVTTTrack.segment(placed, from: start, to: end,
+                                                   sequenceNumber: UInt32(truncatingIfNeeded: info.sequence &+ 1))
+            var mp4 = segment
+            mp4.format = .fragmentedMP4
+            mp4.byteCount = fragment.count
+            try output.consume(.segment(rendition: plan.renditions.count + cues.count + k, mp4, bytes: fragment))
+            // A cue that ended by this segment's end shows in no later one.
+            cues[k] = zip(cues[k], placed).filter { $0.1.end > end }.map(\.0)
+        }
+        subtitleDiscontinuity = false
     }
 
     // MARK: - Timed events

@@ -10,6 +10,9 @@ public enum SourceEvent: Sendable {
     case samples(track: Int, [Sample], wallClock: WallClock?)
     /// A timed event (an SCTE-35 cue), in the input's timeline like the samples around it.
     case event(TimedEvent)
+    /// Subtitle cues of subtitle rendition `subtitle` (an index into `RenditionPlan.subtitles`), in the input's
+    /// timeline: an input text track's as they are read, a sidecar file's all at once before the media.
+    case cues(subtitle: Int, [SubtitleCue])
 }
 
 /// The renditions a producer makes and which output tracks each one carries, planned once per input.
@@ -17,11 +20,18 @@ public struct RenditionPlan: Sendable, Equatable {
     public var renditions: [Rendition]
     /// Output track indices per rendition.
     public var groups: [[Int]]
+    /// Subtitle renditions (`Rendition.subtitles`): no tracks, their segments made from cues on the segments of the
+    /// first rendition; announced after `renditions`.
+    public var subtitles: [Rendition] = []
 
     public init(renditions: [Rendition], groups: [[Int]]) {
         self.renditions = renditions
         self.groups = groups
     }
+
+    /// Every rendition the layout announces: `renditions`, then `subtitles` (WebVTT, for HLS), then each subtitle
+    /// rendition's `textTrackForm` (fMP4 `wvtt`, for DASH), in the same order.
+    public var layout: [Rendition] { renditions + subtitles + subtitles.map(\.textTrackForm) }
 
     /// The default: one muxed rendition at the root with every track.
     public static func muxed(trackCount: Int) -> RenditionPlan {

@@ -1,4 +1,5 @@
 import MediaCore
+import MediaPresentation
 
 /// One object to send to the ingest: its path under the push URL, what it is, and its body.
 public struct PushItem: Sendable, Equatable {
@@ -16,6 +17,8 @@ public struct PushItem: Sendable, Equatable {
     public let kind: Kind
     /// The producer's chunks (a segment's samples are not copied until the request is made).
     public let body: MediaBytes
+    /// A segment's format (`SegmentInfo.format`): its `Content-Type`.
+    public var format: URIScheme.SegmentFormat = .fragmentedMP4
 
     public init(path: String, kind: Kind, body: MediaBytes = MediaBytes()) {
         self.path = path

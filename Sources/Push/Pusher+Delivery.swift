@@ -28,7 +28,9 @@ extension Pusher {
         case .delete: return PushRequest(method: .delete, url: url, contentType: nil, body: [])
         case .playlist: return PushRequest(method: method, url: url, contentType: "application/vnd.apple.mpegurl", body: item.body)
         case .initSegment: return PushRequest(method: method, url: url, contentType: "video/mp4", body: item.body)
-        case .segment, .part: return PushRequest(method: method, url: url, contentType: "video/iso.segment", body: item.body)
+        case .segment, .part:
+            let type = item.format == .webVTT ? "text/vtt; charset=utf-8" : "video/iso.segment"
+            return PushRequest(method: method, url: url, contentType: type, body: item.body)
         }
     }
 

@@ -156,6 +156,7 @@ public final class Pusher: PresentationConsumer, Sendable {
             try index.consume(event)
             guard let current = snapshot(r)?.inits.last, current.index >= s.nextInit[r] else { return [] }  // the same init again
             s.nextInit[r] = current.index + 1
+            guard s.renditions[r].scheme.hasInitSegment else { return [] }  // WebVTT segments need none
             enqueue(PushItem(path: s.renditions[r].scheme.initURI(current.index), kind: .initSegment(current.index),
                              body: bytes), lane: r, &s)
         case .part(let r, let info, let bytes):
@@ -171,8 +172,9 @@ public final class Pusher: PresentationConsumer, Sendable {
             guard let snap = snapshot(r), let stored = snap.window.last, stored.sequence == info.sequence else {
                 return []  // not listed (no init segment yet)
             }
-            enqueue(PushItem(path: s.renditions[r].scheme.segmentURI(info.sequence), kind: .segment(info.sequence),
-                             body: bytes), lane: r, &s)
+            var item = PushItem(path: s.renditions[r].scheme.segmentURI(info.sequence), kind: .segment(info.sequence), body: bytes)
+            item.format = info.format
+            enqueue(item, lane: r, &s)
             s.partCounts[r][info.sequence] = stored.parts.count
             enqueuePlaylist(r, &s)
             enqueueMultivariant(&s)
@@ -201,7 +203,8 @@ public final class Pusher: PresentationConsumer, Sendable {
         guard let layout = index.layout else { return }
         let snaps = layout.snapshots()
         let reports = layout.policy.partTarget == nil ? [] : layout.renditions.indices.compactMap { o in
-            o == r ? nil : PlaylistBuilder.renditionReport(snaps[o], scheme: layout.renditions[o].scheme)
+            o == r || !layout.renditions[o].isListedInHLS ? nil
+                : PlaylistBuilder.renditionReport(snaps[o], scheme: layout.renditions[o].scheme)
         }
         guard let playlist = PlaylistBuilder.mediaPlaylist(snaps[r], scheme: layout.renditions[r].scheme,
                                                            playlistType: index.playlistType, reports: reports) else { return }

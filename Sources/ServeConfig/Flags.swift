@@ -99,6 +99,9 @@ public struct MediaOptions: ParsableArguments, Sendable {
     @Option(help: ArgumentHelp("Closed captions (CEA-608/708 in the video's SEI) to signal: auto (those found in the input), none, or named: CC1=en,CC3=es,SERVICE1=en.", valueName: "list"))
     public var captions: String?
 
+    @Option(help: ArgumentHelp("A subtitle rendition in language LANG (repeatable; AUTOSELECT=YES, DEFAULT=NO) from a sidecar file (WebVTT .vtt or SubRip .srt), or, as LANG alone, from cues posted to POST /NAME/subtitles (with --api-token): WebVTT segments on the video's segments (EXT-X-MEDIA TYPE=SUBTITLES) and a DASH wvtt text set. See docs/subtitles.md.", valueName: "LANG[=PATH]"))
+    public var subtitles: [String] = []
+
     @Option(help: ArgumentHelp("Encrypt every segment and part: aes-128 (whole-segment AES-128-CBC, EXT-X-KEY; the origin serves the key at /NAME/keys/N.key to requests that pass its access control), cbcs (ISO/IEC 23001-7 sample encryption, AES-CBC 1:9 pattern, METHOD=SAMPLE-AES) or cenc (AES-CTR, METHOD=SAMPLE-AES-CTR); cbcs/cenc keys come from a DRM licence server, not the origin. See docs/encryption.md.", valueName: "scheme"))
     public var encrypt: String?
 
@@ -161,6 +164,9 @@ public struct MediaOptions: ParsableArguments, Sendable {
         o.audioLanguage = try Self.keyValues(audioLanguages, flag: StreamOptions.CodingKeys.audioLanguage.flag)
         o.defaultAudio = defaultAudio
         o.captions = try read(captions, .captions)
+        o.subtitles = subtitles.isEmpty ? nil : try subtitles.map { text throws(ValidationError) in
+            try SubtitleSidecar(flag: StreamOptions.CodingKeys.subtitles.flag, text)
+        }
         o.encrypt = try read(encrypt, .encrypt)
         o.key = try read(key ?? (encrypt != nil ? environmentKey() : nil), .key)
         o.keyPeriod = try read(keyPeriod, .keyPeriod)

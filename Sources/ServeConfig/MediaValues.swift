@@ -150,3 +150,13 @@ extension AudioCodecName: OptionValue {
     public init(from decoder: Decoder) throws { self = try Self.decoded(from: decoder) }
     public func encode(to encoder: Encoder) throws { try encodeOption(to: encoder) }
 }
+
+/// `--subtitles LANG=PATH` (repeatable) / `subtitles = ["en=movie.en.srt", …]`: a sidecar WebVTT or SubRip file.
+extension SubtitleSidecar: OptionValue {
+    public init(parsing text: String) throws(OptionError) {
+        switch SubtitleSidecar.parse(text) {
+        case .success(let s): self = s
+        case .failure(let e): throw OptionError(": \(e.description) (got '\(text)')")
+        }
+    }
+}

@@ -69,6 +69,8 @@ public struct StreamOptions: Codable, Equatable, Sendable {
     public var defaultAudio: String?
     /// The closed captions to signal: found in the input (`auto`), `none`, or named (`CC1=en,CC3=es`).
     public var captions: CaptionPlan?
+    /// Sidecar subtitle files (WebVTT or SubRip), each a subtitle rendition in its language, the first the default.
+    public var subtitles: [SubtitleSidecar]?
     /// Encrypt segments and parts (`aes-128`), with `key` (else a random key made at start), a new key every
     /// `keyPeriod` of media (docs/encryption.md).
     public var encrypt: EncryptionScheme?
@@ -105,7 +107,7 @@ public struct StreamOptions: Codable, Equatable, Sendable {
         case dashTrickMode = "dash_trick_mode"
         case audioTracks = "audio_tracks", audioName = "audio_name", audioLanguage = "audio_language"
         case defaultAudio = "default_audio"
-        case captions
+        case captions, subtitles
         case encrypt, key
         case keyPeriod = "key_period"
         case cueTags = "cue_tags", interstitial
@@ -185,6 +187,7 @@ public struct StreamOptions: Codable, Equatable, Sendable {
         o.audioLanguage = defaults.audioLanguage.map { $0.merging(audioLanguage ?? [:]) { $1 } } ?? audioLanguage
         o.defaultAudio = defaultAudio ?? defaults.defaultAudio
         o.captions = captions ?? defaults.captions
+        o.subtitles = subtitles ?? defaults.subtitles
         o.encrypt = encrypt ?? defaults.encrypt
         o.key = key ?? defaults.key
         o.keyPeriod = keyPeriod ?? defaults.keyPeriod

@@ -24,7 +24,7 @@ struct AccessOptions: ParsableArguments {
     @Option(name: .customLong("cors-origin"), help: ArgumentHelp("Allow this origin (e.g. https://example.com) to read responses from a page; repeatable. Default: any origin ('*').", valueName: "origin"))
     var corsOrigins: [String] = []
 
-    @Option(name: .customLong("api-token"), help: ArgumentHelp("Turn on the control API (/api/v1/streams: list, add, change, end streams while serving; POST /NAME/events: SCTE-35 ad markers, docs/events.md) for requests with 'Authorization: Bearer SECRET'. Without it the API does not exist (404). Its own secret, not --auth-token's. Also from $\(apiTokenVariable), which keeps it out of 'ps'.", valueName: "secret"))
+    @Option(name: .customLong("api-token"), help: ArgumentHelp("Turn on the control API (/api/v1/streams: list, add, change, end streams while serving; POST /NAME/events: SCTE-35 ad markers, docs/events.md; POST /NAME/subtitles: live subtitle cues, docs/subtitles.md) for requests with 'Authorization: Bearer SECRET'. Without it the API does not exist (404). Its own secret, not --auth-token's. Also from $\(apiTokenVariable), which keeps it out of 'ps'.", valueName: "secret"))
     var apiToken: String?
 
     func validate() throws {

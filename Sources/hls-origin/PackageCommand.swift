@@ -48,6 +48,9 @@ struct PackageCommand: AsyncParsableCommand {
         if singleFile && o.encrypt == .aes128 {
             throw ValidationError("--single-file cannot be used with --encrypt: AES-128 encrypts each segment as a file of its own")
         }
+        if singleFile && !(o.subtitles ?? []).isEmpty {
+            throw ValidationError("--single-file cannot be used with --subtitles yet: WebVTT segments are files of their own")
+        }
     }
 
     func run() async throws {
@@ -56,7 +59,9 @@ struct PackageCommand: AsyncParsableCommand {
         var stream = try media.options()
         stream.input = input
         stream.realtime = false
-        let options = PipelineOptions(stream)
+        var options = PipelineOptions(stream)
+        // One file per rendition has no place for WebVTT segments (files of their own): the input's text tracks stay out.
+        if singleFile { options.inputSubtitles = false }
         let stats = PipelineStats()
         let writer: VODWriter
         do {

@@ -59,5 +59,6 @@ extension PipelineOptions {
         for (key, tag) in o.audioLanguage ?? [:] { if let i = Int(key), let l = LanguageTag(tag) { audioTracks.languages[i] = l } }
         audioTracks.defaultLanguage = o.defaultAudio.flatMap(LanguageTag.init)
         if let plan = o.captions { captions = plan }
+        subtitles = o.subtitles ?? []
     }
 }

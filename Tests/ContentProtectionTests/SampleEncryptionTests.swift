@@ -85,6 +85,26 @@ import Testing
         #expect(FragmentProtector.sampleIV(rendition: 2, trackID: 1, dts: 0x0102_0304_0506) == [2, 1, 1, 2, 3, 4, 5, 6])
     }
 
+    /// A subtitle rendition (no media track in its init) stays in the clear; a fragment of a rendition whose init never
+    /// came is still refused, not passed on clear.
+    @Test func subtitleRenditionsStayClear() throws {
+        let protection = try SampleProtection(scheme: .cbcs, key: Self.key, keyID: Self.kid, systems: [])
+        let p = Presentation<[UInt8]>(windowSize: 5) { bytes, _ in bytes }
+        let stage = SampleEncryptionStage(protection, downstream: p)
+        let subs = Rendition.subtitles(SubtitleLabel(language: LanguageTag("en"), name: "English"), position: 0)
+        try stage.consume(.layout([subs, subs.textTrackForm], TimingPolicy(targetDuration: 1, segmentDuration: .seconds(1))))
+        try stage.consume(.initSegment(rendition: 0, bytes: [], tracks: []))
+        let vtt = Array("WEBVTT\n\n".utf8)
+        try stage.consume(.segment(rendition: 0, SegmentInfo(sequence: 0, startTime: .seconds(0), duration: .seconds(1),
+                                                             byteCount: vtt.count), bytes: vtt))
+        let segment = try #require(p.layout?.windows[0].snapshot().window.first)
+        #expect(segment.payload == vtt && segment.info.encryption == nil)
+        #expect(throws: (any Error).self) {
+            try stage.consume(.segment(rendition: 1, SegmentInfo(sequence: 0, startTime: .seconds(0), duration: .seconds(1),
+                                                                 byteCount: vtt.count), bytes: vtt))
+        }
+    }
+
     @Test func stageProtectsInitAndFragmentsAndSignals() throws {
         let protection = try SampleProtection(scheme: .cenc, key: Self.key, keyID: Self.kid, systems: [.widevine])
         #expect(protection.systems == [.widevine, .clearkey])

@@ -68,7 +68,7 @@ import Testing
     }
 
     /// The map in force at each listed segment.
-    static func mapsInForce(_ p: MediaPlaylist) -> [String] {
+    static func mapsInForce(_ p: MediaPlaylist) -> [String?] {
         var current = p.mapURI
         return p.segments.map { s in
             if let m = s.mapURI { current = m }

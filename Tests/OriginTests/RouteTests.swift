@@ -38,6 +38,7 @@ import Testing
                 case .hlsJS: "hls.js"
                 case .qoe: "qoe"
                 case .events: "events"
+                case .subtitles: "subtitles"
                 case .thumbnail: "thumbnail"
                 case .multivariant: "multivariant"
                 case .manifest: "manifest"
@@ -66,6 +67,7 @@ import Testing
             ("/1080p.m3u8", "root: unknown"), ("/thumbnail.jpg", "root: thumbnail"), ("/qoe", "root: qoe"),
             ("/cam1/", "cam1: page"), ("/cam1/hls.mjs", "cam1: hls.js"), ("/cam1/index.m3u8", "cam1: multivariant"),
             ("/cam1/time", "cam1: time"), ("/cam1/stream.m3u8", "cam1: before layout stream.m3u8"),
+            ("/cam1/events", "cam1: events"), ("/cam1/subtitles", "cam1: subtitles"), ("/subtitles", "root: subtitles"),
             // The origin's own paths come before the root stream's.
             ("/healthz", "healthz"), ("/readyz", "readyz"), ("/api/v1/streams", "api streams"),
             ("/api/v1/streams/", "api streams"), ("/api/v1/streams/cam1", "api stream(\"cam1\")"),

@@ -152,7 +152,7 @@ import Testing
             defer { present.insert(a.path) }
             guard a.path.hasSuffix(".m3u8"), a.path != "index.m3u8" else { continue }
             let p = try MediaPlaylist.parse(String(decoding: a.body, as: UTF8.self))
-            var listed = [p.mapURI] + (parts ? p.trailingParts.map(\.uri) : [])
+            var listed = (p.mapURI.map { [$0] } ?? []) + (parts ? p.trailingParts.map(\.uri) : [])
             for s in p.segments { listed += [s.uri] + (parts ? s.parts.map(\.uri) : []) + (s.mapURI.map { [$0] } ?? []) }
             for uri in listed { #expect(present.contains(uri), "request \(i): \(a.path) lists \(uri) before it arrived") }
         }
@@ -355,5 +355,38 @@ extension PusherTests {
         #expect(types["720p.m3u8"] == "application/vnd.apple.mpegurl")
         #expect(types["index.m3u8"] == "application/vnd.apple.mpegurl")
         #expect(requests.contains { $0.url == Self.base + "/720p/seg0.m4s" })
+    }
+}
+
+extension PusherTests {
+    /// A WebVTT subtitle rendition is pushed without an init segment, its segments as `text/vtt`, its playlist without a
+    /// map, and the multivariant playlist names it.
+    @Test func aSubtitleRenditionIsPushedAsWebVTT() async throws {
+        let ingest = ScriptedIngest(), log = LogLines()
+        let pusher = Self.makePusher(ingest, log)
+        let subs = Rendition.subtitles(SubtitleLabel(language: LanguageTag("en"), name: "English"), position: 0)
+        pusher.consume(.layout(Self.ladder + [subs], TimingPolicy(targetDuration: 1)))
+        pusher.consume(.initSegment(rendition: 0, bytes: [1, 2, 3], tracks: [Self.video]))
+        pusher.consume(.initSegment(rendition: 1, bytes: [4, 5, 6], tracks: [Self.audio]))
+        pusher.consume(.initSegment(rendition: 2, bytes: [], tracks: []))
+        let vtt = Array("WEBVTT\n\n".utf8)
+        for n in 0..<2 {
+            Self.segment(pusher, UInt64(n), parts: false)
+            var info = Self.info(UInt64(n))
+            info.byteCount = vtt.count
+            info.format = .webVTT
+            pusher.consume(.segment(rendition: 2, info, bytes: vtt))
+            #expect(await pusher.drain(timeout: .seconds(30)))
+        }
+        await pusher.shutdown()
+        let requests = ingest.requests.withLock { $0 }.map(\.0)
+        let paths = requests.map { String($0.url.dropFirst(Self.base.count + 1)) }
+        #expect(!paths.contains { $0.hasPrefix("subs-en/init") })
+        #expect(requests.first { $0.url.hasSuffix("/subs-en/seg1.vtt") }?.contentType == "text/vtt; charset=utf-8")
+        try Self.playlistsListOnlyWhatArrived(ingest.accepted, parts: false)
+        let playlist = try #require(ingest.accepted.last { $0.path == "subs-en.m3u8" })
+        #expect(!String(decoding: playlist.body, as: UTF8.self).contains("EXT-X-MAP"))
+        let index = try #require(ingest.accepted.last { $0.path == "index.m3u8" })
+        #expect(String(decoding: index.body, as: UTF8.self).contains("TYPE=SUBTITLES,GROUP-ID=\"subs\""))
     }
 }

@@ -114,6 +114,7 @@ import Testing
     audio_language = { "1" = "fr" }
     default_audio = "fr"
     captions = "CC1=en,CC3=fr"
+    subtitles = ["en=movie.en.srt", "fra=movie.fr.vtt"]
     encrypt = "aes-128"
     key = "00112233445566778899aabbccddeeff"
     key_period = "60s"
@@ -164,6 +165,7 @@ import Testing
         audio_language: { "1": fr }
         default_audio: fr
         captions: CC1=en,CC3=fr
+        subtitles: [en=movie.en.srt, fra=movie.fr.vtt]
         encrypt: aes-128
         key: "00112233445566778899aabbccddeeff"
         key_period: 1m

@@ -58,7 +58,7 @@ public struct ParsedBox {
 public enum BoxReader {
     /// Boxes whose content is only child boxes.
     public static let pureContainers: Set<String> = ["moov", "trak", "mdia", "minf", "dinf", "stbl", "mvex", "moof", "traf", "edts",
-                                                    "sinf", "schi"]
+                                                    "sinf", "schi", "vttc"]
     /// Boxes with a fixed-length prefix before child boxes: type -> bytes of prefix after the 8-byte header.
     public static let prefixedContainers: [String: Int] = [
         "stsd": 8,   // FullBox header + entry_count
@@ -67,6 +67,7 @@ public enum BoxReader {
         "encv": 78, "enca": 28,  // protected sample entries (ISO/IEC 14496-12 §8.12)
         "mp4a": 28,  // AudioSampleEntry fields
         "Opus": 28, "ac-3": 28, "ec-3": 28,  // AudioSampleEntry fields
+        "wvtt": 8,   // PlainTextSampleEntry: SampleEntry's reserved + data_reference_index (ISO/IEC 14496-30 §7.5)
     ]
 
     /// Walks `range` of `bytes` as a sequence of boxes; every size must fit and the boxes must tile the range exactly.

@@ -30,7 +30,7 @@ HEAVY_MODULES = {
     "test_embedded_example", "test_encryption", "test_events_play", "test_format_change", "test_harness_selftest",
     "test_ingest", "test_ladder", "test_ladder_selftest", "test_live_file", "test_live_pattern", "test_live_stdin",
     "test_metrics", "test_multistream", "test_operations", "test_push", "test_redundant", "test_reference_selftest",
-    "test_single_file", "test_thumbnails_page", "test_tls",
+    "test_single_file", "test_subtitles_play", "test_thumbnails_page", "test_tls",
 }
 
 
@@ -49,7 +49,7 @@ HEAVY_MODULES = {
 # test_events_play (dateranges and interstitial events).
 BROWSER_SOLO_MODULES = HEAVY_MODULES - {"test_dash", "test_deploy", "test_ladder_selftest", "test_audio_languages_play",
                                         "test_thumbnails_page", "test_encryption", "test_captions", "test_cenc",
-                                        "test_events_play"}
+                                        "test_events_play", "test_subtitles_play"}
 # In those, only the tests that play in Chromium (directly or through a helper of their module) are solo: the others
 # (playlist checks, ffmpeg reads, signatures) run beside the light modules, so a module of ten tests does not wait ten
 # times for the machine (test_auth's nine waits added four minutes to a run). Whole modules stay solo where every test
