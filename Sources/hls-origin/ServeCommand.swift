@@ -85,6 +85,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-blocked"), help: ArgumentHelp("LL-HLS requests waiting at once for all clients; beyond it 503.", valueName: "n"))
     var maxBlocked = ConnectionLimits().maxBlocked
 
+    @Option(name: .customLong("h2-max-resets"), help: ArgumentHelp("RST_STREAM frames one HTTP/2 client may send in 30 s; one more closes its connection with GOAWAY ENHANCE_YOUR_CALM (rapid reset, CVE-2023-44487).", valueName: "n"))
+    var h2MaxResets = ConnectionLimits().maxStreamResets
+
     /// The limits the flags give, or a one-line error.
     func connectionLimits() throws -> ConnectionLimits {
         var l = ConnectionLimits()
@@ -96,6 +99,8 @@ struct ServeCommand: AsyncParsableCommand {
         l.maxHeaderBytes = maxHeaderSize
         l.maxBlockedPerClient = maxBlockedPerClient
         l.maxBlocked = maxBlocked
+        guard (1...100_000).contains(h2MaxResets) else { throw ValidationError("--h2-max-resets must be 1-100000") }
+        l.maxStreamResets = h2MaxResets
         guard sendBuffer == 0 || (4096...64 << 20).contains(sendBuffer) else {
             throw ValidationError("--send-buffer must be 0 (kernel autotuning) or 4096-67108864 bytes")
         }

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from hlsharness import procs
+from hlsharness import procs, tlscert
 from hlsharness.testenv import need
 
 HEADER_TIMEOUT = 2
@@ -21,12 +21,10 @@ HEADER_TIMEOUT = 2
 @pytest.fixture(scope="module")
 def tls_origin(origin_bin, tmp_path_factory):
     need("openssl", "curl")
-    d = tmp_path_factory.mktemp("tls-limits")
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
-                    "-keyout", str(d / "key.pem"), "-out", str(d / "cert.pem")], check=True, capture_output=True)
+    cert, key = tlscert.self_signed(tmp_path_factory.mktemp("tls-limits"))
     port = procs.free_port()
-    proc = subprocess.Popen([origin_bin, "serve", "--port", str(port), "--tls-cert", str(d / "cert.pem"),
-                             "--tls-key", str(d / "key.pem"), "--header-timeout", str(HEADER_TIMEOUT),
+    proc = subprocess.Popen([origin_bin, "serve", "--port", str(port), "--tls-cert", cert,
+                             "--tls-key", key, "--header-timeout", str(HEADER_TIMEOUT),
                              "--test-pattern-size", "320x180", "--quiet"],
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 20
