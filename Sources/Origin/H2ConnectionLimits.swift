@@ -39,7 +39,7 @@ final class H2SendTimeout: ChannelDuplexHandler, RemovableChannelHandler {
         if context.channel.isWritable {
             unwritableSince = nil
         } else if unwritableSince == nil {
-            let now = NIODeadline.now()
+            let now = context.eventLoop.now
             unwritableSince = now
             if timer == nil { schedule(context, at: now + timeout) }
         }
@@ -50,7 +50,7 @@ final class H2SendTimeout: ChannelDuplexHandler, RemovableChannelHandler {
         timer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [self] in
             timer = nil
             guard let since = unwritableSince, context.channel.isActive else { return }
-            if NIODeadline.now() >= since + timeout {
+            if context.eventLoop.now >= since + timeout {
                 Self.closeConnection(of: context.channel, code: .enhanceYourCalm)
             } else {
                 schedule(context, at: since + timeout)
