@@ -4,13 +4,12 @@ HTTP/2 client (PyPI `h2`) that measures its latency in a process of its own.
 `RawH2` writes frames it builds itself (the `h2` state machine refuses to send most attacks) and reads the server's
 frames on a thread: GOAWAY (its last stream ID and error code), RST_STREAM, SETTINGS (acknowledged unless told not
 to), and when the server closed the connection."""
-import json
 import socket
 import ssl
 import struct
-import subprocess
-import sys
 import time
+
+from .honest import HonestClient
 
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 
@@ -178,18 +177,14 @@ class RawH2:
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# The honest client: its own process (the attackers' Python work cannot delay it through the GIL), one HTTP/2
-# connection over TLS, the media playlist then its newest segment, every 20 ms, until its stdin closes.
+# The honest client over HTTP/2 (hlsharness.honest): one connection over TLS, PyPI `h2`.
 
-HONEST = r'''
-import json, socket, ssl, sys, threading, time
+FETCH = r'''
+import socket, ssl
 import h2.config, h2.connection, h2.events
-port, path = int(sys.argv[1]), sys.argv[2]
-stop = threading.Event()
-threading.Thread(target=lambda: (sys.stdin.read(), stop.set()), daemon=True).start()
 ctx = ssl.create_default_context(); ctx.check_hostname = False; ctx.verify_mode = ssl.CERT_NONE
 ctx.set_alpn_protocols(["h2"])
-lat, errors, conn = [], [], None
+conn = None
 def connect():
     s = ctx.wrap_socket(socket.create_connection(("127.0.0.1", port), timeout=5), server_hostname="127.0.0.1")
     c = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True, header_encoding="utf-8"))
@@ -236,47 +231,9 @@ def fetch(p):
     if status != 200:
         errors.append(f"{p}: {status}"); return None
     return body
-fetch(path)  # connected (handshake not measured)
-lat.clear()
-print("ready", flush=True)
-while not stop.is_set():
-    pl = fetch(path)
-    if pl:
-        segs = [l for l in pl.decode().splitlines() if l and not l.startswith("#")]
-        if segs:
-            fetch(path.rsplit("/", 1)[0] + "/" + segs[-1])
-    time.sleep(0.02)
-print(json.dumps({"latencies_ms": lat, "errors": errors[:20], "error_count": len(errors)}))
 '''
 
 
-class HonestH2:
-    """`with HonestH2(port, label) as h:` (attack) ... then `h.check(p99_limit_ms)`."""
-
-    def __init__(self, port, label, path="/stream.m3u8"):
-        self.port, self.label, self.path = port, label, path
-
-    def __enter__(self):
-        self.proc = subprocess.Popen([sys.executable, "-c", HONEST, str(self.port), self.path],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        assert self.proc.stdout.readline().strip() == "ready"
-        time.sleep(0.3)
-        return self
-
-    def __exit__(self, *exc):
-        out, _ = self.proc.communicate("", timeout=30)
-        r = json.loads(out.strip().splitlines()[-1])
-        lat = sorted(r["latencies_ms"])
-        self.count = len(lat)
-        self.p50 = lat[len(lat) // 2] if lat else float("inf")
-        self.p99 = lat[min(len(lat) - 1, int(len(lat) * 0.99))] if lat else float("inf")
-        self.max = lat[-1] if lat else float("inf")
-        self.errors, self.error_count = r["errors"], r["error_count"]
-        print(f"\n[honest h2 client under {self.label}] {self.count} requests, p50 {self.p50:.1f} ms, "
-              f"p99 {self.p99:.1f} ms, max {self.max:.1f} ms, errors {self.error_count}")
-        return False
-
-    def check(self, p99_limit_ms):
-        assert self.count >= 20, f"honest client made only {self.count} requests"
-        assert self.error_count == 0, f"honest client errors: {self.errors}"
-        assert self.p99 < p99_limit_ms, f"honest client p99 {self.p99:.1f} ms under {self.label} (limit {p99_limit_ms} ms)"
+def honest_h2(port, label, path="/stream.m3u8"):
+    """`with honest_h2(port, label) as h:` (attack) ... then `h.check(p99_limit_ms)`."""
+    return HonestClient(port, label, FETCH, path, name="honest h2 client")
