@@ -13,7 +13,7 @@ import NIOCore
 ///   frames after it, up to the one with END_HEADERS (RFC 9113 §6.2, §6.10). Frames before it (SETTINGS,
 ///   WINDOW_UPDATE, PING) are skipped by their length. After the first head it stays and keeps reading frame
 ///   boundaries: every later frame (but a DATA frame's payload) and every later header block must be complete
-///   within `headerTimeout` of its first byte, so a later head trickled a byte at a time is cut short too (HTTP/2's
+///   within `headerTimeout` of the read its first byte came in, so a later head trickled a byte at a time is cut short too (HTTP/2's
 ///   own idle timeout counts only connections without open streams).
 final class TLSFirstRequestDeadline: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
@@ -30,6 +30,8 @@ final class TLSFirstRequestDeadline: ChannelInboundHandler, RemovableChannelHand
     private var scanner: FirstHeadScanner
     private var timer: Scheduled<Void>?
     private var firstHeadComplete = false
+    /// The frame or header block the running timer is for (`FirstHeadScanner.pendingUnit`).
+    private var timedUnit = 0
 
     init(timeout: TimeAmount, maxHeadBytes: Int) {
         self.timeout = timeout
@@ -58,7 +60,9 @@ final class TLSFirstRequestDeadline: ChannelInboundHandler, RemovableChannelHand
             if !scanner.framePending {
                 timer?.cancel()
                 timer = nil
-            } else if timer == nil {
+            } else if timer == nil || timedUnit != scanner.pendingUnit {
+                timer?.cancel()
+                timedUnit = scanner.pendingUnit
                 startTimer(context)
             }
             context.fireChannelRead(data)
@@ -76,7 +80,10 @@ final class TLSFirstRequestDeadline: ChannelInboundHandler, RemovableChannelHand
                 context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
                 return
             }
-            if scanner.framePending { startTimer(context) }
+            if scanner.framePending {
+                timedUnit = scanner.pendingUnit
+                startTimer(context)
+            }
             context.fireChannelRead(data)
         case .refused:
             // The bytes go on first: the protocol handler has its own word on them (swift-nio-http2's GOAWAY for a
@@ -108,6 +115,10 @@ struct FirstHeadScanner {
 
     /// The connection speaks HTTP/2 (it began with the preface).
     var isHTTP2: Bool { mode == .http2 }
+
+    /// Counts the frames begun outside a header block (a header block counts once, from its HEADERS frame): which
+    /// frame or block `framePending` is about, so that a new one is timed from its own first byte.
+    private(set) var pendingUnit = 0
 
     /// HTTP/2: a frame has begun and not ended (a DATA frame only until its header is complete), or a header block
     /// is open (a HEADERS frame without END_HEADERS, waiting for CONTINUATION frames).
@@ -165,6 +176,7 @@ struct FirstHeadScanner {
             frameRemaining -= 1
         } else {
             frameHeader.append(byte)
+            if frameHeader.count == 1 && !inHeaderBlock { pendingUnit &+= 1 }
             guard frameHeader.count == 9 else { return false }
             frameRemaining = Int(frameHeader[0]) << 16 | Int(frameHeader[1]) << 8 | Int(frameHeader[2])
             let type = frameHeader[3], endHeaders = frameHeader[4] & 0x4 != 0

@@ -72,8 +72,10 @@ import Testing
         #expect(scanner.feed(first) == .complete)
         #expect(!scanner.framePending)
         let later = Self.frame(type: 0x1, flags: 0x4, stream: 3, payload: 40)
+        let unit = scanner.pendingUnit
         _ = scanner.feed(later.prefix(5))
         #expect(scanner.framePending)   // frame header cut short
+        #expect(scanner.pendingUnit == unit + 1)
         _ = scanner.feed(later.dropFirst(5).dropLast())
         #expect(scanner.framePending)   // payload cut short
         _ = scanner.feed(later.suffix(1))
@@ -82,6 +84,7 @@ import Testing
         #expect(scanner.framePending)   // HEADERS without END_HEADERS
         _ = scanner.feed(Self.frame(type: 0x9, flags: 0x4, stream: 5, payload: 10))
         #expect(!scanner.framePending)
+        #expect(scanner.pendingUnit == unit + 2)   // the HEADERS and its CONTINUATION: one block
         let data = Self.frame(type: 0x0, flags: 0, stream: 7, payload: 100)
         _ = scanner.feed(data.prefix(4))
         #expect(scanner.framePending)
