@@ -307,6 +307,10 @@ def test_a_later_head_trickled_in_is_closed_after_the_header_timeout(origin):
         while b"\r\n\r\n" not in first:
             first += h1.recv(65536)
         assert first.startswith(b"HTTP/1.1 200"), first[:80]
+        head, _, body = first.partition(b"\r\n\r\n")
+        length = int(re.search(rb"(?i)content-length:\s*(\d+)", head).group(1))
+        while len(body) < length:
+            body += h1.recv(65536)
         time.sleep(0.5)
         h1.settimeout(0.05)
         h1head = f"GET {PLAYLIST} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Pad: {'a' * 150}\r\n\r\n".encode()
@@ -339,6 +343,7 @@ def test_a_later_head_trickled_in_is_closed_after_the_header_timeout(origin):
               f"({h1status!r}; header timeout {HEADER_TIMEOUT} s)")
         assert h2_after is not None and h2_after < HEADER_TIMEOUT + 2, h2_after
         assert h1_after is not None and h1_after < HEADER_TIMEOUT + 2, h1_after
+        assert h1status == b"HTTP/1.1 408 Request Timeout", h1answer[:200]
         assert 3 not in h2c.headers_received
         h2c.close()
         h1.close()
