@@ -4,7 +4,7 @@ every 20 ms: its p99 must stay under 50 ms with no error, the origin's RSS stays
 connection is closed (with the GOAWAY error code RFC 9113 §7 names for what it did, where one is sent).
 
 One origin for the module (a looped copy of a small clip, no encoding), `--header-timeout 2 --send-timeout 3
---h2-max-resets 20`. Each test attacks for about 3 s, bounded in connections and in what each sends. The p99 and RSS of each test are printed (`-s`) and recorded in
+--h2-max-resets 20 --max-blocked-per-client 10`. Each test attacks for about 3 s, bounded in connections and in what each sends. The p99 and RSS of each test are printed (`-s`) and recorded in
 docs/security.md. About 45 s."""
 import os
 import re
@@ -31,6 +31,7 @@ SEND_TIMEOUT = 3
 # open 200 streams at once before its GOAWAY: about 100 ms of the debug build's event loop, which the honest client's
 # p99 shows (130-155 ms on the loaded 2-core machine; 44-65 ms at 50); at 20 it stays under the bound.
 MAX_RESETS = 20
+MAX_BLOCKED_PER_CLIENT = 10
 PLAYLIST = "/stream.m3u8"
 # Between two attacking connections: each test attacks for 3 s at about 5 connections a second, so that the attacker's
 # own CPU (this process) leaves the 2-core machine to the origin and the honest client.
@@ -72,6 +73,7 @@ def origin(origin_bin, tmp_path_factory):
     proc = procs.OriginServer(origin_bin, [clip, "--loop", "--tls-cert", cert, "--tls-key", key,
                                            "--header-timeout", str(HEADER_TIMEOUT),
                                            "--send-timeout", str(SEND_TIMEOUT), "--h2-max-resets", str(MAX_RESETS),
+                                           "--max-blocked-per-client", str(MAX_BLOCKED_PER_CLIENT),
                                            "--quiet"], port=port)
     proc.start()
     deadline = time.monotonic() + 20
@@ -130,12 +132,17 @@ def closed_with(c, code, what):
     time.sleep(PACE)
 
 
-def newest_segment(port):
-    """The newest segment's path, from the media playlist read over TLS (HTTP/1.1)."""
+def media_playlist(port):
+    """The media playlist's segment URIs and media sequence number, read over TLS (HTTP/1.1)."""
     ctx = ssl.create_default_context()
     ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE
     text = urllib.request.urlopen(f"https://127.0.0.1:{port}{PLAYLIST}", context=ctx, timeout=5).read().decode()
-    return "/" + [line for line in text.splitlines() if line and not line.startswith("#")][-1]
+    segments = [line for line in text.splitlines() if line and not line.startswith("#")]
+    return segments, int(re.search(r"#EXT-X-MEDIA-SEQUENCE:(\d+)", text).group(1))
+
+
+def newest_segment(port):
+    return "/" + media_playlist(port)[0][-1]
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -347,4 +354,25 @@ def test_a_later_head_trickled_in_is_closed_after_the_header_timeout(origin):
         assert 3 not in h2c.headers_received
         h2c.close()
         h1.close()
+    a.check()
+
+
+def test_held_requests_per_client_are_bounded_over_h2(origin):
+    """`--max-blocked-per-client` holds across the streams of HTTP/2 connections as across HTTP/1.1 connections:
+    blocking playlist reloads (RFC 8216bis §6.2.5.2) for a segment not yet published are held, and one more from the
+    same client address is answered 429 at once (RFC 6585 §4), while the held ones get their playlist when it
+    comes."""
+    with Attack(origin, "held requests over h2", seconds=3) as a:
+        a.rounds = 1
+        segments, sequence = media_playlist(origin.port)
+        path = f"{PLAYLIST}?_HLS_msn={sequence + len(segments) + 1}"   # two past the newest: held about 2 s
+        c = RawH2(origin.port)
+        c.send(b"".join(c.request(1 + 2 * i, path) for i in range(MAX_BLOCKED_PER_CLIENT + 1)))
+        assert c.wait(lambda: c.statuses, 1.5), "nothing answered at once"
+        early = dict(c.statuses)
+        assert c.wait(lambda: len(c.statuses) == MAX_BLOCKED_PER_CLIENT + 1, 6), c.statuses
+        print(f"[held requests] answered at once: {early}; then {sorted(c.statuses.values())}")
+        assert list(early.values()) == [429], early
+        assert sorted(c.statuses.values()) == [200] * MAX_BLOCKED_PER_CLIENT + [429], c.statuses
+        c.close()
     a.check()

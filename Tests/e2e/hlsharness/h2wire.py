@@ -9,6 +9,8 @@ import ssl
 import struct
 import time
 
+import hpack
+
 from .honest import HonestClient
 
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
@@ -76,6 +78,8 @@ class RawH2:
         self.resets = {}              # stream id -> error code
         self.server_settings = {}
         self.headers_received = set()  # streams the server answered with HEADERS
+        self.statuses = {}             # stream id -> the response's :status
+        self.decoder = hpack.Decoder()
         self.data_bytes = 0
         self.closed_at = None
         self.error = None
@@ -152,6 +156,15 @@ class RawH2:
                         pass
             elif ftype == HEADERS:
                 self.headers_received.add(sid)
+                block = payload
+                if flags & 0x8:   # PADDED
+                    block = block[1:len(block) - block[0]]
+                if flags & 0x20:  # PRIORITY
+                    block = block[5:]
+                if flags & END_HEADERS:
+                    fields = dict(self.decoder.decode(block, raw=True))
+                    if b":status" in fields:
+                        self.statuses[sid] = int(fields[b":status"])
             elif ftype == DATA:
                 self.data_bytes += len(payload)
 
