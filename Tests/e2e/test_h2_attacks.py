@@ -4,8 +4,8 @@ every 20 ms: its p99 must stay under 50 ms with no error, the origin's RSS stays
 connection is closed (with the GOAWAY error code RFC 9113 §7 names for what it did, where one is sent).
 
 One origin for the module (a looped copy of a small clip, no encoding), `--header-timeout 2 --send-timeout 3
---h2-max-resets 20 --max-blocked-per-client 10`. Each test attacks for about 3 s, bounded in connections and in what each sends. The p99 and RSS of each test are printed (`-s`) and recorded in
-docs/security.md. About 45 s."""
+--h2-max-resets 20 --max-blocked-per-client 10`. Each test attacks for about 3 s, bounded in connections and in what
+each sends. The p99 and RSS of each test are printed (`-s`) and recorded in docs/security.md. About 50 s."""
 import os
 import re
 import ssl
