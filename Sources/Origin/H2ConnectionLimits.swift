@@ -91,7 +91,7 @@ final class H2ConnectionErrorHandler: ChannelInboundHandler, RemovableChannelHan
 /// once with unread bytes in the socket makes the kernel answer with a reset, and the client's kernel then drops
 /// what it had not yet read: a client that floods (CONTINUATION frames, PINGs) would never see the GOAWAY that
 /// tells it why. The client's own close (EOF) ends it sooner; the bytes read meanwhile are neither decrypted nor
-/// kept.
+/// kept. A graceful shutdown closes without lingering (its clients are not flooding, and the server is leaving).
 final class LingeringClose: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
@@ -100,13 +100,15 @@ final class LingeringClose: ChannelDuplexHandler, RemovableChannelHandler {
 
     private let linger: TimeAmount
     private var lingering = false
+    /// The server is shutting down gracefully (`ChannelShouldQuiesceEvent`): its connections close at once.
+    private var quiescing = false
     private var closePromise: EventLoopPromise<Void>?
     private var timer: Scheduled<Void>?
 
     init(linger: TimeAmount) { self.linger = linger }
 
     func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
-        guard mode == .all, context.channel.isActive else {
+        guard mode == .all, context.channel.isActive, !quiescing else {
             context.close(mode: mode, promise: promise)
             return
         }
@@ -131,6 +133,7 @@ final class LingeringClose: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is ChannelShouldQuiesceEvent { quiescing = true }
         if lingering, let event = event as? ChannelEvent, event == .inputClosed {
             finish(context)
             return

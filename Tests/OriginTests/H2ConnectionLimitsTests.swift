@@ -104,6 +104,14 @@ import Testing
         try closed.wait()
     }
 
+    @Test func aGracefulShutdownClosesWithoutLingering() throws {
+        let (channel, socket, _) = try Self.lingering()
+        channel.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
+        let closed = channel.close()
+        #expect(!socket.outputClosed && !channel.isActive)
+        try closed.wait()
+    }
+
     // MARK: The HTTP/2 handler's limits
 
     @Test func theHTTP2HandlerGetsTheOriginsLimits() {

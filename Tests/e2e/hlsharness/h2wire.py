@@ -144,16 +144,14 @@ class RawH2:
                 self.goaway = (last & 0x7FFF_FFFF, code, payload[8:])
             elif ftype == RST_STREAM:
                 self.resets[sid] = struct.unpack(">I", payload)[0]
+            elif ftype == PING and not flags & ACK:
+                self._reply(frame(PING, ACK, 0, payload))   # RFC 9113 §6.7 (the server's graceful shutdown asks)
             elif ftype == SETTINGS and not flags & ACK:
                 for i in range(0, len(payload), 6):
                     k, v = struct.unpack(">HI", payload[i:i + 6])
                     self.server_settings[k] = v
                 if self.ack_settings:
-                    try:
-                        self.sock.settimeout(5.0)
-                        self.sock.sendall(frame(SETTINGS, ACK, 0))
-                    except (OSError, ssl.SSLError):
-                        pass
+                    self._reply(frame(SETTINGS, ACK, 0))
             elif ftype == HEADERS:
                 self.headers_received.add(sid)
                 block = payload
@@ -167,6 +165,13 @@ class RawH2:
                         self.statuses[sid] = int(fields[b":status"])
             elif ftype == DATA:
                 self.data_bytes += len(payload)
+
+    def _reply(self, data):
+        try:
+            self.sock.settimeout(5.0)
+            self.sock.sendall(data)
+        except (OSError, ssl.SSLError):
+            pass
 
     def wait(self, condition, timeout):
         """Reads until `condition()` holds or `timeout` passes; returns it."""
