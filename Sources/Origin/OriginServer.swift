@@ -3,7 +3,6 @@ import HLS
 import MediaPresentation
 import Hummingbird
 import HummingbirdCore
-import HummingbirdHTTP2
 import Logging
 import MediaCore
 import NIOCore
