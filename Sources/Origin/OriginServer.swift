@@ -164,7 +164,7 @@ public struct OriginServer: Sendable {
         self.connections = ConnectionCounter(limit: configuration.limits.maxConnections)
     }
 
-    /// Connections open now (plain HTTP; TLS connections are bounded by HummingbirdCore and not counted here).
+    /// Connections open now (on the plain or the TLS port).
     let connections: ConnectionCounter
 
     /// The Hummingbird application (also used by tests with `app.test(.router)`). With `tls`, HTTPS where ALPN picks
@@ -175,15 +175,15 @@ public struct OriginServer: Sendable {
         let server: HTTPServerBuilder
         var serverConfiguration = ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port))
         if let tls = configuration.tls {
-            // HTTP/2 or HTTP/1.1 by ALPN, with the same limits as the plain port (OriginTLSChannel); the connection
-            // limit stops accepting (rather than answering 503) once it is reached.
+            // HTTP/2 or HTTP/1.1 by ALPN, with the same limits as the plain port (OriginTLSChannel); a connection
+            // beyond the limit is closed before its handshake (rather than answered 503).
             let fastPath = FastPath(responder: responder, logLevel: logger.logLevel)
             let tlsConfiguration = try tls.serverConfiguration()
+            let connections = self.connections
             server = HTTPServerBuilder { responder in
-                try OriginTLSChannel(tlsConfiguration: tlsConfiguration, limits: limits, fastPath: fastPath,
-                                     responder: responder)
+                try OriginTLSChannel(tlsConfiguration: tlsConfiguration, limits: limits, connections: connections,
+                                     fastPath: fastPath, responder: responder)
             }
-            serverConfiguration.availableConnectionsDelegate = MaximumAvailableConnections(limits.maxConnections, logger: logger)
         } else {
             let connections = self.connections
             let fastPath = FastPath(responder: responder, logLevel: logger.logLevel)

@@ -30,14 +30,16 @@ struct OriginTLSChannel: HTTPChannelHandler {
     let responder: HTTPChannelHandler.Responder
     let sslContext: NIOSSLContext
     let limits: ConnectionLimits
+    let connections: ConnectionCounter
     let fastPath: FastPath
 
-    init(tlsConfiguration: TLSConfiguration, limits: ConnectionLimits, fastPath: FastPath,
+    init(tlsConfiguration: TLSConfiguration, limits: ConnectionLimits, connections: ConnectionCounter, fastPath: FastPath,
          responder: @escaping HTTPChannelHandler.Responder) throws {
         var tlsConfiguration = tlsConfiguration
         tlsConfiguration.applicationProtocols = NIOHTTP2SupportedALPNProtocols
         sslContext = try NIOSSLContext(configuration: tlsConfiguration)
         self.limits = limits
+        self.connections = connections
         self.fastPath = fastPath
         self.responder = responder
     }
@@ -77,6 +79,16 @@ struct OriginTLSChannel: HTTPChannelHandler {
     static let linger = TimeAmount.seconds(1)
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        // `--max-connections`: one more connection is closed at once, before its handshake (a 503 would cost the
+        // handshake it is refused to save); the others are not disturbed.
+        let counter = connections
+        let admitted = counter.open()
+        channel.closeFuture.whenComplete { _ in counter.close() }
+        guard admitted else {
+            channel.close(promise: nil)
+            return channel.eventLoop.makeSucceededFuture(
+                Value(negotiated: channel.eventLoop.makeFailedFuture(ConnectionRefused()), channel: channel))
+        }
         do {
             if let bytes = limits.sendBufferBytes {
                 try channel.syncOptions?.setOption(ChannelOptions.socketOption(.so_sndbuf), value: SocketOptionValue(bytes))
@@ -143,3 +155,6 @@ struct OriginTLSChannel: HTTPChannelHandler {
         }
     }
 }
+
+/// A TLS connection beyond `--max-connections`, closed before its handshake.
+struct ConnectionRefused: Error {}

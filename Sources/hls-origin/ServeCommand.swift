@@ -61,7 +61,7 @@ struct ServeCommand: AsyncParsableCommand {
 
     // MARK: Hostile clients (limits; see ConnectionLimits)
 
-    @Option(name: .customLong("max-connections"), help: ArgumentHelp("Open connections at once; one more is answered 503 and closed, the others are not disturbed. The file-descriptor limit is raised to fit.", valueName: "n"))
+    @Option(name: .customLong("max-connections"), help: ArgumentHelp("Open connections at once; one more is answered 503 and closed (on the TLS port: closed before its handshake), the others are not disturbed. The file-descriptor limit is raised to fit.", valueName: "n"))
     var maxConnections = ConnectionLimits().maxConnections
 
     @Option(name: .customLong("max-header-size"), help: ArgumentHelp("Request line plus header fields, in bytes: a longer request line is answered 414, a larger header block 431.", valueName: "bytes"))
