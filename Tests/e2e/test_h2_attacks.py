@@ -173,8 +173,8 @@ def test_rapid_reset_is_cut_off_with_enhance_your_calm(origin):
 
 
 def test_continuation_flood_is_bounded(origin):
-    """CVE-2024-27316 class: HEADERS without END_HEADERS, then CONTINUATION frames without end, sent as fast as the
-    socket takes them. The block being gathered is bounded two ways: by SETTINGS_MAX_HEADER_LIST_SIZE in bytes (a
+    """CVE-2024-27316 class: HEADERS without END_HEADERS, then CONTINUATION frames without end, ten at a time as fast
+    as the socket takes them (reading what the server sent in between). The block being gathered is bounded two ways: by SETTINGS_MAX_HEADER_LIST_SIZE in bytes (a
     larger block can never decode to a list that fits: PROTOCOL_ERROR), and by a count of CONTINUATION frames in a
     row (small ones, the flood that costs CPU per frame: ENHANCE_YOUR_CALM)."""
     with Attack(origin, "CONTINUATION flood") as a:
