@@ -124,6 +124,6 @@ import Testing
         #expect(settings.contains { $0 == (.maxConcurrentStreams, 100) })
         #expect(configuration.stream.streamResetFrameRateLimit.maximumCount == 20)
         #expect(configuration.connection.maximumSequentialContinuationFrames == 5)
-        #expect(configuration.connection.controlFrameRateLimit.maximumCount == 200)
+        #expect(configuration.connection.controlFrameRateLimit.maximumCount == 50)
     }
 }

@@ -4,8 +4,8 @@ every 20 ms: its p99 must stay under 50 ms with no error, the origin's RSS stays
 connection is closed (with the GOAWAY error code RFC 9113 §7 names for what it did, where one is sent).
 
 One origin for the module (a looped copy of a small clip, no encoding), `--header-timeout 2 --send-timeout 3
---h2-max-resets 20 --max-blocked-per-client 10`. Each test attacks for about 3 s, bounded in connections and in what
-each sends. The p99 and RSS of each test are printed (`-s`) and recorded in docs/security.md. About 50 s."""
+--h2-max-resets 20 --max-blocked-per-client 10 --idle-timeout 4`. Each test attacks for about 3 s, bounded in
+connections and in what each sends. The p99 and RSS of each test are printed (`-s`) and recorded in docs/security.md. About 50 s."""
 import os
 import re
 import ssl
@@ -19,7 +19,7 @@ import pytest
 from hlsharness import procs, tlscert
 from hlsharness import media as media_mod
 from hlsharness.h2wire import (
-    CANCEL, COMPRESSION_ERROR, CONTINUATION, END_HEADERS, ENHANCE_YOUR_CALM, HEADERS, PING, PROTOCOL_ERROR,
+    CANCEL, COMPRESSION_ERROR, CONTINUATION, END_HEADERS, ENHANCE_YOUR_CALM, HEADERS, NO_ERROR, PING, PROTOCOL_ERROR,
     REFUSED_STREAM, RST_STREAM, SETTINGS, SETTINGS_INITIAL_WINDOW_SIZE, SETTINGS_MAX_CONCURRENT_STREAMS,
     SETTINGS_MAX_HEADER_LIST_SIZE, RawH2, frame, honest_h2, hpack_int, tls_connect)
 from hlsharness.testenv import missing, need
@@ -27,6 +27,7 @@ from hlsharness.testenv import missing, need
 P99_LIMIT_MS = 50.0
 HEADER_TIMEOUT = 2
 SEND_TIMEOUT = 3
+IDLE_TIMEOUT = 4
 # RST_STREAM frames a connection may send in 30 s. The default (200, swift-nio-http2's) lets one rapid-reset connection
 # open 200 streams at once before its GOAWAY: about 100 ms of the debug build's event loop, which the honest client's
 # p99 shows (130-155 ms on the loaded 2-core machine; 44-65 ms at 50); at 20 it stays under the bound.
@@ -73,7 +74,8 @@ def origin(origin_bin, tmp_path_factory):
     port = procs.free_port()
     proc = procs.OriginServer(origin_bin, [clip, "--loop", "--tls-cert", cert, "--tls-key", key,
                                            "--header-timeout", str(HEADER_TIMEOUT),
-                                           "--send-timeout", str(SEND_TIMEOUT), "--h2-max-resets", str(MAX_RESETS),
+                                           "--send-timeout", str(SEND_TIMEOUT), "--idle-timeout", str(IDLE_TIMEOUT),
+                                           "--h2-max-resets", str(MAX_RESETS),
                                            "--max-blocked-per-client", str(MAX_BLOCKED_PER_CLIENT),
                                            "--quiet"], port=port)
     proc.start()
@@ -377,4 +379,28 @@ def test_held_requests_per_client_are_bounded_over_h2(origin):
         assert list(early.values()) == [429], early
         assert sorted(c.statuses.values()) == [200] * MAX_BLOCKED_PER_CLIENT + [429], c.statuses
         c.close()
+    a.check()
+
+
+def test_an_idle_h2_connection_is_closed_after_the_idle_timeout(origin):
+    """`--idle-timeout` on HTTP/2: a connection with no open stream for that long is closed with GOAWAY NO_ERROR
+    (RFC 9113 §9.1: "Servers are encouraged to maintain open connections for as long as possible but are permitted to
+    terminate idle connections if necessary"), not before; a connection whose stream is held open is not idle."""
+    with Attack(origin, "idle connections", seconds=IDLE_TIMEOUT + 1.5) as a:
+        a.rounds = 2
+        idle, busy = RawH2(origin.port), RawH2(origin.port)
+        idle.send(idle.request(1))
+        busy.send(busy.request(1, end_stream=False))   # its request never ends: one stream stays open
+        answered = time.monotonic()
+        assert idle.wait(lambda: 1 in idle.statuses, 3) and busy.wait(lambda: 1 in busy.statuses, 3)
+        assert not idle.wait_closed(IDLE_TIMEOUT - 0.5), "closed before the idle timeout"
+        assert idle.wait_closed(2.5), f"still open {time.monotonic() - answered:.1f} s after its last stream"
+        closed_after = idle.closed_at - answered
+        busy.pump(0)
+        print(f"[idle] closed {closed_after:.1f} s after its last stream, GOAWAY {idle.goaway_name()}; the busy one "
+              f"{'open' if busy.closed_at is None else 'closed'}")
+        assert idle.goaway and idle.goaway[1] == NO_ERROR, idle.goaway
+        assert busy.closed_at is None and busy.goaway is None
+        idle.close()
+        busy.close()
     a.check()
