@@ -32,6 +32,10 @@ public struct ConnectionLimits: Sendable, Equatable {
     public var maxBlockedPerClient = 100
     /// LL-HLS requests held at once for all clients together. Beyond it: `503` with `Retry-After`.
     public var maxBlocked = 10_000
+    /// RST_STREAM frames one HTTP/2 connection may send in 30 s; one more closes it with GOAWAY ENHANCE_YOUR_CALM
+    /// (CVE-2023-44487, rapid reset: each reset stream was opened, and cost a stream and a task, first). swift-nio-http2's
+    /// default. A burst of this many streams costs the event loop about 0.5 ms each in a debug build.
+    public var maxStreamResets = 200
 
     public init() {}
 }

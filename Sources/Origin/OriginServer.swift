@@ -3,7 +3,6 @@ import HLS
 import MediaPresentation
 import Hummingbird
 import HummingbirdCore
-import HummingbirdHTTP2
 import Logging
 import MediaCore
 import NIOCore
@@ -165,7 +164,7 @@ public struct OriginServer: Sendable {
         self.connections = ConnectionCounter(limit: configuration.limits.maxConnections)
     }
 
-    /// Connections open now (plain HTTP; TLS connections are bounded by HummingbirdCore and not counted here).
+    /// Connections open now (on the plain or the TLS port).
     let connections: ConnectionCounter
 
     /// The Hummingbird application (also used by tests with `app.test(.router)`). With `tls`, HTTPS where ALPN picks
@@ -176,25 +175,15 @@ public struct OriginServer: Sendable {
         let server: HTTPServerBuilder
         var serverConfiguration = ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port))
         if let tls = configuration.tls {
-            // HTTP/2 multiplexes streams over one connection: HummingbirdCore's idle timeouts and header limits,
-            // and its connection limit (which stops accepting, rather than answering 503, once it is reached); the
-            // TLS handshake and the first request's head within --header-timeout (TLSFirstRequestDeadline).
-            let decoder = HTTP1Channel.Configuration.DecoderConfiguration(maxHeaderFieldSize: limits.maxHeaderBytes,
-                                                                          maxHeaderListSize: limits.maxHeaderBytes)
+            // HTTP/2 or HTTP/1.1 by ALPN, with the same limits as the plain port (OriginTLSChannel); a connection
+            // beyond the limit is closed before its handshake (rather than answered 503).
             let fastPath = FastPath(responder: responder, logLevel: logger.logLevel)
-            let stream = HTTP1Channel.Configuration(additionalChannelHandlers: fastPath.enabled ? [H2FastPathHandler(fastPath)] : [],
-                                                    idleTimeout: TimeAmount(limits.idleTimeout),
-                                                    httpDecoderConfiguration: decoder)
             let tlsConfiguration = try tls.serverConfiguration()
+            let connections = self.connections
             server = HTTPServerBuilder { responder in
-                DeadlinedTLSChannel(inner: try HTTP2UpgradeChannel(
-                                        tlsConfiguration: tlsConfiguration,
-                                        configuration: .init(idleTimeout: limits.idleTimeout, streamConfiguration: stream),
-                                        responder: responder),
-                                    headerTimeout: TimeAmount(limits.headerTimeout),
-                                    maxHeadBytes: 2 * limits.maxHeaderBytes + 4096)
+                try OriginTLSChannel(tlsConfiguration: tlsConfiguration, limits: limits, connections: connections,
+                                     fastPath: fastPath, responder: responder)
             }
-            serverConfiguration.availableConnectionsDelegate = MaximumAvailableConnections(limits.maxConnections, logger: logger)
         } else {
             let connections = self.connections
             let fastPath = FastPath(responder: responder, logLevel: logger.logLevel)

@@ -1,9 +1,4 @@
-import HummingbirdCore
-import HummingbirdHTTP2
-import Logging
 import NIOCore
-import NIOSSL
-import NIOTLS
 
 /// The TLS port's `--header-timeout`: a connection must finish its TLS handshake and the head of its first request
 /// within `headerTimeout` of its opening, or it is closed, as the plain port's `ConnectionGuard` does (nginx's
@@ -11,12 +6,15 @@ import NIOTLS
 /// handshake, or sent its head a byte a second, held a connection (and a slot of `--max-connections`) for ever:
 /// HummingbirdCore's idle timeout restarts with every byte.
 ///
-/// It reads the decrypted bytes just after the TLS handler, before ALPN's choice, and stops reading them once the
-/// first head is complete; after that, the stream-level limits (idle timeout, header size) apply.
-/// - HTTP/1.1: the head ends at its first empty line (CRLF CRLF, RFC 9112 §2.1).
+/// It reads the decrypted bytes just after the TLS handler, before ALPN's choice.
+/// - HTTP/1.1: the head ends at its first empty line (CRLF CRLF, RFC 9112 §2.1). Then this handler leaves: the
+///   `ConnectionGuard` of the HTTP/1.1 pipeline times the later heads.
 /// - HTTP/2: after the 24-byte connection preface (RFC 9113 §3.4), the first HEADERS frame, and the CONTINUATION
 ///   frames after it, up to the one with END_HEADERS (RFC 9113 §6.2, §6.10). Frames before it (SETTINGS,
-///   WINDOW_UPDATE, PING) are skipped by their length.
+///   WINDOW_UPDATE, PING) are skipped by their length. After the first head it stays and keeps reading frame
+///   boundaries: every later frame (but a DATA frame's payload) and every later header block must be complete
+///   within `headerTimeout` of the read its first byte came in, so a later head trickled a byte at a time is cut short too (HTTP/2's
+///   own idle timeout counts only connections without open streams).
 final class TLSFirstRequestDeadline: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
@@ -31,6 +29,9 @@ final class TLSFirstRequestDeadline: ChannelInboundHandler, RemovableChannelHand
     private let timeout: TimeAmount
     private var scanner: FirstHeadScanner
     private var timer: Scheduled<Void>?
+    private var firstHeadComplete = false
+    /// The frame or header block the running timer is for (`FirstHeadScanner.pendingUnit`).
+    private var timedUnit = 0
 
     init(timeout: TimeAmount, maxHeadBytes: Int) {
         self.timeout = timeout
@@ -38,8 +39,7 @@ final class TLSFirstRequestDeadline: ChannelInboundHandler, RemovableChannelHand
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
-        let channel = context.channel
-        timer = context.eventLoop.scheduleTask(in: timeout) { channel.close(promise: nil) }
+        startTimer(context)
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
@@ -47,17 +47,49 @@ final class TLSFirstRequestDeadline: ChannelInboundHandler, RemovableChannelHand
         timer = nil
     }
 
+    private func startTimer(_ context: ChannelHandlerContext) {
+        let channel = context.channel
+        timer = context.eventLoop.scheduleTask(in: timeout) { channel.close(promise: nil) }
+    }
+
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let bytes = unwrapInboundIn(data)
-        switch scanner.feed(bytes.readableBytesView) {
+        let progress = scanner.feed(bytes.readableBytesView)
+        if firstHeadComplete {
+            // HTTP/2 after the first head: a frame or header block cut short is timed from the read it began in.
+            if !scanner.framePending {
+                timer?.cancel()
+                timer = nil
+            } else if timer == nil || timedUnit != scanner.pendingUnit {
+                timer?.cancel()
+                timedUnit = scanner.pendingUnit
+                startTimer(context)
+            }
+            context.fireChannelRead(data)
+            return
+        }
+        switch progress {
         case .reading:
             context.fireChannelRead(data)
         case .complete:
             timer?.cancel()
+            timer = nil
+            firstHeadComplete = true
+            if !scanner.isHTTP2 {
+                context.fireChannelRead(data)
+                context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
+                return
+            }
+            if scanner.framePending {
+                timedUnit = scanner.pendingUnit
+                startTimer(context)
+            }
             context.fireChannelRead(data)
-            context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
         case .refused:
+            // The bytes go on first: the protocol handler has its own word on them (swift-nio-http2's GOAWAY for a
+            // header block too large or too many CONTINUATION frames, the HTTP/1 parser's 431), then the close.
             timer?.cancel()
+            context.fireChannelRead(data)
             context.close(promise: nil)
         }
     }
@@ -78,7 +110,21 @@ struct FirstHeadScanner {
     private var frameRemaining = 0
     private var inHeaderBlock = false
     private var blockEndsWithFrame = false
+    private var frameIsData = false
     private var progress = TLSFirstRequestDeadline.Progress.reading
+
+    /// The connection speaks HTTP/2 (it began with the preface).
+    var isHTTP2: Bool { mode == .http2 }
+
+    /// Counts the frames begun outside a header block (a header block counts once, from its HEADERS frame): which
+    /// frame or block `framePending` is about, so that a new one is timed from its own first byte.
+    private(set) var pendingUnit = 0
+
+    /// HTTP/2: a frame has begun and not ended (a DATA frame only until its header is complete), or a header block
+    /// is open (a HEADERS frame without END_HEADERS, waiting for CONTINUATION frames).
+    var framePending: Bool {
+        mode == .http2 && (!frameHeader.isEmpty || inHeaderBlock || (frameRemaining > 0 && !frameIsData))
+    }
 
     static let preface = Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8)
 
@@ -86,7 +132,12 @@ struct FirstHeadScanner {
     /// WINDOW_UPDATE, are counted too).
     init(maxHeadBytes: Int) { self.maxHeadBytes = maxHeadBytes }
 
+    /// After `.complete`, an HTTP/2 connection's frames are still followed (`framePending`), with no size limit.
     mutating func feed<C: Collection>(_ bytes: C) -> TLSFirstRequestDeadline.Progress where C.Element == UInt8 {
+        if progress == .complete && mode == .http2 {
+            for byte in bytes { _ = headerBlockEnded(after: byte) }
+            return progress
+        }
         guard progress == .reading else { return progress }
         for byte in bytes {
             seen += 1
@@ -125,42 +176,18 @@ struct FirstHeadScanner {
             frameRemaining -= 1
         } else {
             frameHeader.append(byte)
+            if frameHeader.count == 1 && !inHeaderBlock { pendingUnit &+= 1 }
             guard frameHeader.count == 9 else { return false }
             frameRemaining = Int(frameHeader[0]) << 16 | Int(frameHeader[1]) << 8 | Int(frameHeader[2])
             let type = frameHeader[3], endHeaders = frameHeader[4] & 0x4 != 0
             frameHeader.removeAll(keepingCapacity: true)
+            frameIsData = type == 0x0
+            blockEndsWithFrame = false
             if type == 0x1 || (type == 0x9 && inHeaderBlock) {
                 inHeaderBlock = !endHeaders
                 blockEndsWithFrame = endHeaders
             }
         }
         return blockEndsWithFrame && frameRemaining == 0
-    }
-}
-
-/// The TLS port's child channel: HummingbirdHTTP2's (TLS, ALPN, HTTP/2 or HTTP/1.1) with the first-request deadline
-/// just after the TLS handler.
-struct DeadlinedTLSChannel: HTTPChannelHandler {
-    typealias Value = HTTP2UpgradeChannel.Value
-    let inner: HTTP2UpgradeChannel
-    let headerTimeout: TimeAmount
-    let maxHeadBytes: Int
-
-    var responder: Responder { inner.responder }
-
-    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
-        let future = inner.setup(channel: channel, logger: logger)
-        do {
-            let tls = try channel.pipeline.syncOperations.handler(type: NIOSSLServerHandler.self)
-            try channel.pipeline.syncOperations.addHandler(
-                TLSFirstRequestDeadline(timeout: headerTimeout, maxHeadBytes: maxHeadBytes), position: .after(tls))
-        } catch {
-            channel.close(promise: nil)
-        }
-        return future
-    }
-
-    func handle(value: Value, logger: Logger) async {
-        await inner.handle(value: value, logger: logger)
     }
 }

@@ -61,7 +61,7 @@ struct ServeCommand: AsyncParsableCommand {
 
     // MARK: Hostile clients (limits; see ConnectionLimits)
 
-    @Option(name: .customLong("max-connections"), help: ArgumentHelp("Open connections at once; one more is answered 503 and closed, the others are not disturbed. The file-descriptor limit is raised to fit.", valueName: "n"))
+    @Option(name: .customLong("max-connections"), help: ArgumentHelp("Open connections at once; one more is answered 503 and closed (on the TLS port: closed before its handshake), the others are not disturbed. The file-descriptor limit is raised to fit.", valueName: "n"))
     var maxConnections = ConnectionLimits().maxConnections
 
     @Option(name: .customLong("max-header-size"), help: ArgumentHelp("Request line plus header fields, in bytes: a longer request line is answered 414, a larger header block 431.", valueName: "bytes"))
@@ -85,6 +85,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-blocked"), help: ArgumentHelp("LL-HLS requests waiting at once for all clients; beyond it 503.", valueName: "n"))
     var maxBlocked = ConnectionLimits().maxBlocked
 
+    @Option(name: .customLong("h2-max-resets"), help: ArgumentHelp("RST_STREAM frames one HTTP/2 client may send in 30 s; one more closes its connection with GOAWAY ENHANCE_YOUR_CALM (rapid reset, CVE-2023-44487).", valueName: "n"))
+    var h2MaxResets = ConnectionLimits().maxStreamResets
+
     /// The limits the flags give, or a one-line error.
     func connectionLimits() throws -> ConnectionLimits {
         var l = ConnectionLimits()
@@ -96,6 +99,8 @@ struct ServeCommand: AsyncParsableCommand {
         l.maxHeaderBytes = maxHeaderSize
         l.maxBlockedPerClient = maxBlockedPerClient
         l.maxBlocked = maxBlocked
+        guard (1...100_000).contains(h2MaxResets) else { throw ValidationError("--h2-max-resets must be 1-100000") }
+        l.maxStreamResets = h2MaxResets
         guard sendBuffer == 0 || (4096...64 << 20).contains(sendBuffer) else {
             throw ValidationError("--send-buffer must be 0 (kernel autotuning) or 4096-67108864 bytes")
         }

@@ -61,4 +61,42 @@ import Testing
         let bytes = Array("PRI * HTTP/2.0\r\n\r\nXY".utf8)
         #expect(Self.feed(bytes, piece: 1).last == .complete)
     }
+
+    /// After the first head an HTTP/2 connection's frames are still followed: a later frame cut short, or a header
+    /// block waiting for its CONTINUATION frames, is pending (TLSFirstRequestDeadline times it); a DATA frame's
+    /// payload is not (a body may take its time), its frame header is.
+    @Test func afterTheFirstHeadLaterFramesAndHeaderBlocksArePending() {
+        var scanner = FirstHeadScanner(maxHeadBytes: 16_384)
+        let settings = Self.frame(type: 0x4, flags: 0, stream: 0, payload: 6)
+        let first = FirstHeadScanner.preface + settings + Self.frame(type: 0x1, flags: 0x4 | 0x1, stream: 1, payload: 20)
+        #expect(scanner.feed(first) == .complete)
+        #expect(!scanner.framePending)
+        let later = Self.frame(type: 0x1, flags: 0x4, stream: 3, payload: 40)
+        let unit = scanner.pendingUnit
+        _ = scanner.feed(later.prefix(5))
+        #expect(scanner.framePending)   // frame header cut short
+        #expect(scanner.pendingUnit == unit + 1)
+        _ = scanner.feed(later.dropFirst(5).dropLast())
+        #expect(scanner.framePending)   // payload cut short
+        _ = scanner.feed(later.suffix(1))
+        #expect(!scanner.framePending)
+        _ = scanner.feed(Self.frame(type: 0x1, flags: 0, stream: 5, payload: 10))
+        #expect(scanner.framePending)   // HEADERS without END_HEADERS
+        _ = scanner.feed(Self.frame(type: 0x9, flags: 0x4, stream: 5, payload: 10))
+        #expect(!scanner.framePending)
+        #expect(scanner.pendingUnit == unit + 2)   // the HEADERS and its CONTINUATION: one block
+        let data = Self.frame(type: 0x0, flags: 0, stream: 7, payload: 100)
+        _ = scanner.feed(data.prefix(4))
+        #expect(scanner.framePending)
+        _ = scanner.feed(data.dropFirst(4).prefix(30))
+        #expect(!scanner.framePending)
+        // More than maxHeadBytes after the first head is no refusal: the limit is the first head's.
+        #expect(scanner.feed([UInt8](repeating: 0, count: 20_000)) == .complete)
+    }
+
+    @Test func anHTTP1ConnectionHasNoPendingFrames() {
+        var scanner = FirstHeadScanner(maxHeadBytes: 16_384)
+        #expect(scanner.feed(Self.head) == .complete)
+        #expect(!scanner.isHTTP2 && !scanner.framePending)
+    }
 }

@@ -5,20 +5,19 @@ its p99 latency must stay under 50 ms with no error. Limits come from the serve 
 `--max-blocked`); a test that needs a tighter one passes it.
 
 The measured p99 of each test is printed (`-s` shows it) and recorded in docs/security.md."""
-import json
 import os
 import re
 import resource
 import selectors
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 
 import pytest
 
 from hlsharness import http
+from hlsharness.honest import HonestClient
 from hlsharness import media as media_mod
 from hlsharness.testenv import missing, need
 
@@ -26,15 +25,11 @@ P99_LIMIT_MS = 50.0
 PLAYLIST = "/stream.m3u8"
 
 # ---------------------------------------------------------------------------------------------------------------
-# The honest client: a separate process (so the attackers' Python work cannot delay it through the GIL), one
-# persistent HTTP/1.1 connection, playlist then newest segment, every 20 ms, until its stdin closes.
+# The honest client (hlsharness.honest) over one persistent HTTP/1.1 connection.
 
-HONEST = r'''
-import http.client, json, sys, threading, time
-port, path = int(sys.argv[1]), sys.argv[2]
-stop = threading.Event()
-threading.Thread(target=lambda: (sys.stdin.read(), stop.set()), daemon=True).start()
-lat, errors, conn = [], [], None
+FETCH = r'''
+import http.client
+conn = None
 def fetch(p):
     global conn
     if conn is None:
@@ -50,46 +45,17 @@ def fetch(p):
     if r.status != 200:
         errors.append(f"{p}: {r.status}"); return None
     return body
-while not stop.is_set():
-    pl = fetch(path)
-    if pl:
-        segs = [l for l in pl.decode().splitlines() if l and not l.startswith("#")]
-        if segs:
-            fetch(path.rsplit("/", 1)[0] + "/" + segs[-1])
-    time.sleep(0.02)
-print(json.dumps({"latencies_ms": lat, "errors": errors[:20], "error_count": len(errors)}))
 '''
 
 
-class Honest:
-    """`with Honest(server) as h:` ... then `h.result` (p99, count, errors) and `h.check()`."""
+class Honest(HonestClient):
+    """`with Honest(server, label) as h:` ... then `h.p99`, `h.count`, `h.errors` and `h.check()`."""
 
     def __init__(self, server, label):
-        self.server, self.label = server, label
+        super().__init__(server.port, label, FETCH, PLAYLIST)
 
-    def __enter__(self):
-        self.proc = subprocess.Popen([sys.executable, "-c", HONEST, str(self.server.port), PLAYLIST],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        time.sleep(0.5)  # connected and warm before the attack starts
-        return self
-
-    def __exit__(self, *exc):
-        out, _ = self.proc.communicate("", timeout=30)
-        r = json.loads(out)
-        lat = sorted(r["latencies_ms"])
-        self.count = len(lat)
-        self.p99 = lat[min(len(lat) - 1, int(len(lat) * 0.99))] if lat else float("inf")
-        self.errors = r["errors"]
-        self.error_count = r["error_count"]
-        print(f"\n[honest client under {self.label}] {self.count} requests, p50 "
-              f"{lat[len(lat) // 2] if lat else 0:.1f} ms, p99 {self.p99:.1f} ms, max {lat[-1] if lat else 0:.1f} ms, "
-              f"errors {self.error_count}")
-        return False
-
-    def check(self):
-        assert self.count >= 20, f"honest client made only {self.count} requests"
-        assert self.error_count == 0, f"honest client errors: {self.errors}"
-        assert self.p99 < P99_LIMIT_MS, f"honest client p99 {self.p99:.1f} ms under {self.label} (limit {P99_LIMIT_MS} ms)"
+    def check(self, p99_limit_ms=P99_LIMIT_MS):
+        super().check(p99_limit_ms)
 
 
 # ---------------------------------------------------------------------------------------------------------------

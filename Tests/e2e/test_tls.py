@@ -12,18 +12,14 @@ import time
 
 import pytest
 
-from hlsharness import chromium, m3u8, procs
+from hlsharness import chromium, m3u8, procs, tlscert
 from hlsharness.testenv import need, need_chromium
 
 
 @pytest.fixture(scope="module")
 def cert(tmp_path_factory):
     need("openssl", "curl")
-    d = tmp_path_factory.mktemp("tls")
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
-                    "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(d / "key.pem"), "-out", str(d / "cert.pem")],
-                   check=True, capture_output=True)
-    return str(d / "cert.pem"), str(d / "key.pem")
+    return tlscert.self_signed(tmp_path_factory.mktemp("tls"))
 
 
 def curl(*args, timeout=20):

@@ -2,7 +2,8 @@
 connections that send their first request head a byte at a time or stop half-way, and HTTP/2 connections that send
 the preface but never a HEADERS frame are all closed once the header timeout has passed since they opened, as the
 plain port closes them (nginx: `ssl_handshake_timeout`, `client_header_timeout`), while an honest client keeps being
-answered. Before, all of them were still open 30 s later. About 15 s.
+answered. Before, all of them were still open 30 s later. And `--max-connections`: one connection more is closed
+before its handshake. About 20 s.
 """
 import socket
 import ssl
@@ -12,7 +13,7 @@ import time
 
 import pytest
 
-from hlsharness import procs
+from hlsharness import procs, tlscert
 from hlsharness.testenv import need
 
 HEADER_TIMEOUT = 2
@@ -21,12 +22,10 @@ HEADER_TIMEOUT = 2
 @pytest.fixture(scope="module")
 def tls_origin(origin_bin, tmp_path_factory):
     need("openssl", "curl")
-    d = tmp_path_factory.mktemp("tls-limits")
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
-                    "-keyout", str(d / "key.pem"), "-out", str(d / "cert.pem")], check=True, capture_output=True)
+    cert, key = tlscert.self_signed(tmp_path_factory.mktemp("tls-limits"))
     port = procs.free_port()
-    proc = subprocess.Popen([origin_bin, "serve", "--port", str(port), "--tls-cert", str(d / "cert.pem"),
-                             "--tls-key", str(d / "key.pem"), "--header-timeout", str(HEADER_TIMEOUT),
+    proc = subprocess.Popen([origin_bin, "serve", "--port", str(port), "--tls-cert", cert,
+                             "--tls-key", key, "--header-timeout", str(HEADER_TIMEOUT),
                              "--test-pattern-size", "320x180", "--quiet"],
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 20
@@ -152,3 +151,44 @@ def test_http11_over_tls_answers_every_request_of_a_keep_alive_connection(tls_or
                         "-o", "/dev/null", "-w", "%{http_code} %{num_connects}\n", url, url, url],
                        capture_output=True, text=True, timeout=20)
     assert p.stdout.split("\n")[:3] == ["200 1", "200 0", "200 0"], p.stdout
+
+
+def test_a_connection_beyond_max_connections_is_closed_before_its_handshake(origin_bin, tmp_path_factory):
+    """`--max-connections` on the TLS port as on the plain one: one connection more is refused at once and the others
+    are not disturbed; here it is closed before its TLS handshake (a `503` would cost the handshake that refusing it
+    saves). Before, the port stopped accepting: the connection waited in the listen queue, its handshake unanswered,
+    until a slot freed."""
+    cert, key = tlscert.self_signed(tmp_path_factory.mktemp("tls-max-connections"))
+    port = procs.free_port()
+    proc = subprocess.Popen([origin_bin, "serve", "--port", str(port), "--tls-cert", cert, "--tls-key", key,
+                             "--max-connections", "4", "--test-pattern-size", "320x180", "--quiet"],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and honest_get(port)[0] != "200":
+            time.sleep(0.2)
+        time.sleep(0.5)  # curl's connections are closed and counted out
+        request = b"GET /stream.m3u8 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+        held = [tls_socket(port, "http/1.1") for _ in range(4)]
+        for s in held:
+            s.sendall(request)
+            assert read_response(s) == b"HTTP/1.1 200 OK"
+        opened = time.monotonic()
+        extra = socket.create_connection(("127.0.0.1", port), timeout=5)
+        assert is_closed(extra), "the connection beyond --max-connections is still open"
+        refused_after = time.monotonic() - opened
+        extra.close()
+        with pytest.raises((ssl.SSLError, ConnectionError, OSError)):
+            tls_socket(port, "http/1.1")   # a handshake is not even started
+        for s in held:
+            s.sendall(request)
+            assert read_response(s) == b"HTTP/1.1 200 OK"
+        held.pop().close()
+        time.sleep(0.5)
+        assert honest_get(port)[0] == "200"   # a slot freed is taken again
+        print(f"\nthe 5th connection closed {refused_after:.2f} s after it opened")
+        assert refused_after < 1.0, refused_after
+        for s in held:
+            s.close()
+    finally:
+        procs.stop_process(proc)

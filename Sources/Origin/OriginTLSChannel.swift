@@ -1,0 +1,161 @@
+import HTTPTypes
+import HummingbirdCore
+import Logging
+import NIOCore
+import NIOHTTP2
+import NIOHTTPTypes
+import NIOHTTPTypesHTTP1
+import NIOHTTPTypesHTTP2
+import NIOSSL
+
+/// The TLS port's child channel: TLS, ALPN, then HTTP/2 or HTTP/1.1, as HummingbirdHTTP2's `HTTP2UpgradeChannel`
+/// sets it up, but with the origin's `ConnectionLimits` in force on both (HummingbirdHTTP2 2.28 builds swift-nio-http2's
+/// handler with its defaults and HummingbirdCore's HTTP/1.1 channel, and lets neither be configured):
+///
+/// ```
+/// LingeringClose | NIOSSLServerHandler | TLSFirstRequestDeadline | ALPN ->
+///   h2:       NIOHTTP2Handler(http2Configuration(limits)) | NIOHTTP2ServerConnectionManagementHandler |
+///             H2ConnectionErrorHandler   ->  per stream: HTTP2FramePayloadToHTTPServerCodec | H2SendTimeout |
+///             H2FastPathHandler | HTTPConnectionStateHandler | NIOAsyncChannel -> Hummingbird's request handling
+///   http/1.1: the plain port's guarded HTTP/1 pipeline (ConnectionGuard: header, idle and send timeouts, 408/414/431)
+///             | HTTP1ToHTTPServerCodec | H2FastPathHandler | NIOAsyncChannel
+/// ```
+struct OriginTLSChannel: HTTPChannelHandler {
+    typealias Stream = NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>
+    struct Value: ServerChildChannelValue {
+        let negotiated: EventLoopFuture<NIONegotiatedHTTPVersion<Stream, NIOHTTP2Handler.AsyncStreamMultiplexer<Stream>>>
+        let channel: any Channel
+    }
+
+    let responder: HTTPChannelHandler.Responder
+    let sslContext: NIOSSLContext
+    let limits: ConnectionLimits
+    let connections: ConnectionCounter
+    let fastPath: FastPath
+
+    init(tlsConfiguration: TLSConfiguration, limits: ConnectionLimits, connections: ConnectionCounter, fastPath: FastPath,
+         responder: @escaping HTTPChannelHandler.Responder) throws {
+        var tlsConfiguration = tlsConfiguration
+        tlsConfiguration.applicationProtocols = NIOHTTP2SupportedALPNProtocols
+        sslContext = try NIOSSLContext(configuration: tlsConfiguration)
+        self.limits = limits
+        self.connections = connections
+        self.fastPath = fastPath
+        self.responder = responder
+    }
+
+    /// swift-nio-http2's limits, from the origin's. The library's own defaults are kept where they already bound an
+    /// attack (their values in 1.46 are written out here so that a change of default does not pass unnoticed):
+    /// - SETTINGS_MAX_HEADER_LIST_SIZE = `maxHeaderBytes`, the HTTP/1.1 port's header limit (the library's default is
+    ///   16 KiB). The HPACK decoder stops at it (an HPACK bomb: COMPRESSION_ERROR), and a header block gathered from
+    ///   CONTINUATION frames that cannot fit is refused before it is decoded (PROTOCOL_ERROR).
+    /// - SETTINGS_MAX_CONCURRENT_STREAMS = 100, the lowest RFC 9113 §6.5.2 recommends; one more stream is a connection
+    ///   error (PROTOCOL_ERROR).
+    /// - At most `maxStreamResets` RST_STREAM frames in 30 s (CVE-2023-44487, rapid reset; 200 by default), 5
+    ///   CONTINUATION frames in a row (CVE-2024-27316's flood), 200 stream errors and 50 PING/SETTINGS/PRIORITY
+    ///   frames in 30 s (the library allows 200: a burst of 200 acknowledgements held a debug build's event loop for up
+    ///   to 140 ms, and players send a handful), 200 glitches a connection: beyond each, GOAWAY ENHANCE_YOUR_CALM. At most 10,000 control frames (PING and SETTINGS acknowledgements) queued for
+    ///   a client that does not read.
+    static func http2Configuration(_ limits: ConnectionLimits) -> NIOHTTP2Handler.Configuration {
+        var configuration = NIOHTTP2Handler.Configuration()
+        configuration.connection.initialSettings = [
+            HTTP2Setting(parameter: .maxConcurrentStreams, value: maxConcurrentStreams),
+            HTTP2Setting(parameter: .maxHeaderListSize, value: limits.maxHeaderBytes),
+        ]
+        configuration.connection.maximumSequentialContinuationFrames = 5
+        configuration.connection.maximumBufferedControlFrames = 10_000
+        configuration.connection.maximumConnectionGlitches = 200
+        configuration.connection.controlFrameRateLimit.maximumCount = 50
+        configuration.connection.controlFrameRateLimit.windowLength = .seconds(30)
+        configuration.stream.streamResetFrameRateLimit.maximumCount = limits.maxStreamResets
+        configuration.stream.streamResetFrameRateLimit.windowLength = .seconds(30)
+        configuration.stream.streamErrorRateLimit.maximumCount = 200
+        configuration.stream.streamErrorRateLimit.windowLength = .seconds(30)
+        return configuration
+    }
+
+    static let maxConcurrentStreams = 100
+    /// How long a closed connection's input is still read and dropped, so that its last answer (a GOAWAY, a `408`)
+    /// reaches a client that is still sending (`LingeringClose`).
+    static let linger = TimeAmount.seconds(1)
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        // `--max-connections`: one more connection is closed at once, before its handshake (a 503 would cost the
+        // handshake it is refused to save); the others are not disturbed.
+        let counter = connections
+        let admitted = counter.open()
+        channel.closeFuture.whenComplete { _ in counter.close() }
+        guard admitted else {
+            channel.close(promise: nil)
+            return channel.eventLoop.makeSucceededFuture(
+                Value(negotiated: channel.eventLoop.makeFailedFuture(ConnectionRefused()), channel: channel))
+        }
+        do {
+            if let bytes = limits.sendBufferBytes {
+                try channel.syncOptions?.setOption(ChannelOptions.socketOption(.so_sndbuf), value: SocketOptionValue(bytes))
+            }
+            let pipeline = channel.pipeline.syncOperations
+            try pipeline.addHandler(LingeringClose(linger: Self.linger))
+            try pipeline.addHandler(NIOSSLServerHandler(context: sslContext))
+            try pipeline.addHandler(TLSFirstRequestDeadline(timeout: TimeAmount(limits.headerTimeout),
+                                                            maxHeadBytes: 2 * limits.maxHeaderBytes + 4096))
+        } catch {
+            return channel.eventLoop.makeFailedFuture(error)
+        }
+        let limits = self.limits, fastPath = self.fastPath
+        return channel.configureHTTP2AsyncSecureUpgrade { channel in
+            channel.eventLoop.makeCompletedFuture {
+                let pipeline = channel.pipeline.syncOperations
+                try OriginHTTP1Channel.addGuardedHTTP1(to: pipeline, limits: limits)
+                try pipeline.addHandler(HTTP1ToHTTPServerCodec(secure: true))
+                if fastPath.enabled { try pipeline.addHandler(H2FastPathHandler(fastPath)) }
+                return try Stream(wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
+            }
+        } http2ConnectionInitializer: { channel in
+            channel.eventLoop.makeCompletedFuture {
+                let pipeline = channel.pipeline.syncOperations
+                let manager = NIOHTTP2ServerConnectionManagementHandler(
+                    eventLoop: channel.eventLoop,
+                    configuration: .init(maxIdleTime: TimeAmount(limits.idleTimeout), maxAge: nil,
+                                         maxGraceTime: TimeAmount(limits.sendTimeout), keepalive: nil))
+                let multiplexer = try pipeline.configureAsyncHTTP2Pipeline(
+                    mode: .server, streamDelegate: manager.http2StreamDelegate,
+                    configuration: Self.http2Configuration(limits)
+                ) { stream in
+                    stream.eventLoop.makeCompletedFuture {
+                        let pipeline = stream.pipeline.syncOperations
+                        try pipeline.addHandler(HTTP2FramePayloadToHTTPServerCodec())
+                        try pipeline.addHandler(H2SendTimeout(timeout: TimeAmount(limits.sendTimeout)))
+                        if fastPath.enabled { try pipeline.addHandler(H2FastPathHandler(fastPath)) }
+                        try pipeline.addHandler(HTTPConnectionStateHandler(idleTimeout: limits.idleTimeout, logger: logger))
+                        return try Stream(wrappingChannelSynchronously: stream)
+                    }
+                }
+                try pipeline.addHandler(manager)
+                try pipeline.addHandler(H2ConnectionErrorHandler())
+                return multiplexer
+            }
+        }
+        .map { Value(negotiated: $0, channel: channel) }
+    }
+
+    func handle(value: Value, logger: Logger) async {
+        do {
+            switch try await value.negotiated.get() {
+            case .http1_1(let connection):
+                await handleHTTP(asyncChannel: connection, logger: logger)
+            case .http2(let multiplexer):
+                try await withThrowingDiscardingTaskGroup { group in
+                    for try await stream in multiplexer.inbound {
+                        group.addTask { await handleHTTP(asyncChannel: stream, logger: logger) }
+                    }
+                }
+            }
+        } catch {
+            logger.debug("TLS connection ended: \(error)")
+        }
+    }
+}
+
+/// A TLS connection beyond `--max-connections`, closed before its handshake.
+struct ConnectionRefused: Error {}
