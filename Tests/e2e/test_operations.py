@@ -209,6 +209,14 @@ def test_add_and_delete_while_a_plays(ops):
 
 
 def test_sighup_reloads_the_config(ops):
+    # d added and b gone through the API, as test_add_and_delete_while_a_plays leaves them (that test runs in the solo
+    # phase of scripts/test, after this one, on a server of its own).
+    if h.get(ops.url("/d/index.m3u8")).status != 200:
+        assert api(ops, "POST", "/api/v1/streams", {"name": "d", "input": ops.clip, "loop": True})[0] == 201
+        wait_for_segments(Named(ops, "d"), 1)
+    if playlist(ops, "b")[0] == 200:
+        assert api(ops, "DELETE", "/api/v1/streams/b")[0] == 200
+        assert api(ops, "DELETE", "/api/v1/streams/b")[0] == 204
     a_before = playlist(ops, "a")[1]
     mark = len(ops.stderr())
     # c changes (replaced), e is new, a stays, b stays away (deleted through the API, and gone from the file too).
