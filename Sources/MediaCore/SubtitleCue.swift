@@ -20,6 +20,14 @@ public struct SubtitleCue: Sendable, Hashable {
         self.settings = settings
     }
 
+    /// The cue `offset` later (a looped input's next pass).
+    public func shifted(by offset: MediaTime) -> SubtitleCue {
+        var c = self
+        c.start = start + offset
+        c.end = end + offset
+        return c
+    }
+
     /// The cue shifted by `offset` and rescaled to `timescale` (both ends rounded to nearest, so a cue never grows
     /// or shrinks by more than one tick).
     public func placed(shift offset: MediaTime, timescale: Int32) -> SubtitleCue {

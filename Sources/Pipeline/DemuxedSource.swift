@@ -144,12 +144,7 @@ final class DemuxedSource: MediaSource {
         if loopOffsetMicros != 0 {
             let shift = MediaTime(value: MediaTime.rescale(loopOffsetMicros, from: 1_000_000, to: SubtitleDecoder.timescale,
                                                            rounding: .down), timescale: SubtitleDecoder.timescale)
-            cues = cues.map { c in
-                var c = c
-                c.start = c.start + shift
-                c.end = c.end + shift
-                return c
-            }
+            cues = cues.map { $0.shifted(by: shift) }
         }
         var batch = SourceBatch()
         batch.events = [.cues(subtitle: k, cues)]

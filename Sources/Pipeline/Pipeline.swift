@@ -141,10 +141,16 @@ public final class Pipeline: @unchecked Sendable {
         let sidecars = try self.sidecars ?? SidecarSubtitles.load(options.subtitles, logger: logger)
         var run = RunState(pipeline: self, source: source, sidecars: sidecars)
         var failure: Error?
-        do {
-            // The sidecars' cues come first, in the input's timeline (their time 0 is the input's).
+        // The sidecars' cues, in the input's timeline (their time 0 is the input's), `shift` later on a looped pass.
+        func sidecarCues(shift: MediaTime?) -> [SourceEvent] {
             let first = source.plan.subtitles.count
-            try run.feed(sidecars.enumerated().map { .cues(subtitle: first + $0.offset, $0.element.cues) })
+            return sidecars.enumerated().map { k, s in
+                .cues(subtitle: first + k, shift.map { shift in s.cues.map { $0.shifted(by: shift) } } ?? s.cues)
+            }
+        }
+        do {
+            // The sidecars' cues come first.
+            try run.feed(sidecarCues(shift: nil))
         } catch {
             failure = error
         }
@@ -164,15 +170,7 @@ public final class Pipeline: @unchecked Sendable {
                 if let cues = inbox?.takeCues(), !cues.isEmpty { try run.feed(cues.compactMap { run.chain.resolve($0) }) }
                 if let shift = batch.loopedBy, !sidecars.isEmpty {
                     // A looped input plays its sidecars again, on the new pass's timestamps.
-                    let first = source.plan.subtitles.count
-                    try run.feed(sidecars.enumerated().map { k, s in
-                        .cues(subtitle: first + k, s.cues.map { c in
-                            var c = c
-                            c.start = c.start + shift
-                            c.end = c.end + shift
-                            return c
-                        })
-                    })
+                    try run.feed(sidecarCues(shift: shift))
                 }
                 try run.feed(batch.events)
                 holdBack()
