@@ -29,6 +29,7 @@ HOOK_JS = r"""
 (() => {
   window.__hlsErrors = [];
   window.__levelSwitches = [];
+  window.__frags = [];
   window.__events = [];
   window.__firstPlaying = null;
   window.__waiting = 0;
@@ -41,6 +42,14 @@ HOOK_JS = r"""
           fatal: !!d.fatal, reason: String(d.reason || (d.error && d.error.message) || (d.response && d.response.code) || ''),
           url: String((d.frag && d.frag.url) || (d.context && d.context.url) || d.url || '')});
       } catch (e) { window.__hlsErrors.push({details: 'hook-failure', fatal: false, reason: String(e)}); }
+    });
+    h.on('hlsFragBuffered', (ev, d) => {
+      try {
+        const f = d.part || d.frag;
+        window.__frags.push([Math.round(performance.now()), String(d.frag.type), d.frag.sn, d.part ? d.part.index : null,
+          +f.start.toFixed(3), +f.duration.toFixed(3), String(f.url || '').replace(/^.*\//, '')]);
+        if (window.__frags.length > 200) window.__frags.shift();
+      } catch (e) {}
     });
     h.on('hlsLevelSwitched', (ev, d) => {
       const l = (h.levels || [])[d.level] || {};
@@ -96,6 +105,7 @@ POLL_JS = r"""
     try { out.levels = (h.levels || []).map(l => ({codecs: l.codecSet || ((l.videoCodec||'') + ',' + (l.audioCodec||'')), w: l.width, h: l.height, bitrate: l.bitrate})); } catch (e) {}
     out.currentLevel = h.currentLevel; out.loadLevel = h.loadLevel; out.bandwidthEstimate = h.bandwidthEstimate;
     out.switches = window.__levelSwitches || [];
+    out.frags = window.__frags || [];
   }
   return out;
 })()
@@ -435,6 +445,10 @@ def chromium_play(url, seconds=30, poll=0.5, startup_timeout=10.0, screenshots=T
         res["max_buffered_ranges"] = max(len(s.get("buffered") or []) for s in after)
         res["buffered_gaps"] = [(round(s["mono"] - t_start, 1), s["buffered"]) for s in after
                                 if len(s.get("buffered") or []) > 1][:5]
+        # Which fragments and parts hls.js buffered, in order, when (s from the start), to tell a gap's cause.
+        last = after[-1]
+        res["frags"] = [[round((f[0] - last["now"]) / 1000 + last["mono"] - t_start, 2)] + f[1:]
+                        for f in (last.get("frags") or [])][:60] if res["buffered_gaps"] else []
         lat = [s["latency"] for s in after if isinstance(s.get("latency"), (int, float)) and s["latency"] > 0]
         pdt = [s["pdtLag"] for s in after if isinstance(s.get("pdtLag"), (int, float))]
         res["latency"], res["pdt_lag"] = lat, pdt
@@ -500,7 +514,8 @@ def playback_problems(res, max_startup=5.0, min_advance=0.9, max_dropped=0.01, m
         p.append(f"dropped {cu}/{tf} frames while hls.js played faster than real time to reach the live edge "
                  f"(>= {max_dropped_catching_up:.0%}): {res.get('drops')}")
     if res.get("max_buffered_ranges") and res["max_buffered_ranges"] > 1:
-        p.append(f"buffered ranges have gaps: {res['buffered_gaps']}")
+        p.append(f"buffered ranges have gaps: {res['buffered_gaps']}; buffered in order "
+                 f"[s, type, sn, part, start, duration, url]: {res.get('frags')}")
     if res.get("media_error"):
         p.append(f"video element error {res['media_error']}")
     if require_screens:
