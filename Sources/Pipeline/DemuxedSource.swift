@@ -31,6 +31,8 @@ final class DemuxedSource: MediaSource {
     private var videoEdge: MediaTime?
     /// The input's SCTE-35 data streams (MPEG-TS stream type 0x86: libavformat's `scte_35`, one packet per section).
     private var scte35Streams: Set<Int> = []
+    /// The input's ID3 timed-metadata streams (MPEG-TS stream type 0x15: libavformat's `timed_id3`, one tag a packet).
+    private var id3Streams: Set<Int> = []
     /// The input's text subtitle streams: stream index → (its place in `plan.subtitles`, its decoder).
     private var textSubtitles: [Int: (subtitle: Int, decoder: SubtitleDecoder)] = [:]
     /// A subtitle rendition per text subtitle stream, in stream order.
@@ -93,6 +95,8 @@ final class DemuxedSource: MediaSource {
         announced = s.processors.map { _ in nil }
         scte35Streams = Set(d.streams.filter { $0.kind == .data && $0.codecName == "scte_35" }.map(\.index))
         for i in scte35Streams.sorted() { logger.info("SCTE-35 cues from stream \(i) become timed events") }
+        id3Streams = Set(d.streams.filter { $0.kind == .data && $0.codecName == "timed_id3" }.map(\.index))
+        for i in id3Streams.sorted() { logger.info("ID3 timed metadata from stream \(i) goes into every rendition's segments") }
         adoptSubtitles(d)
     }
 
@@ -195,6 +199,23 @@ final class DemuxedSource: MediaSource {
         return event
     }
 
+    /// An ID3 tag of a timed-metadata stream as a `.id3` event at its packet's time (`nil`: not a tag, or no time;
+    /// logged and skipped, the stream goes on).
+    private func id3(_ packet: Packet, timeBase tb: Rational) -> TimedEvent? {
+        guard let tag = TimedID3.tag(packet.data) else {
+            logger.warning("skipping ID3 timed metadata on stream \(packet.streamIndex): not one whole ID3v2.3/2.4 tag (\(packet.data.count) bytes)")
+            return nil
+        }
+        guard let pts = packet.pts ?? packet.dts else {
+            logger.warning("skipping ID3 timed metadata on stream \(packet.streamIndex): its packet has no time")
+            return nil
+        }
+        let shift = MediaTime.rescale(loopOffsetMicros, from: 1_000_000, to: TimedEvent.ticks, rounding: .down)
+        let t = MediaTime.rescale(pts, timeBase: tb, to: TimedEvent.ticks) + shift
+        return TimedEvent(id: "id3-\(t)", kind: .id3, time: .input(MediaTime(value: t, timescale: TimedEvent.ticks)),
+                          section: tag)
+    }
+
     func next() throws -> SourceBatch? {
         guard var batch = try read() else { return nil }
         if looped {
@@ -219,6 +240,12 @@ final class DemuxedSource: MediaSource {
             }
             if scte35Streams.contains(packet.streamIndex), let tb = timeBases[packet.streamIndex] {
                 guard let event = cue(packet, timeBase: tb) else { continue }
+                var batch = SourceBatch()
+                batch.events = [.event(event)]
+                return batch
+            }
+            if id3Streams.contains(packet.streamIndex), let tb = timeBases[packet.streamIndex] {
+                guard let event = id3(packet, timeBase: tb) else { continue }
                 var batch = SourceBatch()
                 batch.events = [.event(event)]
                 return batch
