@@ -32,6 +32,13 @@ public struct DateRange: Sendable, Equatable {
     public enum ClientValue: Sendable, Equatable {
         case string(String)
         case decimal(MediaTime)
+        /// A hexadecimal-sequence (`0x…`): a text a quoted-string cannot hold (a `"`, CR or LF; §4.2).
+        case hex([UInt8])
+
+        /// `text` as a quoted-string, or its UTF-8 bytes as a hexadecimal-sequence when it cannot be one.
+        public static func text(_ text: String) -> ClientValue {
+            text.utf8.contains(where: { $0 == 0x22 || $0 == 0x0D || $0 == 0x0A }) ? .hex(Array(text.utf8)) : .string(text)
+        }
     }
 
     public init(id: String, rangeClass: String? = nil, startDate: WallClock, duration: MediaTime? = nil,
@@ -66,6 +73,7 @@ public struct DateRange: Sendable, Equatable {
             switch value {
             case .string(let s): out += "," + name + "=\"" + s + "\""
             case .decimal(let t): out += "," + name + "=" + HLSFormat.decimalSeconds(t)
+            case .hex(let b): out += "," + name + "=" + Self.hex(b)
             }
         }
         if let scte35Cmd { out += ",SCTE35-CMD=" + Self.hex(scte35Cmd) }

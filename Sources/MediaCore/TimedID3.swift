@@ -55,3 +55,71 @@ public enum TimedID3 {
         return b[i..<i + 4].reduce(0) { $0 << 7 | Int($1) }
     }
 }
+
+/// A text information frame of an ID3v2 tag (`TIT2`, `TPE1`, …; ID3v2.4 §4.2): what `EXT-X-DATERANGE` lists as
+/// `X-ID3-<id>` beside the tag's `emsg`.
+public struct ID3TextFrame: Sendable, Equatable {
+    public var id: String
+    public var text: String
+
+    public init(id: String, text: String) {
+        self.id = id
+        self.text = text
+    }
+}
+
+extension TimedID3 {
+    /// The text information frames of a whole ID3v2.3/v2.4 tag (`T` followed by three letters or digits, `TXXX`
+    /// excepted: its description is not an attribute name), in order, each decoded from its encoding (ISO-8859-1,
+    /// UTF-16 with a byte-order mark, UTF-16BE, UTF-8); several strings (v2.4 separates them with a NUL) are joined
+    /// with "/". Empty for a tag that is unsynchronised, compressed or has an extended header (not read here).
+    public static func textFrames(_ tag: [UInt8]) -> [ID3TextFrame] {
+        guard tag.count >= 10, tag[0] == 0x49, tag[1] == 0x44, tag[2] == 0x33, tag[3] == 3 || tag[3] == 4,
+              tag[5] & 0xC0 == 0, let size = syncsafe(tag, at: 6) else { return [] }
+        let major = tag[3]
+        let end = min(tag.count, 10 + size)
+        var out: [ID3TextFrame] = []
+        var p = 10
+        while p + 10 <= end, tag[p] != 0 {
+            let id = String(decoding: tag[p..<p + 4], as: UTF8.self)
+            let length = major == 4 ? (syncsafe(tag, at: p + 4) ?? Int.max / 2)
+                : tag[(p + 4)..<(p + 8)].reduce(0) { $0 << 8 | Int($1) }
+            let formatFlags = tag[p + 9]
+            guard p + 10 + length <= end else { break }
+            let body = Array(tag[(p + 10)..<(p + 10 + length)])
+            p += 10 + length
+            // Compressed, encrypted, unsynchronised or with a data length indicator (v2.4 §4.1.2): not plain text.
+            let plain = major == 4 ? formatFlags & 0x0F == 0 && formatFlags & 0x40 == 0 : formatFlags & 0xC0 == 0
+            guard id.first == "T", id != "TXXX", plain, let encoding = body.first,
+                  let text = decode(Array(body.dropFirst()), encoding: encoding) else { continue }
+            let joined = text.split(separator: "\0", omittingEmptySubsequences: true).joined(separator: "/")
+            if !joined.isEmpty { out.append(ID3TextFrame(id: id, text: joined)) }
+        }
+        return out
+    }
+
+    private static func decode(_ b: [UInt8], encoding: UInt8) -> String? {
+        switch encoding {
+        case 0: return String(b.map { Character(Unicode.Scalar($0)) })
+        case 3: return String(validating: b, as: UTF8.self) ?? String(decoding: b, as: UTF8.self)
+        case 1, 2:
+            var bytes = b
+            var bigEndian = encoding == 2
+            if encoding == 1, bytes.count >= 2 {
+                if bytes[0] == 0xFF, bytes[1] == 0xFE { bigEndian = false; bytes.removeFirst(2) }
+                else if bytes[0] == 0xFE, bytes[1] == 0xFF { bigEndian = true; bytes.removeFirst(2) }
+            }
+            var units: [UInt16] = []
+            units.reserveCapacity(bytes.count / 2)
+            var i = 0
+            while i + 1 < bytes.count {
+                let hi = UInt16(bytes[bigEndian ? i : i + 1])
+                let lo = UInt16(bytes[bigEndian ? i + 1 : i])
+                units.append(hi << 8 | lo)
+                i += 2
+            }
+            return String(decoding: units, as: UTF16.self)
+        default: return nil
+        }
+    }
+}

@@ -14,6 +14,10 @@ public struct ListedEvent: Sendable, Equatable {
     public var outSection: [UInt8]?
     public var inSection: [UInt8]?
     public var commandSection: [UInt8]?
+    /// An ID3 event's text frames (`X-ID3-TIT2`, …): listed in HLS only (the tag itself is in the segments' `emsg`).
+    public var id3Frames: [ID3TextFrame] = []
+
+    public var isID3: Bool { !id3Frames.isEmpty }
 
     /// The section that opened the entry (what a DASH `Event` carries).
     public var section: [UInt8] { outSection ?? commandSection ?? inSection ?? [] }
@@ -48,9 +52,17 @@ public struct EventList: Sendable, Equatable {
     /// Adds `e`; `false` when it changed nothing (a cue repeated ahead of its splice, as encoders do).
     public mutating func add(_ e: EventInfo) -> Bool {
         if e.kind == .id3 {
-            // In the segments (`emsg`), not listed; the first one changes the MPD (its InbandEventStream).
-            defer { carriesID3 = true }
-            return !carriesID3
+            // In the segments (`emsg`); the first one changes the MPD (its InbandEventStream). Its text frames, if
+            // any, are listed as an HLS daterange's X- attributes.
+            let first = !carriesID3
+            carriesID3 = true
+            let frames = TimedID3.textFrames(e.section)
+            guard !frames.isEmpty, !events.contains(where: { $0.id == e.id }) else { return first }
+            var l = ListedEvent(id: e.id, startDate: e.startDate, mediaTime: e.mediaTime, plannedDuration: nil)
+            l.id3Frames = frames
+            events.append(l)
+            if events.count > Self.capacity { events.removeFirst(events.count - Self.capacity) }
+            return true
         }
         if let i = events.firstIndex(where: { $0.id == e.id }) {
             switch e.kind {
@@ -67,7 +79,7 @@ public struct EventList: Sendable, Equatable {
         switch e.kind {
         case .spliceOut: l.outSection = e.section
         case .spliceIn: l.inSection = e.section
-        case .timeSignal, .id3: l.commandSection = e.section
+        case .timeSignal, .id3: l.commandSection = e.section  // .id3 returned above
         }
         events.append(l)
         if events.count > Self.capacity { events.removeFirst(events.count - Self.capacity) }

@@ -126,7 +126,8 @@ public enum ManifestBuilder {
                 period.adaptationSets[i].inbandEventSchemes = [TimedEvent.id3Scheme]
             }
         }
-        if let events = snapshots.first?.events, let timescale = events.first?.mediaTime.timescale {
+        // ID3 is inband (`emsg`), not in the SCTE-35 EventStream.
+        if let events = snapshots.first?.events.filter({ !$0.isID3 }), let timescale = events.first?.mediaTime.timescale {
             period.eventStreams = [MPD.EventStream(timescale: timescale, events: events.map { e in
                 MPD.Event(id: MPD.Event.numericID(e.id), presentationTime: e.mediaTime.converted(to: timescale).value,
                           duration: (e.duration ?? e.plannedDuration).map { $0.converted(to: timescale).value },

@@ -120,9 +120,13 @@ public enum PlaylistBuilder {
 
     /// A listed event's `EXT-X-DATERANGE`: its out, in or command section as it came, `PLANNED-DURATION` from the
     /// cue, `DURATION` once the break ended.
+    /// An ID3 event's: its text frames as `X-ID3-<frame id>` attributes (RFC 8216bis §4.4.5.1: "X-" attributes are
+    /// client-defined; a value a quoted-string cannot hold is a hexadecimal-sequence of its UTF-8).
     public static func dateRange(_ e: ListedEvent) -> DateRange {
-        DateRange(id: e.id, startDate: e.startDate, duration: e.duration, plannedDuration: e.plannedDuration,
-                  scte35Out: e.outSection, scte35In: e.inSection, scte35Cmd: e.commandSection)
+        var d = DateRange(id: e.id, startDate: e.startDate, duration: e.duration, plannedDuration: e.plannedDuration,
+                          scte35Out: e.outSection, scte35In: e.inSection, scte35Cmd: e.commandSection)
+        d.clientAttributes = e.id3Frames.map { ("X-ID3-" + $0.id, .text($0.text)) }
+        return d
     }
 
     /// `EXT-X-PLAYLIST-TYPE` as rendered: `VOD` only once the window is finished (a VOD playlist cannot change).

@@ -256,8 +256,9 @@ public struct ProducerChain {
             try supervisor.addEventMessage(EventMessage(schemeIdUri: EventMessage.id3Scheme, timescale: UInt32(t.timescale),
                                                         presentationTime: UInt64(max(0, t.value)), id: Self.messageID(e.id),
                                                         data: e.section))
-            // The presentation learns that its segments carry ID3 (its MPD declares the scheme); nothing is listed.
-            try output.consume(.event(EventInfo(id: e.id, kind: .id3, startDate: .now, mediaTime: t, section: e.section)))
+            // Placed with the segment it falls in, as a splice is: the presentation learns that its segments carry
+            // ID3 (the MPD declares the scheme), and HLS lists its text frames on the program date-time clock.
+            pendingEvents.append((e, at))
             return
         }
         // A break starts or ends here: a segment starts here too (at the first keyframe at or after it).

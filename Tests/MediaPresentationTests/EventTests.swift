@@ -87,6 +87,38 @@ import Testing
         #expect(es.lowerBound < set.lowerBound)
     }
 
+    /// An ID3v2.4 tag: a UTF-8 TIT2 with a double quote, a Latin-1 TPE1, a TXXX (not listed).
+    static let id3Tag: [UInt8] = {
+        func frame(_ id: String, _ body: [UInt8]) -> [UInt8] {
+            Array(id.utf8) + [0, 0, UInt8(body.count >> 7), UInt8(body.count & 0x7F), 0, 0] + body
+        }
+        let frames = frame("TIT2", [3] + Array("Say \"hi\"".utf8)) + frame("TPE1", [0, 0x42, 0xE9, 0x61])
+            + frame("TXXX", [3] + Array("k\0v".utf8))
+        return Array("ID3".utf8) + [4, 0, 0, 0, 0, UInt8(frames.count >> 7), UInt8(frames.count & 0x7F)] + frames
+    }()
+
+    @Test func id3TextFramesAreADaterangeInHLSAndNotInTheEventStream() throws {
+        #expect(TimedID3.textFrames(Self.id3Tag) == [ID3TextFrame(id: "TIT2", text: "Say \"hi\""),
+                                                     ID3TextFrame(id: "TPE1", text: "Béa")])
+        let p = try Self.presentation()
+        try p.consume(.event(Self.event("song", .id3, at: 1, section: Self.id3Tag)))
+        try p.consume(.event(Self.event("a", .spliceOut, at: 2, planned: 30)))
+        for n in 0..<UInt64(3) { try p.consume(.segment(rendition: 0, Fixture.info(n), bytes: [0])) }
+        let layout = try #require(p.layout)
+        let snap = try #require(layout.windows[0].snapshot())
+        let text = try #require(PlaylistBuilder.mediaPlaylist(snap, scheme: Rendition.muxed().scheme, playlistType: nil)).render()
+        // "Say "hi"" cannot be a quoted-string (§4.2): its UTF-8 as a hexadecimal-sequence.
+        #expect(text.contains("#EXT-X-DATERANGE:ID=\"song\",START-DATE=\"2025-11-22T04:20:27.000Z\",X-ID3-TIT2=0x5361792022686922,X-ID3-TPE1=\"Béa\"\n"))
+        let mpd = try #require(ManifestBuilder.live(layout.renditions, layout.snapshots(),
+                                                    options: .init(now: WallClock(millisecondsSince1970: Self.pdt))))
+        #expect(mpd.periods[0].eventStreams.first?.events.map(\.id) == [MPD.Event.numericID("a")])
+        #expect(mpd.periods[0].adaptationSets.allSatisfy { $0.inbandEventSchemes == [TimedEvent.id3Scheme] })
+        // A tag without text frames is carried (emsg) and declared, not listed.
+        var list = EventList()
+        let first = list.add(Self.event("x", .id3, at: 1, section: Array(Self.id3Tag.prefix(10))))
+        #expect(first && list.carriesID3 && list.events.isEmpty)
+    }
+
     @Test func inboxRefusesADuplicate() throws {
         let inbox = EventInbox()
         let e = TimedEvent(id: "x", kind: .spliceOut, time: .liveEdge(after: .zero(1000)), section: [])
@@ -131,7 +163,7 @@ import Testing
 }
 
 @Suite struct ID3EventWindowTests {
-    @Test func id3IsNotListedButTheMPDDeclaresItsScheme() throws {
+    @Test func id3WithoutTextFramesIsNotListedButTheMPDDeclaresItsScheme() throws {
         let p = try EventTests.presentation()
         try p.consume(.segment(rendition: 0, Fixture.info(0), bytes: [0]))
         let layout = try #require(p.layout)

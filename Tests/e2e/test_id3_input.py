@@ -5,13 +5,16 @@ libavformat 5.1 skips put back, is the injected tag).
 
 - `package` (copied) and `package --ladder` write each tag as an emsg (https://aomedia.org/emsg/ID3) in the segment
   that holds its time, in every rendition, its payload the injected tag byte for byte (mutagen reads its TIT2), its
-  presentation time the tag's PTS on the output timeline; the MPD declares the scheme.
+  presentation time the tag's PTS on the output timeline; the MPD declares the scheme; every media playlist lists
+  each tag as an EXT-X-DATERANGE with X-ID3-TIT2, START-DATEs as far apart as the tags.
 - A tag whose bytes are garbage is skipped with one warning line, and the rest goes on.
 """
+import datetime
 import glob
 import io
 import json
 import os
+import re
 import struct
 import subprocess
 import xml.etree.ElementTree as ET
@@ -129,6 +132,16 @@ def test_package_writes_each_tag_as_an_emsg_in_every_rendition(origin_bin, id3_f
         # ...and each is in a segment no later than the one holding its time (1-s keyframes: 1-s-ish segments).
         assert ms[0][0] != ms[1][0], "two tags 2.7 s apart are in different segments"
     assert len(times) == 1, "the same times in every rendition"
+    # HLS lists each tag's text frames: an EXT-X-DATERANGE with X-ID3-TIT2, its START-DATE on the PDT clock.
+    playlists = [p for p in glob.glob(os.path.join(out, "**", "*.m3u8"), recursive=True)
+                 if "#EXT-X-TARGETDURATION" in open(p).read() and "#EXT-X-I-FRAMES-ONLY" not in open(p).read()]
+    assert playlists
+    for p in playlists:
+        ranges = [dict(re.findall(r'([A-Z0-9-]+)=("[^"]*"|[^,]*)', ln.split(":", 1)[1]))
+                  for ln in open(p).read().splitlines() if ln.startswith("#EXT-X-DATERANGE:")]
+        assert [r.get("X-ID3-TIT2", "").strip('"') for r in ranges] == list(TITLES), (p, ranges)
+        starts = [datetime.datetime.fromisoformat(r["START-DATE"].strip('"').replace("Z", "+00:00")) for r in ranges]
+        assert abs((starts[1] - starts[0]).total_seconds() - (TAG_TIMES[1] - TAG_TIMES[0])) < 0.002, ranges
     mpd = ET.parse(os.path.join(out, "manifest.mpd")).getroot()
     sets = mpd.findall("mpd:Period/mpd:AdaptationSet", MPD_NS)
     assert sets and all(a.find("mpd:InbandEventStream", MPD_NS) is not None and
