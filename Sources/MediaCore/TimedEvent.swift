@@ -47,6 +47,9 @@ public struct TimedEvent: Sendable, Equatable {
     /// The `emsg` scheme of ID3 timed metadata (AOM "Carriage of ID3 Timed Metadata in CMAF"): the boxes' and the
     /// MPD's `InbandEventStream`.
     public static let id3Scheme = "https://aomedia.org/emsg/ID3"
+    /// The `emsg` scheme of SCTE-35 sections carried in the segments (SCTE 214-1 §6.7.3, DASH-IF IOP 4.3 §5.6.6.2:
+    /// `message_data` the binary `splice_info_section`): `--events inband`.
+    public static let scte35InbandScheme = "urn:scte:scte35:2013:bin"
 
     /// The event an input's section signals, `nil` for one that signals nothing an origin places (`splice_null`, a
     /// cancelled event, another command). `packetTime`: the presentation time the section's packet carried, where an

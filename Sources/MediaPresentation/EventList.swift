@@ -18,6 +18,9 @@ public struct ListedEvent: Sendable, Equatable {
     public var id3Frames: [ID3TextFrame] = []
 
     public var isID3: Bool { !id3Frames.isEmpty }
+    /// Carried in the segments as an `emsg` (an ID3 event, or SCTE-35 with `--events inband`): not in DASH's
+    /// `EventStream`.
+    public var inband = false
 
     /// The section that opened the entry (what a DASH `Event` carries).
     public var section: [UInt8] { outSection ?? commandSection ?? inSection ?? [] }
@@ -42,24 +45,33 @@ public struct EventList: Sendable, Equatable {
     public private(set) var events: [ListedEvent] = []
     /// The latest ones removed (`RECENTLY-REMOVED-DATERANGES`), oldest first, at most `capacity`.
     public private(set) var removed: [RemovedEvent] = []
-    /// ID3 events were carried (as `emsg`, not listed): the MPD declares the scheme from then on.
-    public private(set) var carriesID3 = false
+    /// The `emsg` schemes the segments have carried (ID3; SCTE-35 with `--events inband`), in order of their first
+    /// event: the MPD declares them from then on.
+    public private(set) var inbandSchemes: [String] = []
+    public var carriesID3: Bool { inbandSchemes.contains(TimedEvent.id3Scheme) }
     /// The most kept (a stream that signals every second must not grow a playlist without bound).
     public static let capacity = 64
 
     public init() {}
 
     /// Adds `e`; `false` when it changed nothing (a cue repeated ahead of its splice, as encoders do).
+    /// `scheme` is carried from now on; `true` when it is new.
+    private mutating func declare(_ scheme: String) -> Bool {
+        guard !inbandSchemes.contains(scheme) else { return false }
+        inbandSchemes.append(scheme)
+        return true
+    }
+
     public mutating func add(_ e: EventInfo) -> Bool {
         if e.kind == .id3 {
             // In the segments (`emsg`); the first one changes the MPD (its InbandEventStream). Its text frames, if
             // any, are listed as an HLS daterange's X- attributes.
-            let first = !carriesID3
-            carriesID3 = true
+            let first = declare(TimedEvent.id3Scheme)
             let frames = TimedID3.textFrames(e.section)
             guard !frames.isEmpty, !events.contains(where: { $0.id == e.id }) else { return first }
             var l = ListedEvent(id: e.id, startDate: e.startDate, mediaTime: e.mediaTime, plannedDuration: nil)
             l.id3Frames = frames
+            l.inband = true
             events.append(l)
             if events.count > Self.capacity { events.removeFirst(events.count - Self.capacity) }
             return true
@@ -75,7 +87,9 @@ public struct EventList: Sendable, Equatable {
                 return false
             }
         }
+        if e.inband { _ = declare(TimedEvent.scte35InbandScheme) }
         var l = ListedEvent(id: e.id, startDate: e.startDate, mediaTime: e.mediaTime, plannedDuration: e.plannedDuration)
+        l.inband = e.inband
         switch e.kind {
         case .spliceOut: l.outSection = e.section
         case .spliceIn: l.inSection = e.section

@@ -9,10 +9,14 @@ public struct EventSignalling: Sendable, Equatable {
     public var legacyCueTags: Bool
     /// Every break becomes an HLS interstitial (Apple's `CLASS="com.apple.hls.interstitial"`) that plays this asset.
     public var interstitialAssetURI: String?
+    /// `--events inband`: SCTE-35 events are also `emsg` boxes in the segments, and DASH declares their scheme
+    /// (`InbandEventStream`) instead of an `EventStream`.
+    public var scte35Inband: Bool
 
-    public init(legacyCueTags: Bool = false, interstitialAssetURI: String? = nil) {
+    public init(legacyCueTags: Bool = false, interstitialAssetURI: String? = nil, scte35Inband: Bool = false) {
         self.legacyCueTags = legacyCueTags
         self.interstitialAssetURI = interstitialAssetURI
+        self.scte35Inband = scte35Inband
     }
 
     public static let interstitialClass = "com.apple.hls.interstitial"

@@ -143,9 +143,13 @@ public struct EventInfo: Sendable, Equatable {
     public var plannedDuration: MediaTime?
     /// The original `splice_info_section`.
     public var section: [UInt8]
+    /// An SCTE-35 event also carried in the segments as an `emsg` (`--events inband`): DASH declares the scheme
+    /// instead of listing it in the `EventStream`.
+    public var inband = false
 
     public init(id: String, kind: TimedEvent.Kind, startDate: WallClock, mediaTime: MediaTime,
-                plannedDuration: MediaTime? = nil, section: [UInt8]) {
+                plannedDuration: MediaTime? = nil, section: [UInt8], inband: Bool = false) {
+        self.inband = inband
         self.id = id
         self.kind = kind
         self.startDate = startDate

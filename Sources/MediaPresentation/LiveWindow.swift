@@ -317,7 +317,7 @@ public final class LiveWindow<Payload: Sendable>: Sendable {
                                         discontinuitySequence: s.discontinuitySequence, nextSequence: s.nextSequence,
                                         finished: s.finished, window: s.window, retained: s.retained, inits: s.inits,
                                         partial: s.partial, events: s.events.events, removedEvents: s.events.removed,
-                                        carriesID3: s.events.carriesID3,
+                                        inbandSchemes: s.events.inbandSchemes,
                                         policy: policy,
                                         longestSegment: s.roundedDurations.keys.max() ?? 1)
             return takeDecidedWaiters(&s)

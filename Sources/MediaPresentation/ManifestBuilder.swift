@@ -121,13 +121,15 @@ public enum ManifestBuilder {
     /// presentation times are the events' media times (the segments' `t`: `presentationTimeOffset` is 0).
     static func period<P>(_ sets: [MPD.AdaptationSet], _ snapshots: [WindowSnapshot<P>]) -> MPD.Period {
         var period = MPD.Period(id: "0", adaptationSets: sets)
-        if snapshots.contains(where: \.carriesID3) {
+        var schemes: [String] = []
+        for s in snapshots.flatMap(\.inbandSchemes) where !schemes.contains(s) { schemes.append(s) }
+        if !schemes.isEmpty {
             for i in period.adaptationSets.indices where period.adaptationSets[i].trickModeOf == nil {
-                period.adaptationSets[i].inbandEventSchemes = [TimedEvent.id3Scheme]
+                period.adaptationSets[i].inbandEventSchemes = schemes
             }
         }
-        // ID3 is inband (`emsg`), not in the SCTE-35 EventStream.
-        if let events = snapshots.first?.events.filter({ !$0.isID3 }), let timescale = events.first?.mediaTime.timescale {
+        // What the segments carry (ID3; SCTE-35 with --events inband) is not in the EventStream too.
+        if let events = snapshots.first?.events.filter({ !$0.inband }), let timescale = events.first?.mediaTime.timescale {
             period.eventStreams = [MPD.EventStream(timescale: timescale, events: events.map { e in
                 MPD.Event(id: MPD.Event.numericID(e.id), presentationTime: e.mediaTime.converted(to: timescale).value,
                           duration: (e.duration ?? e.plannedDuration).map { $0.converted(to: timescale).value },

@@ -57,8 +57,9 @@ public final class WindowSnapshot<Payload: Sendable>: Sendable {
     public let events: [ListedEvent]
     /// The events it stopped listing lately (`EventList.removed`).
     public let removedEvents: [RemovedEvent]
-    /// Its segments have carried ID3 `emsg` boxes (`EventList.carriesID3`).
-    public let carriesID3: Bool
+    /// The `emsg` schemes its segments have carried (`EventList.inbandSchemes`).
+    public let inbandSchemes: [String]
+    public var carriesID3: Bool { inbandSchemes.contains(TimedEvent.id3Scheme) }
     /// `EXT-X-TARGETDURATION`: the policy's floor, raised by any longer segment in the window.
     public let targetDuration: Int
     public let policy: TimingPolicy
@@ -66,7 +67,7 @@ public final class WindowSnapshot<Payload: Sendable>: Sendable {
     init(version: UInt64 = 0, mediaSequence: UInt64 = 0, discontinuitySequence: UInt64 = 0, nextSequence: UInt64 = 0,
          finished: Bool = false, window: SegmentList<Payload> = SegmentList(), retained: [StoredSegment<Payload>] = [],
          inits: [StoredInit<Payload>] = [], partial: [StoredPart<Payload>] = [], events: [ListedEvent] = [],
-         removedEvents: [RemovedEvent] = [], carriesID3: Bool = false, policy: TimingPolicy,
+         removedEvents: [RemovedEvent] = [], inbandSchemes: [String] = [], policy: TimingPolicy,
          longestSegment: Int = 1) {
         self.version = version
         self.mediaSequence = mediaSequence
@@ -79,7 +80,7 @@ public final class WindowSnapshot<Payload: Sendable>: Sendable {
         self.partial = finished ? [] : partial
         self.events = events
         self.removedEvents = removedEvents
-        self.carriesID3 = carriesID3
+        self.inbandSchemes = inbandSchemes
         self.policy = policy
         // `longestSegment`: the largest rounded EXTINF in `window`, kept by the window as segments come and go.
         self.targetDuration = max(policy.targetDuration, longestSegment)

@@ -17,13 +17,16 @@ public struct ProducerChain {
         public var keyframes: TimingPlanner.Keyframes?
         /// `--epoch-from-input` (see `TimelineAnchor.inputClock`).
         public var epochLocked: Bool
+        /// `--events inband`: every SCTE-35 event is also an `emsg` in the segments (`TimedEvent.scte35InbandScheme`).
+        public var scte35Inband: Bool
 
         public init(segmentDuration: MediaTime, partDuration: MediaTime?, keyframes: TimingPlanner.Keyframes? = .onGrid,
-                    epochLocked: Bool = false) {
+                    epochLocked: Bool = false, scte35Inband: Bool = false) {
             self.segmentDuration = segmentDuration
             self.partDuration = partDuration
             self.keyframes = keyframes
             self.epochLocked = epochLocked
+            self.scte35Inband = scte35Inband
         }
     }
 
@@ -263,6 +266,20 @@ public struct ProducerChain {
         }
         // A break starts or ends here: a segment starts here too (at the first keyframe at or after it).
         if e.kind.isSplice { supervisor.requestCut(atInput: at) }
+        if settings.scte35Inband {
+            // In the next segment to start, in every rendition: ahead of the splice when the cue came ahead of it.
+            // An out and its in share the event's id, not the emsg's (a client drops a repeated scheme, value and id).
+            if let shift = supervisor.timelineShift {
+                let t = at.converted(to: shift.timescale, rounding: .nearest) + shift
+                let length = e.plannedDuration.map { UInt32(clamping: $0.converted(to: t.timescale, rounding: .nearest).value) }
+                try supervisor.addEventMessage(EventMessage(schemeIdUri: TimedEvent.scte35InbandScheme,
+                                                            timescale: UInt32(t.timescale), presentationTime: UInt64(max(0, t.value)),
+                                                            duration: length, id: Self.messageID(e.id + "/" + e.kind.rawValue),
+                                                            data: e.section))
+            } else {
+                logger.warning("SCTE-35 event '\(e.id)' before the stream started: listed, not carried in the segments")
+            }
+        }
         pendingEvents.append((e, at))
     }
 
@@ -279,7 +296,8 @@ public struct ProducerChain {
             guard t < end else { return false }
             let startDate = WallClock(millisecondsSince1970: date.millisecondsSince1970 + Self.millis(t - segmentStart))
             placed.append(EventInfo(id: held.event.id, kind: held.event.kind, startDate: startDate, mediaTime: t,
-                                    plannedDuration: held.event.plannedDuration, section: held.event.section))
+                                    plannedDuration: held.event.plannedDuration, section: held.event.section,
+                                    inband: held.event.kind != .id3 && settings.scte35Inband))
             logger.info("timed event '\(held.event.id)' (\(held.event.kind.rawValue)) at \(Self.millis(t)) ms on the timeline")
             return true
         }

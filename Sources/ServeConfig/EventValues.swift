@@ -19,6 +19,28 @@ public enum CueTagStyle: OptionValue, CaseIterable, Hashable {
     }
 }
 
+/// `--events` / `events`: where DASH carries SCTE-35 events: `eventstream` (the MPD's `EventStream`, the default) or
+/// `inband` (`emsg` boxes in the segments of every rendition, the MPD's `InbandEventStream`).
+public enum EventCarriage: OptionValue, CaseIterable, Hashable {
+    case eventstream
+    case inband
+
+    public init(parsing text: String) throws(OptionError) {
+        switch text.lowercased() {
+        case "eventstream": self = .eventstream
+        case "inband": self = .inband
+        default: throw OptionError(" is eventstream or inband (got '\(text.prefix(32))')")
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .eventstream: "eventstream"
+        case .inband: "inband"
+        }
+    }
+}
+
 /// `--interstitial` / `interstitial`: an asset's http(s) URL, written in a quoted-string attribute (`X-ASSET-URI`), so
 /// without quotes, control characters or spaces.
 public struct AssetURL: OptionValue, Hashable {

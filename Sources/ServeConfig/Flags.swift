@@ -126,6 +126,9 @@ public struct MediaOptions: ParsableArguments, Sendable {
     @Option(help: ArgumentHelp("Make every ad break an HLS interstitial (CLASS=\"com.apple.hls.interstitial\") that plays this asset (an http(s) URL of a playlist; a stitching service can be the URL).", valueName: "url"))
     public var interstitial: String?
 
+    @Option(help: ArgumentHelp("Where DASH carries SCTE-35 events: the MPD's EventStream, or inband: an emsg (urn:scte:scte35:2013:bin) in the segments of every rendition (docs/events.md).", valueName: "eventstream|inband"))
+    public var events: String?
+
     /// These flags as stream options, checked: a bad value or a broken rule is one line naming its flag.
     public func options() throws(ValidationError) -> StreamOptions {
         try parsed().checkedAsFlags()
@@ -172,6 +175,7 @@ public struct MediaOptions: ParsableArguments, Sendable {
         o.keyPeriod = try read(keyPeriod, .keyPeriod)
         o.cueTags = try read(cueTags, .cueTags)
         o.interstitial = try read(interstitial, .interstitial)
+        o.events = try read(events, .events)
         o.drm = try read(drm, .drm)
         o.cpix = cpix
         o.clearLead = try read(clearLead, .clearLead)

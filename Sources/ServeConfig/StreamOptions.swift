@@ -80,6 +80,8 @@ public struct StreamOptions: Codable, Equatable, Sendable {
     public var cueTags: CueTagStyle?
     /// Every ad break becomes an HLS interstitial playing this asset (an http(s) URL).
     public var interstitial: AssetURL?
+    /// SCTE-35 events in DASH: the MPD's `EventStream` (default) or `emsg` in the segments (`inband`).
+    public var events: EventCarriage?
     /// The DRM systems a `cbcs`/`cenc` stream is signalled for (ClearKey always).
     public var drm: DRMSystemList?
     /// A DASH-IF CPIX document (a path) giving the `cbcs`/`cenc` content key, instead of `key`.
@@ -110,7 +112,7 @@ public struct StreamOptions: Codable, Equatable, Sendable {
         case captions, subtitles
         case encrypt, key
         case keyPeriod = "key_period"
-        case cueTags = "cue_tags", interstitial
+        case cueTags = "cue_tags", interstitial, events
         case drm, cpix
         case clearLead = "clear_lead"
 
@@ -192,6 +194,7 @@ public struct StreamOptions: Codable, Equatable, Sendable {
         o.key = key ?? defaults.key
         o.keyPeriod = keyPeriod ?? defaults.keyPeriod
         o.cueTags = cueTags ?? defaults.cueTags
+        o.events = events ?? defaults.events
         o.interstitial = interstitial ?? defaults.interstitial
         o.drm = drm ?? defaults.drm
         o.cpix = cpix ?? defaults.cpix

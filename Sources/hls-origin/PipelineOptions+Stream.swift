@@ -45,7 +45,8 @@ extension PipelineOptions {
         if let codec = o.audioCodec { audioCodec = codec }
         if let wallclock = o.wallclockTimestamps { wallclockTimestamps = wallclock }
         if let trick = o.dashTrickMode { dashTrickMode = trick }
-        eventSignalling = EventSignalling(legacyCueTags: o.cueTags == .legacy, interstitialAssetURI: o.interstitial?.text)
+        eventSignalling = EventSignalling(legacyCueTags: o.cueTags == .legacy, interstitialAssetURI: o.interstitial?.text,
+                                          scte35Inband: o.events == .inband)
         ladder = o.ladder?.text
         if o.thumbnails == true {
             var t = ThumbnailSettings()

@@ -119,6 +119,22 @@ import Testing
         #expect(first && list.carriesID3 && list.events.isEmpty)
     }
 
+    @Test func inbandSCTE35IsDeclaredNotInTheEventStreamAndStillADaterange() throws {
+        let p = try Self.presentation()
+        var e = Self.event("a", .spliceOut, at: 1, planned: 30)
+        e.inband = true
+        try p.consume(.event(e))
+        for n in 0..<UInt64(3) { try p.consume(.segment(rendition: 0, Fixture.info(n), bytes: [0])) }
+        let layout = try #require(p.layout)
+        let mpd = try #require(ManifestBuilder.live(layout.renditions, layout.snapshots(),
+                                                    options: .init(now: WallClock(millisecondsSince1970: Self.pdt))))
+        #expect(mpd.periods[0].eventStreams.isEmpty)
+        #expect(mpd.periods[0].adaptationSets.allSatisfy { $0.inbandEventSchemes == [TimedEvent.scte35InbandScheme] })
+        let snap = try #require(layout.windows[0].snapshot())
+        let text = try #require(PlaylistBuilder.mediaPlaylist(snap, scheme: Rendition.muxed().scheme, playlistType: nil)).render()
+        #expect(text.contains("#EXT-X-DATERANGE:ID=\"a\""))
+    }
+
     @Test func inboxRefusesADuplicate() throws {
         let inbox = EventInbox()
         let e = TimedEvent(id: "x", kind: .spliceOut, time: .liveEdge(after: .zero(1000)), section: [])

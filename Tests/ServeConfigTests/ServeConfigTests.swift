@@ -120,6 +120,7 @@ import Testing
     key_period = "60s"
     cue_tags = "legacy"
     interstitial = "https://ads.example/break.m3u8"
+    events = "inband"
     drm = "widevine,playready"
     cpix = "keys.cpix.xml"
     clear_lead = "4s"
@@ -171,6 +172,7 @@ import Testing
         key_period: 1m
         cue_tags: legacy
         interstitial: "https://ads.example/break.m3u8"
+        events: inband
         drm: widevine,playready
         cpix: keys.cpix.xml
         clear_lead: 4s

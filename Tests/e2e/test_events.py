@@ -415,3 +415,35 @@ def test_package_keeps_the_events(origin_bin, cue_fixture, tmp_path):
     events = mpd.findall("mpd:Period/mpd:EventStream/mpd:Event", MPD_NS)
     assert len(events) == 2
     assert b"0.5 s later" in p.stderr
+
+
+def test_package_with_inband_events(origin_bin, cue_fixture, tmp_path):
+    """`package --events inband`: every section is an emsg (urn:scte:scte35:2013:bin) in the segments, its message_data
+    the injected section byte for byte (threefive decodes it), at the splice's media time, the out with the break's
+    duration, ahead of or in the segment the splice starts; the MPD declares the scheme (InbandEventStream) and has no
+    EventStream; the HLS playlist still lists the dateranges."""
+    out = str(tmp_path / "vod")
+    p = subprocess.run([origin_bin, "package", cue_fixture[0], "-o", out, "--events", "inband"],
+                       stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
+    assert p.returncode == 0, p.stderr.decode(errors="replace")
+    found = []
+    with open(os.path.join(out, "stream.m3u8")) as f:
+        segments = m3u8.parse_media(f.read()).segments
+    for seg in segments:
+        with open(os.path.join(out, seg.uri), "rb") as f:
+            data = f.read()
+        found += [(seg.uri, m) for m in emsgs(data) if m[0] == "urn:scte:scte35:2013:bin"]
+    sections = cue_fixture[3]
+    assert [m[5] for _, m in found] == sections, [(s, m[5].hex()) for s, m in found]
+    assert scte35.decode("0x" + found[0][1][5].hex())["command"]["out_of_network_indicator"] is True
+    (_, out_msg), (_, in_msg) = found[0], found[1]
+    assert out_msg[2] == in_msg[2], "one timescale"
+    assert abs((in_msg[3] - out_msg[3]) / out_msg[2] - BREAK) < 0.002, "the splice times, BREAK apart"
+    assert out_msg[4] != in_msg[4], "an out and its in are two messages"
+    with open(os.path.join(out, "stream.m3u8")) as f:
+        assert set(dateranges(f.read())) == {"splice-101", "seg-43981-16"}
+    mpd = ET.parse(os.path.join(out, "manifest.mpd")).getroot()
+    assert not mpd.findall("mpd:Period/mpd:EventStream", MPD_NS)
+    sets = mpd.findall("mpd:Period/mpd:AdaptationSet", MPD_NS)
+    assert sets and all("urn:scte:scte35:2013:bin" in [e.get("schemeIdUri") for e in a.findall("mpd:InbandEventStream", MPD_NS)]
+                        for a in sets)
