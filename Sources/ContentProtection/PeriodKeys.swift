@@ -57,6 +57,9 @@ public final class FetchedPeriodKeys: PeriodKeySource {
     /// Whether period `n`'s own key is here.
     public func has(_ n: UInt64) -> Bool { state.withLock { $0.fetched[n] != nil } }
 
+    /// Whether the latest period keeps an earlier period's key (the server has not answered for it).
+    public var isKeeping: Bool { state.withLock { $0.keeping } }
+
     /// The next period whose key is not here yet (the one after the latest begun), or `nil`.
     public var wanted: UInt64? {
         state.withLock { s in s.fetched[s.latest + 1] == nil ? s.latest + 1 : nil }

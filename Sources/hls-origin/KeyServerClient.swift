@@ -17,7 +17,7 @@ import Synchronization
 /// The media path never waits on it while serving (`FetchedPeriodKeys` keeps the last key it has); `package` waits
 /// for a period's key before encrypting it (up to `packageWait`).
 ///
-/// AsyncHTTPClient's shared client, the system's trust store plus `--key-server-ca`, `--key-server-header`s on each
+/// AsyncHTTPClient (one client for the process), the system's trust store plus `--key-server-ca`, `--key-server-header`s on each
 /// request. Keys never reach a log line or an error: only URLs, periods, KIDs' absence and HTTP statuses do.
 final class KeyServerClient: Sendable {
     let url: KeyServerURL
@@ -74,7 +74,7 @@ final class KeyServerClient: Sendable {
             for h in headers { r.headers.add(name: h.name, value: h.value) }
             r.body = .string(request.document(periods: periods))
             r.tlsConfiguration = tls
-            response = try HTTPClient.shared.execute(request: r, deadline: .now() + Self.requestTimeout).wait()
+            response = try keyServerHTTPClient.execute(request: r, deadline: .now() + Self.requestTimeout).wait()
         } catch {
             throw Failure(description: Self.oneLine(error), final: false)
         }
@@ -148,13 +148,32 @@ final class KeyServerClient: Sendable {
 
     /// An error as one short line.
     static func oneLine(_ error: any Error) -> String {
+        if let e = error as? HTTPClientError, e == .deadlineExceeded || e == .readTimeout {
+            return "no answer within \(requestTimeout.nanoseconds / 1_000_000_000) s"
+        }
+        if let e = error as? HTTPClientError, e == .connectTimeout { return "cannot connect within 3 s" }
+        if "\(error)".contains("Connection refused") { return "connection refused" }
         let text = String(describing: error).split(whereSeparator: \.isNewline).joined(separator: " ")
         return text.count > 200 ? String(text.prefix(200)) + "…" : text
     }
 }
 
+/// The key servers' one client, for the life of the process (a global: never shut down, never deinitialized): a
+/// refused connection fails the request at once (no retry inside the pool: the retries and their backoff are
+/// `KeyServerClient`'s), no redirects.
+private let keyServerHTTPClient: HTTPClient = {
+    var pool = HTTPClient.Configuration.ConnectionPool(idleTimeout: .seconds(60))
+    pool.retryConnectionEstablishment = false
+    let config = HTTPClient.Configuration(
+        redirectConfiguration: .disallow,
+        timeout: HTTPClient.Configuration.Timeout(connect: .seconds(3), read: .seconds(5)),
+        connectionPool: pool)
+    return HTTPClient(eventLoopGroupProvider: .singleton, configuration: config)
+}()
+
 /// `package`: a period's key is waited for (the fetcher woken) before the period is encrypted, since the file is read
-/// far faster than real time; after `KeyServerClient.packageWait` the period keeps the last key, as a live stream does.
+/// far faster than real time; after `KeyServerClient.packageWait` the period keeps the last key, as a live stream does
+/// (and while it keeps one, each next period is waited for a second only).
 struct WaitingPeriodKeys: PeriodKeySource {
     let keys: FetchedPeriodKeys
     let wake: @Sendable () -> Void
@@ -162,7 +181,8 @@ struct WaitingPeriodKeys: PeriodKeySource {
     func key(period n: UInt64) -> ContentKey {
         if !keys.has(n) {
             let clock = ContinuousClock()
-            let deadline = clock.now + KeyServerClient.packageWait
+            // Once a period went without its key, a shorter wait for each next one (the file is not held up for long).
+            let deadline = clock.now + (keys.isKeeping ? .seconds(1) : KeyServerClient.packageWait)
             var polls = 0
             while !keys.has(n) && clock.now < deadline {
                 if polls % 50 == 0 { wake() }

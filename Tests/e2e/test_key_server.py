@@ -49,8 +49,8 @@ class KeyServer:
     """A CPIX key server: POST a CPIX request, get each requested ContentKey back with a random key (the same key
     for a KID asked again), and a Widevine DRMSystem per KID. `status` other than 200 refuses."""
 
-    def __init__(self, directory, port=0):
-        self.cert, self.keyfile = tlscert.self_signed(directory)
+    def __init__(self, directory, port=0, cert=None):
+        self.cert, self.keyfile = cert or tlscert.self_signed(directory)
         self.keys = {}          # kid bytes -> key bytes
         self.requests = []      # (headers, contentId, [(index, kid)], the raw document)
         self.status = 200
@@ -94,7 +94,6 @@ class KeyServer:
                 self.wfile.write(data)
 
         self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
-        self.httpd.allow_reuse_address = True
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.load_cert_chain(self.cert, self.keyfile)
         self.httpd.socket = ctx.wrap_socket(self.httpd.socket, server_side=True)
@@ -231,11 +230,20 @@ def test_live_keeps_serving_when_the_key_server_goes_away(origin_bin, tmp_path):
         text, uris = listed(s)
         prot = cd.read_protection(h.get(s.url("/init.mp4")).body)
         keys = dict(ks.keys)
+        # The ClearKey EXT-X-KEY in force before each segment names the KID its fragments name.
+        in_force = {}
+        current = None
+        for line in text.splitlines():
+            if line.startswith("#EXT-X-KEY:") and "org.w3.clearkey" in line:
+                current = base64.b64decode(re.search(r'base64,([^"]+)"', line).group(1))
+            elif line and not line.startswith("#"):
+                in_force[line] = current
+        assert len(set(in_force.values())) >= 2, text
         # Each listed segment n is period n's, with the server's key: its video samples decrypt to NAL units.
         for uri in uris[-2:]:
             body = h.get(s.url("/" + uri)).body
             n = int(re.match(r"seg(\d+)\.m4s$", uri).group(1))
-            assert kid_of(body) == kid_for("stream", n), uri
+            assert kid_of(body) == kid_for("stream", n) == in_force[uri], uri
             _, samples, _ = cd.decrypt_segment(body, prot, keys)
             video = [smp for t, smp in samples if t == 1]
             assert video and all(int.from_bytes(v[:4], "big") <= len(v) - 4 for v in video), uri
@@ -249,13 +257,11 @@ def test_live_keeps_serving_when_the_key_server_goes_away(origin_bin, tmp_path):
         last = int(re.match(r"seg(\d+)\.m4s$", later[-1]).group(1))
         assert last >= gone_at + 3, (gone_at, later)
         kids = [kid_of(h.get(s.url("/" + u)).body) for u in later[-2:]]
-        assert kids[0] == kids[1] and kids[1] in keys, "the newest segments keep one key the server gave"
+        assert kids[0] == kids[1] and kids[1] in ks.keys, "the newest segments keep one key the server gave"
         warnings = [ln for ln in s.stderr().splitlines() if "keeping period" in ln]
         assert len(warnings) == 1 and ks.url in warnings[0], s.stderr()[-2000:]
         # Back again: one line, and the next periods have their own keys.
-        ks2 = KeyServer(tmp_path, port=port)
-        ks2.cert, ks2.keyfile = ks.cert, ks.keyfile
-        ks2.start()
+        ks2 = KeyServer(tmp_path, port=port, cert=(ks.cert, ks.keyfile)).start()
         try:
             deadline = time.monotonic() + 15
             while "answers again" not in s.stderr() and time.monotonic() < deadline:
@@ -275,4 +281,5 @@ def test_live_keeps_serving_when_the_key_server_goes_away(origin_bin, tmp_path):
             assert key.hex() not in err.lower() and base64.b64encode(key).decode() not in err
         assert all(k.hex() not in h.get(s.url("/streams.json")).text for k in keys.values())
     finally:
-        s.stop()
+        rc = s.stop()
+        print(f"\n--- live origin exit {rc}; stderr tail:\n{s.stderr()[-2000:]}")
