@@ -6,6 +6,7 @@ certificate the origin trusts through --key-server-ca), which hands out a new ra
   the --key-server-header); every segment names its period's KID (seig) and an independent decrypter
   (hlsharness/cencdecrypt.py) gives back the clear package's samples with that period's key — and not with a
   neighbouring period's key (the check can fail).
+- Without key periods, over plain http://: one key, a warning that keys travel in the clear, the answer's DRM systems.
 - Refusals at start, one line naming the URL: the server down, a 403.
 - A live `serve` whose key server goes away keeps serving (the playlist advances) with the last key, one warning;
   when the server is back, one line and the next periods have their own keys again.
@@ -49,8 +50,9 @@ class KeyServer:
     """A CPIX key server: POST a CPIX request, get each requested ContentKey back with a random key (the same key
     for a KID asked again), and a Widevine DRMSystem per KID. `status` other than 200 refuses."""
 
-    def __init__(self, directory, port=0, cert=None):
+    def __init__(self, directory, port=0, cert=None, tls=True):
         self.cert, self.keyfile = cert or tlscert.self_signed(directory)
+        self.tls = tls
         self.keys = {}          # kid bytes -> key bytes
         self.requests = []      # (headers, contentId, [(index, kid)], the raw document)
         self.status = 200
@@ -94,9 +96,10 @@ class KeyServer:
                 self.wfile.write(data)
 
         self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
-        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        ctx.load_cert_chain(self.cert, self.keyfile)
-        self.httpd.socket = ctx.wrap_socket(self.httpd.socket, server_side=True)
+        if self.tls:
+            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            ctx.load_cert_chain(self.cert, self.keyfile)
+            self.httpd.socket = ctx.wrap_socket(self.httpd.socket, server_side=True)
         self.port = self.httpd.server_address[1]
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
         self.thread.start()
@@ -108,7 +111,7 @@ class KeyServer:
 
     @property
     def url(self):
-        return f"https://127.0.0.1:{self.port}/cpix"
+        return f"{'https' if self.tls else 'http'}://127.0.0.1:{self.port}/cpix"
 
     def args(self):
         return ["--key-server", self.url, "--key-server-ca", self.cert]
@@ -175,6 +178,31 @@ def test_package_encrypts_each_period_with_the_servers_key(origin_bin, media, ke
     for key in key_server.keys.values():
         assert key.hex() not in err.lower() and base64.b64encode(key).decode() not in err
     assert "s3cret" not in err
+
+
+def test_one_key_over_plain_http_with_a_warning(origin_bin, media, tmp_path):
+    """Without --key-period: one key (period 0's KID, no period lists asked); http:// works and says the keys travel
+    in the clear; --drm not given: the answer's DRMSystemList (Widevine) is signalled."""
+    ks = KeyServer(tmp_path, tls=False).start()
+    try:
+        clear, out = str(tmp_path / "clear"), str(tmp_path / "one")
+        assert run_package(origin_bin, media["vod.mp4"], clear)[0] == 0
+        rc, err = run_package(origin_bin, media["vod.mp4"], out, "--encrypt", "cenc", "--key-server", ks.url)
+        assert rc == 0, err
+        assert "travel in the clear" in err
+        assert [p for _, _, periods, _ in ks.requests for p in periods] == [(None, kid_for("one", 0))]
+        assert b"ContentKeyPeriodList" not in ks.requests[0][3]
+        prot = cd.read_protection(read(os.path.join(out, "init.mp4")))
+        assert {p["kid"] for p in prot.values()} == {kid_for("one", 0)}
+        assert bytes.fromhex(WIDEVINE.replace("-", "")) in read(os.path.join(out, "init.mp4"))
+        key = ks.keys[kid_for("one", 0)]
+        for n in segment_names(out):
+            expected = cd.clear_samples(read(os.path.join(clear, n)))
+            assert cd.decrypt_segment(read(os.path.join(out, n)), prot, key)[1] == expected, n
+            assert cd.decrypt_segment(read(os.path.join(out, n)), prot, os.urandom(16))[1] != expected, n
+        assert key.hex() not in err.lower()
+    finally:
+        ks.stop()
 
 
 def free_port():
