@@ -8,6 +8,12 @@ import Synchronization
 public protocol PeriodKeySource: Sendable {
     /// Period `n`'s KID and key (`id` = `n`).
     func key(period n: UInt64) -> ContentKey
+    /// The stream ended (no period will be asked for again): the source may stop fetching.
+    func finish()
+}
+
+extension PeriodKeySource {
+    public func finish() {}
 }
 
 /// The keys fetched so far, and the rule when a period's key has not come: it keeps the latest earlier period's key,
@@ -28,6 +34,7 @@ public final class FetchedPeriodKeys: PeriodKeySource {
         var decided: [UInt64: ContentKey] = [:]
         var latest: UInt64 = 0
         var keeping = false
+        var finished = false
     }
     private let state: Mutex<State>
     private let onEvent: @Sendable (Event) -> Void
@@ -56,6 +63,14 @@ public final class FetchedPeriodKeys: PeriodKeySource {
 
     /// Whether period `n`'s own key is here.
     public func has(_ n: UInt64) -> Bool { state.withLock { $0.fetched[n] != nil } }
+
+    public func finish() {
+        state.withLock { $0.finished = true }
+        onNeed()
+    }
+
+    /// Whether the stream ended (`finish()`): its fetcher stops.
+    public var isFinished: Bool { state.withLock { $0.finished } }
 
     /// Whether the latest period keeps an earlier period's key (the server has not answered for it).
     public var isKeeping: Bool { state.withLock { $0.keeping } }

@@ -111,6 +111,9 @@ public struct SampleProtection: Sendable, CustomStringConvertible, CustomReflect
                                 systems: systems, keyPeriod: keyPeriod, master: master, keys: nil)
     }
 
+    /// The stream ended: a key source stops fetching.
+    public func finish() { keys?.finish() }
+
     /// The `pssh` boxes of the init segment, one per system that has one (FairPlay has none: its key comes by `skd://`).
     public var systemHeaders: [ProtectionSystemHeader] {
         systems.compactMap { s in

@@ -121,7 +121,7 @@ final class KeyServerClient: Sendable {
 
     private func run(_ keys: FetchedPeriodKeys) {
         var failures = 0
-        while true {
+        while !keys.isFinished {
             _ = wakeup.wait(timeout: .now() + (failures == 0 ? 5 : min(8, 0.25 * Double(1 << min(failures, 5)))))
             guard let n = keys.wanted else { continue }
             do {
@@ -177,6 +177,8 @@ private let keyServerHTTPClient: HTTPClient = {
 struct WaitingPeriodKeys: PeriodKeySource {
     let keys: FetchedPeriodKeys
     let wake: @Sendable () -> Void
+
+    func finish() { keys.finish() }
 
     func key(period n: UInt64) -> ContentKey {
         if !keys.has(n) {

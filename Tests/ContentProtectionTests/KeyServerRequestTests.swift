@@ -124,6 +124,11 @@ import Testing
         #expect(keys.key(period: 4) == Self.key(4))
         #expect(keys.key(period: 5) == Self.key(5))
         #expect(events.withLock { $0 } == [.keeping(period: 2, keeping: 1), .resumed(period: 4)])
+        // The stream's end stops the fetcher (woken to see it).
+        let before = needs.withLock { $0 }
+        #expect(!keys.isFinished)
+        keys.finish()
+        #expect(keys.isFinished && needs.withLock { $0 } == before + 1)
     }
 
     @Test func theProtectionOfEachPeriodComesFromTheSource() throws {
@@ -134,5 +139,7 @@ import Testing
         #expect(p.systems == [.widevine, .clearkey])
         #expect(p.period(1).constantIV != p.constantIV)
         #expect(!"\(p.period(1))".contains("0101010101"))
+        p.period(1).finish()
+        #expect(keys.isFinished)
     }
 }
