@@ -8,9 +8,10 @@ import MediaPresentation
 import ServeConfig
 
 /// A stream's encryption from its effective options (`--encrypt`, `--key` or `$HLS_ORIGIN_KEY`, `--key-period`,
-/// `--drm`): for AES-128 the key schedule, for `cbcs`/`cenc` the stream's sample protection, made once per stream (a
-/// random key from the system's CSPRNG when none is given), and the stage that puts it between the pipeline and its
-/// consumers. `nil` for a clear stream.
+/// `--drm`, `--cpix`, `--key-server`): for AES-128 the key schedule, for `cbcs`/`cenc` the stream's sample protection,
+/// made once per stream (a random key from the system's CSPRNG when none is given; with `--key-server`, the first keys
+/// fetched now, blocking, and a fetcher started for the next periods), and the stage that puts it between the pipeline
+/// and its consumers. `nil` for a clear stream.
 struct EncryptionSetup: Sendable {
     enum Kind: Sendable {
         case segments(KeySchedule)
