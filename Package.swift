@@ -107,6 +107,9 @@ let package = Package(
             "ContentProtection",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
+            // `--key-server`: POSTs CPIX requests (KeyServerClient).
+            .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
         ]),
 
         // Helpers shared by the test targets (seeded generator).

@@ -56,12 +56,17 @@ public struct CPIXDocument: Sendable, Equatable {
             guard let known = ProtectionScheme(rawValue: s) else { throw CPIXError("commonEncryptionScheme '\(s.prefix(8))' is not cenc or cbcs") }
             scheme = known
         }
+        return CPIXDocument(keyID: kid, key: Array(key), scheme: scheme, systems: systems(in: text))
+    }
+
+    /// The systems of a document's `DRMSystemList` this origin can signal, in document order.
+    static func systems(in text: String) -> [DRMSystem] {
         var systems: [DRMSystem] = []
         for d in elements("DRMSystem", in: text) {
             guard let id = d.attributes["systemId"].flatMap(uuidBytes) else { continue }
             if let s = DRMSystem.allCases.first(where: { $0.systemID == id }), !systems.contains(s) { systems.append(s) }
         }
-        return CPIXDocument(keyID: kid, key: Array(key), scheme: scheme, systems: systems)
+        return systems
     }
 
     /// Each element with local name `name` in `text`: its attributes (by local name) and its content.

@@ -109,7 +109,10 @@ public final class SampleEncryptionStage: PresentationConsumer, Sendable {
             }
 
             try downstream.consume(event)
-        case .end, .event:
+        case .end:
+            protection.finish()
+            try downstream.consume(event)
+        case .event:
             try downstream.consume(event)
         case .initSegment(let r, _, let tracks) where tracks.isEmpty:
             // A rendition of no media track (subtitles: WebVTT, or wvtt text) stays in the clear, as CMAF text does.

@@ -42,6 +42,7 @@ enum UUIDText {
 /// - Key periods (`--key-period`): period *n*'s key is the first 16 bytes of HMAC-SHA256(K, "hls-origin cenc key " ‖
 ///   *n* as 8 big-endian bytes) and its KID those of HMAC-SHA256(K, "hls-origin cenc kid " ‖ *n*), *K* the given key
 ///   (`period(_:)`); without a period the stream has the one key above.
+/// - From a key server (`--key-server`): each period's KID and key are the source's (`PeriodKeySource`).
 public struct SampleProtection: Sendable, CustomStringConvertible, CustomReflectable {
     public let scheme: ProtectionScheme
     public let key: ContentKey
@@ -52,6 +53,18 @@ public struct SampleProtection: Sendable, CustomStringConvertible, CustomReflect
     /// A new key every this much media; `nil`: one key.
     public let keyPeriod: MediaTime?
     private let master: [UInt8]
+    /// Where the periods' keys come from when they are not derived (`--key-server`).
+    private let keys: (any PeriodKeySource)?
+
+    /// Keys from a source (a key server's), period 0's now; each period's from `keys` (`period(_:)`).
+    public init(scheme: ProtectionScheme, systems: [DRMSystem], keyPeriod: MediaTime?, keys: any PeriodKeySource) throws {
+        if scheme == .cenc && systems.contains(.fairplay) {
+            throw SampleProtectionError.fairPlayNeedsCBCS
+        }
+        let first = keys.key(period: 0)
+        self.init(scheme: scheme, key: first, systems: systems.contains(.clearkey) ? systems : systems + [.clearkey],
+                  keyPeriod: keyPeriod, master: first.bytes, keys: keys)
+    }
 
     public init(scheme: ProtectionScheme, key: [UInt8], keyID: [UInt8]? = nil, systems: [DRMSystem] = [],
                 keyPeriod: MediaTime? = nil) throws {
@@ -61,10 +74,11 @@ public struct SampleProtection: Sendable, CustomStringConvertible, CustomReflect
         }
         let kid = keyID ?? Array(SHA256.hash(data: Array("hls-origin kid ".utf8) + key).prefix(16))
         self.init(scheme: scheme, key: ContentKey(id: 0, bytes: key, keyID: kid),
-                  systems: systems.contains(.clearkey) ? systems : systems + [.clearkey], keyPeriod: keyPeriod, master: key)
+                  systems: systems.contains(.clearkey) ? systems : systems + [.clearkey], keyPeriod: keyPeriod, master: key, keys: nil)
     }
 
-    private init(scheme: ProtectionScheme, key: ContentKey, systems: [DRMSystem], keyPeriod: MediaTime?, master: [UInt8]) {
+    private init(scheme: ProtectionScheme, key: ContentKey, systems: [DRMSystem], keyPeriod: MediaTime?, master: [UInt8],
+                 keys: (any PeriodKeySource)?) {
         self.scheme = scheme
         self.key = key
         self.keyID = key.keyID!
@@ -73,6 +87,7 @@ public struct SampleProtection: Sendable, CustomStringConvertible, CustomReflect
         self.systems = systems
         self.keyPeriod = keyPeriod
         self.master = master
+        self.keys = keys
     }
 
     /// Never the key: a protection that reaches a log line or a failure message stays secret.
@@ -83,14 +98,21 @@ public struct SampleProtection: Sendable, CustomStringConvertible, CustomReflect
     /// Key period `n`'s protection (itself without key periods).
     public func period(_ n: UInt64) -> SampleProtection {
         guard keyPeriod != nil else { return self }
+        if let keys {
+            return SampleProtection(scheme: scheme, key: keys.key(period: n), systems: systems, keyPeriod: keyPeriod,
+                                    master: master, keys: keys)
+        }
         func derive(_ label: String) -> [UInt8] {
             var message = Array(label.utf8)
             withUnsafeBytes(of: n.bigEndian) { message.append(contentsOf: $0) }
             return Array(Array(HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: master))).prefix(16))
         }
         return SampleProtection(scheme: scheme, key: ContentKey(id: n, bytes: derive("hls-origin cenc key "), keyID: derive("hls-origin cenc kid ")),
-                                systems: systems, keyPeriod: keyPeriod, master: master)
+                                systems: systems, keyPeriod: keyPeriod, master: master, keys: nil)
     }
+
+    /// The stream ended: a key source stops fetching.
+    public func finish() { keys?.finish() }
 
     /// The `pssh` boxes of the init segment, one per system that has one (FairPlay has none: its key comes by `skd://`).
     public var systemHeaders: [ProtectionSystemHeader] {

@@ -95,3 +95,58 @@ public struct ContentKeyText: OptionValue, Hashable {
         try c.encode(description)
     }
 }
+
+/// `--key-server` / `key_server`: a CPIX key server's http:// or https:// URL (no spaces or control characters).
+public struct KeyServerURL: OptionValue, Hashable {
+    public let text: String
+
+    public init(parsing text: String) throws(OptionError) {
+        let lower = text.lowercased()
+        guard lower.hasPrefix("http://") || lower.hasPrefix("https://"), text.utf8.count <= 2048,
+              text.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+            throw OptionError(" is an http:// or https:// URL without spaces (got '\(text.prefix(32))')")
+        }
+        self.text = text
+    }
+
+    /// The URL without any `user:password@` (what messages show).
+    public var description: String {
+        guard let scheme = text.range(of: "://"), let at = text[scheme.upperBound...].firstIndex(of: "@"),
+              !text[scheme.upperBound..<at].contains("/") else { return text }
+        return String(text[..<scheme.upperBound]) + String(text[text.index(after: at)...])
+    }
+    public var optionText: String { text }
+
+    /// As shown (the control API's view of a stream): without credentials.
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.singleValueContainer()
+        try c.encode(description)
+    }
+}
+
+/// `--key-server-header` / `key_server_header`: one request header, `Name: value` (a token name, a value without
+/// control characters). The value may be a credential: `description` and the encoding show the name only.
+public struct HeaderLine: OptionValue, Hashable {
+    public let name: String
+    public let value: String
+
+    public init(parsing text: String) throws(OptionError) {
+        let pieces = text.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+        let tokenBytes = Set("!#$%&'*+-.^_`|~".utf8)
+        guard pieces.count == 2, !pieces[0].isEmpty,
+              pieces[0].utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x41...0x5A).contains($0 & 0xDF) || tokenBytes.contains($0) }),
+              pieces[1].utf8.allSatisfy({ $0 >= 0x20 && $0 != 0x7F || $0 == 0x09 }) else {
+            throw OptionError(" takes 'Name: value' (a header name, a colon, a value without control characters)")
+        }
+        name = String(pieces[0])
+        value = String(pieces[1].drop { $0 == " " || $0 == "\t" })
+    }
+
+    /// The name only: the value may be a secret.
+    public var description: String { "\(name): (secret)" }
+
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.singleValueContainer()
+        try c.encode(description)
+    }
+}

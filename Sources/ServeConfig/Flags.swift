@@ -120,6 +120,15 @@ public struct MediaOptions: ParsableArguments, Sendable {
     @Option(name: .customLong("key-period"), help: ArgumentHelp("A new key every this much media (e.g. 60s, 10m), changed on a segment boundary; keys (and for cbcs/cenc their KIDs) derived from --key.", valueName: "duration"))
     public var keyPeriod: String?
 
+    @Option(name: .customLong("key-server"), help: ArgumentHelp("With cbcs/cenc: fetch the keys from this CPIX 2.3 key server (https://, or http:// with a warning), one per --key-period, ahead of time, with retries; refused at start when it does not answer. Instead of --key/--cpix. See docs/encryption.md.", valueName: "url"))
+    public var keyServer: String?
+
+    @Option(name: .customLong("key-server-ca"), help: ArgumentHelp("A PEM file of the CA (or self-signed certificate) to trust for --key-server, besides the system's.", valueName: "pem"))
+    public var keyServerCa: String?
+
+    @Option(name: .customLong("key-server-header"), help: ArgumentHelp("A header sent with each key request (repeatable), e.g. 'Authorization: Bearer TOKEN'. Its value is never shown.", valueName: "'Name: value'"))
+    public var keyServerHeader: [String] = []
+
     @Option(name: .customLong("cue-tags"), help: ArgumentHelp("How SCTE-35 breaks are signalled besides EXT-X-DATERANGE: legacy adds EXT-X-CUE-OUT/EXT-X-CUE-OUT-CONT/EXT-X-CUE-IN (docs/events.md).", valueName: "daterange|legacy"))
     public var cueTags: String?
 
@@ -179,6 +188,11 @@ public struct MediaOptions: ParsableArguments, Sendable {
         o.drm = try read(drm, .drm)
         o.cpix = cpix
         o.clearLead = try read(clearLead, .clearLead)
+        o.keyServer = try read(keyServer, .keyServer)
+        o.keyServerCa = keyServerCa
+        o.keyServerHeader = keyServerHeader.isEmpty ? nil : try keyServerHeader.map { text throws(ValidationError) in
+            try HeaderLine(flag: StreamOptions.CodingKeys.keyServerHeader.flag, text)
+        }
         return o
     }
 

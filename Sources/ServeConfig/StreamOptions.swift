@@ -88,6 +88,12 @@ public struct StreamOptions: Codable, Equatable, Sendable {
     public var cpix: String?
     /// `cbcs`/`cenc`: the first segments covering this much media stay clear (faster startup).
     public var clearLead: LongDuration?
+    /// A CPIX key server (an http(s) URL) the `cbcs`/`cenc` keys are fetched from, one per key period, instead of
+    /// `key` or `cpix`; `keyServerCa` a PEM file of the CA (or self-signed certificate) to trust besides the system's,
+    /// `keyServerHeader` extra request headers (`Name: value`, e.g. an authorization) (docs/encryption.md).
+    public var keyServer: KeyServerURL?
+    public var keyServerCa: String?
+    public var keyServerHeader: [HeaderLine]?
 
     /// The config file's keys, in the order `--config`'s help and the unknown-key message list them.
     public enum CodingKeys: String, CodingKey, CaseIterable, Sendable {
@@ -115,6 +121,7 @@ public struct StreamOptions: Codable, Equatable, Sendable {
         case cueTags = "cue_tags", interstitial, events
         case drm, cpix
         case clearLead = "clear_lead"
+        case keyServer = "key_server", keyServerCa = "key_server_ca", keyServerHeader = "key_server_header"
 
         public static var allNames: [String] { allCases.map(\.rawValue) }
 
@@ -199,6 +206,9 @@ public struct StreamOptions: Codable, Equatable, Sendable {
         o.drm = drm ?? defaults.drm
         o.cpix = cpix ?? defaults.cpix
         o.clearLead = clearLead ?? defaults.clearLead
+        o.keyServer = keyServer ?? defaults.keyServer
+        o.keyServerCa = keyServerCa ?? defaults.keyServerCa
+        o.keyServerHeader = keyServerHeader ?? defaults.keyServerHeader
         return o
     }
 
@@ -268,8 +278,18 @@ public struct StreamOptions: Codable, Equatable, Sendable {
         if cpix != nil, key != nil {
             throw naming.error("\(name(.cpix)) and \(name(.key)) both give the key: use one", key: .cpix)
         }
-        if let encrypt, encrypt.isSampleEncryption, key == nil, cpix == nil {
-            throw naming.error("\(name(.encrypt)) \(encrypt) needs \(name(.key)) KID:KEY, $HLS_ORIGIN_KEY or \(name(.cpix)): a DRM licence server must know the key (the origin serves none)", key: .encrypt)
+        if keyServer != nil, encrypt?.isSampleEncryption != true {
+            throw naming.error("\(name(.keyServer)) needs \(name(.encrypt)) cbcs or cenc (aes-128 makes its own keys)", key: .keyServer)
+        }
+        if keyServer != nil, key != nil || cpix != nil {
+            throw naming.error("\(name(.keyServer)) and \(name(key != nil ? .key : .cpix)) both give the key: use one", key: .keyServer)
+        }
+        if keyServer == nil, keyServerCa != nil || keyServerHeader != nil {
+            let k: CodingKeys = keyServerCa != nil ? .keyServerCa : .keyServerHeader
+            throw naming.error("\(name(k)) needs \(name(.keyServer))", key: k)
+        }
+        if let encrypt, encrypt.isSampleEncryption, key == nil, cpix == nil, keyServer == nil {
+            throw naming.error("\(name(.encrypt)) \(encrypt) needs \(name(.key)) KID:KEY, $HLS_ORIGIN_KEY, \(name(.cpix)) or \(name(.keyServer)): a DRM licence server must know the key (the origin serves none)", key: .encrypt)
         }
         if encrypt == .aes128, key?.keyID != nil {
             throw naming.error("\(name(.key)) KID:KEY is for \(name(.encrypt)) cbcs or cenc; aes-128 takes the key alone", key: .key)

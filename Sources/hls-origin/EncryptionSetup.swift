@@ -2,14 +2,16 @@ import ArgumentParser
 import ContentProtection
 import Foundation
 import ISOBMFF
+import Logging
 import MediaCore
 import MediaPresentation
 import ServeConfig
 
 /// A stream's encryption from its effective options (`--encrypt`, `--key` or `$HLS_ORIGIN_KEY`, `--key-period`,
-/// `--drm`): for AES-128 the key schedule, for `cbcs`/`cenc` the stream's sample protection, made once per stream (a
-/// random key from the system's CSPRNG when none is given), and the stage that puts it between the pipeline and its
-/// consumers. `nil` for a clear stream.
+/// `--drm`, `--cpix`, `--key-server`): for AES-128 the key schedule, for `cbcs`/`cenc` the stream's sample protection,
+/// made once per stream (a random key from the system's CSPRNG when none is given; with `--key-server`, the first keys
+/// fetched now, blocking, and a fetcher started for the next periods), and the stage that puts it between the pipeline
+/// and its consumers. `nil` for a clear stream.
 struct EncryptionSetup: Sendable {
     enum Kind: Sendable {
         case segments(KeySchedule)
@@ -17,7 +19,11 @@ struct EncryptionSetup: Sendable {
     }
     let kind: Kind
 
-    init?(_ options: StreamOptions) throws {
+    /// - Parameters:
+    ///   - contentID: the stream's name, the key server's `contentId` (its KIDs derive from it).
+    ///   - waitForKeys: `package`: wait for each key period's key from the key server (a live stream never waits).
+    init?(_ options: StreamOptions, contentID: String = "stream", waitForKeys: Bool = false,
+          logger: Logger = Logger(label: "hls-origin")) throws {
         guard let scheme = options.encrypt else { return nil }
         let key = options.key?.bytes ?? KeySchedule.randomKey()
         switch scheme {
@@ -35,6 +41,25 @@ struct EncryptionSetup: Sendable {
                 key = document.key
                 keyID = document.keyID
                 if options.drm == nil { systems = document.systems }
+            }
+            if let server = options.keyServer {
+                let rotating = options.keyPeriod != nil
+                let client = try KeyServerClient(
+                    url: server, caFile: options.keyServerCa, headers: options.keyServerHeader ?? [],
+                    request: KeyServerRequest(contentID: contentID, scheme: protectionScheme, rotating: rotating, systems: systems),
+                    logger: logger)
+                let first = try client.fetchAtStart(rotating ? [0, 1] : [0])
+                if options.drm == nil { systems = first.systems }
+                let keys: any PeriodKeySource
+                if rotating {
+                    let fetched = client.rotation(first: first.keys)
+                    keys = waitForKeys ? WaitingPeriodKeys(keys: fetched, wake: { client.wake() }) : fetched
+                } else {
+                    keys = FetchedPeriodKeys(first.keys)
+                }
+                kind = .samples(try SampleProtection(scheme: protectionScheme, systems: systems, keyPeriod: options.keyPeriod?.time,
+                                                     keys: keys), clearLead: options.clearLead?.time)
+                return
             }
             kind = .samples(try SampleProtection(scheme: protectionScheme, key: key, keyID: keyID, systems: systems,
                                                  keyPeriod: options.keyPeriod?.time), clearLead: options.clearLead?.time)

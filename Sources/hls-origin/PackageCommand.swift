@@ -78,7 +78,8 @@ struct PackageCommand: AsyncParsableCommand {
             writer.thumbnails.map { ThumbnailTiler(settings: settings, segmentDuration: options.segmentDuration, sink: $0, logger: logger) }
         }
         let consumers: any PresentationConsumer = tiler.map { FanOut([$0, writer]) } ?? writer
-        let pipeline = Pipeline(options: options, output: try EncryptionSetup(stream)?.stage(consumers) ?? consumers, logger: logger,
+        let pipeline = Pipeline(options: options, output: try EncryptionSetup(stream, contentID: URL(fileURLWithPath: output).lastPathComponent,
+                                                                            waitForKeys: true, logger: logger)?.stage(consumers) ?? consumers, logger: logger,
                                 stats: stats)
         let status = StatusLine.onTerminal(quiet: quiet)
         let done = PipelineOutcome()

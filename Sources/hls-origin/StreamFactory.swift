@@ -27,7 +27,8 @@ struct StreamFactory: Sendable {
                                 window: planned.window, history: history,
                                 recordDirectory: recordDirectory(name, later: later), serve: serve,
                                 pusher: push?.makePusher(windowSize: planned.window, stream: name, logger: streamLogger),
-                                encryption: try EncryptionSetup(planned.options), logger: streamLogger)
+                                encryption: try EncryptionSetup(planned.options, contentID: name.isEmpty ? "stream" : name,
+                                                                logger: streamLogger), logger: streamLogger)
     }
 
     /// Makes the stream and opens a local file now (blocking: probing reads it), so one that cannot be opened fails

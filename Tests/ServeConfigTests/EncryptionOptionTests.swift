@@ -25,6 +25,20 @@ import Testing
         #expect(try MediaOptions.parse(["--encrypt", "cenc", "--cpix", "k.xml"]).options().cpix == "k.xml")
     }
 
+    @Test func keyServerWithItsCAAndHeaders() throws {
+        let o = try MediaOptions.parse(["--encrypt", "cbcs", "--key-period", "10s", "--key-server", "https://user:pw@keys.example/cpix",
+                                        "--key-server-ca", "ca.pem", "--key-server-header", "Authorization: Bearer t0ken",
+                                        "--key-server-header", "X-Tenant:a"]).options()
+        #expect(o.keyServer?.text == "https://user:pw@keys.example/cpix")
+        #expect("\(o.keyServer!)" == "https://keys.example/cpix")
+        #expect(o.keyServerCa == "ca.pem")
+        #expect(o.keyServerHeader?.map(\.name) == ["Authorization", "X-Tenant"])
+        #expect(o.keyServerHeader?.map(\.value) == ["Bearer t0ken", "a"])
+        let encoded = String(decoding: try JSONEncoder().encode(o), as: UTF8.self)
+        #expect(!encoded.contains("t0ken") && encoded.contains("Authorization: (secret)"))
+        #expect(!encoded.contains("pw@") && encoded.contains("keys.example"))
+    }
+
     @Test func errorsNameTheFlagNotTheKey() {
         let cases: [([String], String)] = [
             (["--encrypt", "aes-128", "--key", String(Self.key.dropLast(2))], "--key takes 32 hexadecimal digits (16 bytes); the value given has 30"),
@@ -35,7 +49,13 @@ import Testing
             (["--drm", "widevine"], "--drm needs --encrypt cbcs or cenc"),
             (["--encrypt", "cbcs", "--drm", "widevine,marlin"], "--drm lists widevine, playready, fairplay, clearkey"),
             (["--encrypt", "cenc", "--key", "00" + Self.key.dropFirst(2) + ":" + Self.key, "--key-period", "60s"], "--key-period derives each period's KID and key"),
-            (["--encrypt", "cbcs"], "--encrypt cbcs needs --key KID:KEY, $HLS_ORIGIN_KEY or --cpix"),
+            (["--encrypt", "cbcs"], "--encrypt cbcs needs --key KID:KEY, $HLS_ORIGIN_KEY, --cpix or --key-server"),
+            (["--encrypt", "aes-128", "--key-server", "https://k/cpix"], "--key-server needs --encrypt cbcs or cenc"),
+            (["--encrypt", "cbcs", "--key-server", "https://k/cpix", "--key", Self.key], "--key-server and --key both give the key"),
+            (["--encrypt", "cbcs", "--key-server", "https://k/cpix", "--cpix", "k.xml"], "--key-server and --cpix both give the key"),
+            (["--encrypt", "cbcs", "--key", Self.key, "--key-server-ca", "ca.pem"], "--key-server-ca needs --key-server"),
+            (["--encrypt", "cbcs", "--key-server", "ftp://k/cpix"], "--key-server is an http:// or https:// URL"),
+            (["--encrypt", "cbcs", "--key-server", "https://k/cpix", "--key-server-header", "Bad Name: x"], "--key-server-header takes 'Name: value'"),
             (["--encrypt", "cbcs", "--cpix", "k.xml", "--key", Self.key], "--cpix and --key both give the key"),
             (["--cpix", "k.xml"], "--cpix needs --encrypt cbcs or cenc"),
             (["--encrypt", "cenc", "--key", "00:" + Self.key], "--key takes KID:KEY, each 32 hexadecimal digits"),

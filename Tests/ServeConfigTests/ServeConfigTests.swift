@@ -124,6 +124,9 @@ import Testing
     drm = "widevine,playready"
     cpix = "keys.cpix.xml"
     clear_lead = "4s"
+    key_server = "https://keys.example/cpix"
+    key_server_ca = "ca.pem"
+    key_server_header = ["Authorization: Bearer t"]
     """
 
     static let everyKeyYAML = """
@@ -176,6 +179,9 @@ import Testing
         drm: widevine,playready
         cpix: keys.cpix.xml
         clear_lead: 4s
+        key_server: https://keys.example/cpix
+        key_server_ca: ca.pem
+        key_server_header: ["Authorization: Bearer t"]
     """
 
     @Test func epochFromInputIsAPerStreamKey() throws {

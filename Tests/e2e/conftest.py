@@ -30,7 +30,7 @@ HEAVY_MODULES = {
     "test_embedded_example", "test_encryption", "test_events_play", "test_format_change", "test_harness_selftest",
     "test_ingest", "test_ladder", "test_ladder_selftest", "test_live_file", "test_live_pattern", "test_live_stdin",
     "test_metrics", "test_multistream", "test_operations", "test_push", "test_redundant", "test_reference_selftest",
-    "test_single_file", "test_subtitles_play", "test_thumbnails_page", "test_tls",
+    "test_single_file", "test_subtitles_play", "test_thumbnails_page", "test_tls", "test_key_server",
 }
 
 

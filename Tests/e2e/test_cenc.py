@@ -445,7 +445,7 @@ def test_bad_input_is_one_line(origin_bin, media, tmp_path):
     bad_cpix.write_text(cpix_document().replace(base64.b64encode(bytes.fromhex(KEY)).decode(), "AAEC"))
     for args, says in [
         (["--encrypt", "cenc", "--key", f"{KID}:{KEY}", "--drm", "fairplay"], "FairPlay decrypts cbcs only"),
-        (["--encrypt", "cbcs"], "--encrypt cbcs needs --key KID:KEY, $HLS_ORIGIN_KEY or --cpix"),
+        (["--encrypt", "cbcs"], "--encrypt cbcs needs --key KID:KEY, $HLS_ORIGIN_KEY, --cpix or --key-server"),
         (["--encrypt", "cbcs", "--cpix", str(tmp_path / "missing.xml")], "missing.xml: cannot be read"),
         (["--encrypt", "cbcs", "--cpix", str(bad_cpix)], "no 16-byte PlainValue"),
         (["--encrypt", "cenc", "--cpix", str(cpix_file)], "its content key is for cbcs, not cenc"),

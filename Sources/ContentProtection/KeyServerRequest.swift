@@ -1,0 +1,145 @@
+import Crypto
+import ISOBMFF
+import MediaCore
+import MediaPresentation
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// What a `cbcs`/`cenc` stream asks a CPIX key server for (`--key-server`): the DASH-IF CPIX 2.3 request document
+/// of some key periods (the shape SPEKE v2 uses), and the keys read from the answer. Pure: the HTTP is the caller's.
+///
+/// ```xml
+/// <cpix:CPIX xmlns:cpix="urn:dashif:org:cpix" xmlns:pskc="urn:ietf:params:xml:ns:keyprov:pskc" contentId="live" version="2.3">
+///   <cpix:ContentKeyList>
+///     <cpix:ContentKey kid="…" commonEncryptionScheme="cbcs"/>                      (one per period)
+///   </cpix:ContentKeyList>
+///   <cpix:DRMSystemList>                                                           (with --drm only)
+///     <cpix:DRMSystem kid="…" systemId="edef8ba9-79d6-4ace-a3c8-27dcd51d21ed"/>
+///   </cpix:DRMSystemList>
+///   <cpix:ContentKeyPeriodList>                                                    (with --key-period only)
+///     <cpix:ContentKeyPeriod id="period-7" index="7"/>
+///   </cpix:ContentKeyPeriodList>
+///   <cpix:ContentKeyUsageRuleList>
+///     <cpix:ContentKeyUsageRule kid="…" intendedTrackType="ALL"><cpix:KeyPeriodFilter periodId="period-7"/></cpix:ContentKeyUsageRule>
+///   </cpix:ContentKeyUsageRuleList>
+/// </cpix:CPIX>
+/// ```
+///
+/// KIDs are the origin's, so redundant origins asking the same server for the same stream get the same keys: period
+/// *n*'s KID is the first 16 bytes of SHA-256(`"hls-origin key-server kid "` ‖ contentId ‖ 0x00 ‖ *n* as 8 big-endian
+/// bytes) (without key periods, *n* = 0). The answer gives each KID's key as a clear `pskc:PlainValue`.
+public struct KeyServerRequest: Sendable, Equatable {
+    /// The stream's name (`contentId`).
+    public var contentID: String
+    public var scheme: ProtectionScheme
+    /// Whether the stream rotates keys (`--key-period`): the document then lists the periods and usage rules.
+    public var rotating: Bool
+    /// The systems asked for (`--drm`); none: the server's choice, read from the answer's `DRMSystemList`.
+    public var systems: [DRMSystem]
+
+    public init(contentID: String, scheme: ProtectionScheme, rotating: Bool, systems: [DRMSystem] = []) {
+        self.contentID = contentID
+        self.scheme = scheme
+        self.rotating = rotating
+        self.systems = systems
+    }
+
+    /// Period `n`'s KID.
+    public func keyID(period n: UInt64) -> [UInt8] {
+        var message = Array("hls-origin key-server kid ".utf8) + Array(contentID.utf8) + [0]
+        withUnsafeBytes(of: n.bigEndian) { message.append(contentsOf: $0) }
+        return Array(SHA256.hash(data: message).prefix(16))
+    }
+
+    /// The request document for `periods` (just period 0 when not rotating).
+    public func document(periods: [UInt64]) -> String {
+        let periods = rotating ? periods : [0]
+        let kids = periods.map { Self.uuid(keyID(period: $0)) }
+        var x = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+        x += "<cpix:CPIX xmlns:cpix=\"urn:dashif:org:cpix\" xmlns:pskc=\"urn:ietf:params:xml:ns:keyprov:pskc\""
+        x += " contentId=\"\(Self.escaped(contentID))\" version=\"2.3\">\n"
+        x += "  <cpix:ContentKeyList>\n"
+        for kid in kids { x += "    <cpix:ContentKey kid=\"\(kid)\" commonEncryptionScheme=\"\(scheme.rawValue)\"/>\n" }
+        x += "  </cpix:ContentKeyList>\n"
+        if !systems.isEmpty {
+            x += "  <cpix:DRMSystemList>\n"
+            for kid in kids {
+                for s in systems { x += "    <cpix:DRMSystem kid=\"\(kid)\" systemId=\"\(Self.uuid(s.systemID))\"/>\n" }
+            }
+            x += "  </cpix:DRMSystemList>\n"
+        }
+        if rotating {
+            x += "  <cpix:ContentKeyPeriodList>\n"
+            for n in periods { x += "    <cpix:ContentKeyPeriod id=\"period-\(n)\" index=\"\(n)\"/>\n" }
+            x += "  </cpix:ContentKeyPeriodList>\n"
+            x += "  <cpix:ContentKeyUsageRuleList>\n"
+            for (n, kid) in zip(periods, kids) {
+                x += "    <cpix:ContentKeyUsageRule kid=\"\(kid)\" intendedTrackType=\"ALL\">"
+                x += "<cpix:KeyPeriodFilter periodId=\"period-\(n)\"/></cpix:ContentKeyUsageRule>\n"
+            }
+            x += "  </cpix:ContentKeyUsageRuleList>\n"
+        }
+        return x + "</cpix:CPIX>\n"
+    }
+
+    /// The keys of `periods` in a server's answer (each `ContentKey` of a requested KID, its clear `PlainValue`), as
+    /// period keys (`id` the period), and the systems of its `DRMSystemList`; or one line saying what is missing or
+    /// wrong (never a key).
+    public func keys(periods: [UInt64], answer text: String) throws(CPIXError) -> (keys: [ContentKey], systems: [DRMSystem]) {
+        let periods = rotating ? periods : [0]
+        guard !CPIXDocument.elements("CPIX", in: text).isEmpty else { throw CPIXError("the answer is not a CPIX document") }
+        var byKID: [[UInt8]: [UInt8]] = [:]
+        for k in CPIXDocument.elements("ContentKey", in: text) {
+            guard let kid = k.attributes["kid"].flatMap(CPIXDocument.uuidBytes) else { continue }
+            if let s = k.attributes["commonEncryptionScheme"], s != scheme.rawValue {
+                throw CPIXError("the key of KID \(Self.uuid(kid)) is for \(s.prefix(8)), not \(scheme.rawValue)")
+            }
+            if !CPIXDocument.elements("EncryptedValue", in: k.body).isEmpty {
+                throw CPIXError("the key of KID \(Self.uuid(kid)) is encrypted (DocumentKey): only a PlainValue key is read")
+            }
+            guard let plain = CPIXDocument.elements("PlainValue", in: k.body).first else { continue }
+            guard let key = Data(base64Encoded: plain.body.filter { !$0.isWhitespace }), key.count == 16 else {
+                throw CPIXError("the key of KID \(Self.uuid(kid)) is not 16 bytes of base64")
+            }
+            byKID[kid] = Array(key)
+        }
+        var keys: [ContentKey] = []
+        for n in periods {
+            let kid = keyID(period: n)
+            guard let key = byKID[kid] else {
+                throw CPIXError("no key for \(rotating ? "period \(n)" : "the stream") (KID \(Self.uuid(kid)))")
+            }
+            keys.append(ContentKey(id: n, bytes: key, keyID: kid))
+        }
+        return (keys, CPIXDocument.systems(in: text))
+    }
+
+    /// `8-4-4-4-12` lowercase hexadecimal.
+    public static func uuid(_ bytes: [UInt8]) -> String {
+        let hex = bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+        var out = ""
+        for (i, c) in hex.enumerated() {
+            if [8, 12, 16, 20].contains(i) { out += "-" }
+            out.append(c)
+        }
+        return out
+    }
+
+    static func escaped(_ text: String) -> String {
+        var out = ""
+        for c in text {
+            switch c {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&apos;"
+            default: out.append(c)
+            }
+        }
+        return out
+    }
+}

@@ -1,0 +1,339 @@
+"""`--key-server` (issue 23 §2; docs/encryption.md): cbcs/cenc keys fetched from a CPIX 2.3 key server over HTTPS, one
+per key period, against the real binary and a key server written here (http.server over TLS with a self-signed
+certificate the origin trusts through --key-server-ca), which hands out a new random key for every period.
+
+- `package --key-period`: the server is asked for each period (contentId, KIDs, ContentKeyPeriod indices, usage rules,
+  the --key-server-header); every segment names its period's KID (seig) and an independent decrypter
+  (hlsharness/cencdecrypt.py) gives back the clear package's samples with that period's key — and not with a
+  neighbouring period's key (the check can fail).
+- Without key periods, over plain http://: one key, a warning that keys travel in the clear, the answer's DRM systems.
+- Refusals at start, one line naming the URL: the server down, a 403.
+- A live `serve` whose key server goes away keeps serving (the playlist advances) with the last key, one warning;
+  when the server is back, one line and the next periods have their own keys again.
+About 20 s.
+"""
+import base64
+import http.server
+import os
+import re
+import socket
+import ssl
+import subprocess
+import threading
+import time
+import xml.etree.ElementTree as ET
+import hashlib
+
+import pytest
+
+from hlsharness import cencdecrypt as cd
+from hlsharness import http as h
+from hlsharness import procs
+from hlsharness import tlscert
+
+NS = {"cpix": "urn:dashif:org:cpix", "pskc": "urn:ietf:params:xml:ns:keyprov:pskc"}
+WIDEVINE = "edef8ba9-79d6-4ace-a3c8-27dcd51d21ed"
+TOKEN = "Bearer s3cret-token"
+
+
+def uuid(b):
+    x = b.hex()
+    return f"{x[:8]}-{x[8:12]}-{x[12:16]}-{x[16:20]}-{x[20:]}"
+
+
+def kid_for(content_id, n):
+    """docs/encryption.md: SHA-256("hls-origin key-server kid " + contentId + 0x00 + n as 8 big-endian bytes)[:16]."""
+    return hashlib.sha256(b"hls-origin key-server kid " + content_id.encode() + b"\0" + n.to_bytes(8, "big")).digest()[:16]
+
+
+class KeyServer:
+    """A CPIX key server: POST a CPIX request, get each requested ContentKey back with a random key (the same key
+    for a KID asked again), and a Widevine DRMSystem per KID. `status` other than 200 refuses."""
+
+    def __init__(self, directory, port=0, cert=None, tls=True):
+        self.cert, self.keyfile = cert or tlscert.self_signed(directory)
+        self.tls = tls
+        self.keys = {}          # kid bytes -> key bytes
+        self.requests = []      # (headers, contentId, [(index, kid)], the raw document)
+        self.status = 200
+        self.port = port
+        self.lock = threading.Lock()
+
+    def start(self):
+        server = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                root = ET.fromstring(body)      # the request must be well-formed XML
+                kids = [bytes.fromhex(k.get("kid").replace("-", "")) for k in root.findall("cpix:ContentKeyList/cpix:ContentKey", NS)]
+                periods = {p.get("id"): int(p.get("index")) for p in root.findall("cpix:ContentKeyPeriodList/cpix:ContentKeyPeriod", NS)}
+                rules = {bytes.fromhex(r.get("kid").replace("-", "")): periods[r.find("cpix:KeyPeriodFilter", NS).get("periodId")]
+                         for r in root.findall("cpix:ContentKeyUsageRuleList/cpix:ContentKeyUsageRule", NS)}
+                with server.lock:
+                    server.requests.append((dict(self.headers), root.get("contentId"), [(rules.get(k), k) for k in kids], body))
+                    if server.status != 200:
+                        self.send_error(server.status)
+                        return
+                    scheme = root.find("cpix:ContentKeyList/cpix:ContentKey", NS).get("commonEncryptionScheme")
+                    out = ['<cpix:CPIX xmlns:cpix="urn:dashif:org:cpix" xmlns:pskc="urn:ietf:params:xml:ns:keyprov:pskc" '
+                           f'contentId="{root.get("contentId")}" version="2.3"><cpix:ContentKeyList>']
+                    for k in kids:
+                        key = server.keys.setdefault(k, os.urandom(16))
+                        out.append(f'<cpix:ContentKey kid="{uuid(k)}" commonEncryptionScheme="{scheme}"><cpix:Data><pskc:Secret>'
+                                   f'<pskc:PlainValue>{base64.b64encode(key).decode()}</pskc:PlainValue></pskc:Secret></cpix:Data></cpix:ContentKey>')
+                    out.append("</cpix:ContentKeyList><cpix:DRMSystemList>")
+                    out += [f'<cpix:DRMSystem kid="{uuid(k)}" systemId="{WIDEVINE}"/>' for k in kids]
+                    out.append("</cpix:DRMSystemList></cpix:CPIX>")
+                data = "".join(out).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/xml")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
+        if self.tls:
+            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            ctx.load_cert_chain(self.cert, self.keyfile)
+            self.httpd.socket = ctx.wrap_socket(self.httpd.socket, server_side=True)
+        self.port = self.httpd.server_address[1]
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+        return self
+
+    def stop(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    @property
+    def url(self):
+        return f"{'https' if self.tls else 'http'}://127.0.0.1:{self.port}/cpix"
+
+    def args(self):
+        return ["--key-server", self.url, "--key-server-ca", self.cert]
+
+
+@pytest.fixture
+def key_server(tmp_path):
+    s = KeyServer(tmp_path).start()
+    yield s
+    s.stop()
+
+
+def run_package(origin_bin, src, out, *args):
+    p = subprocess.run([origin_bin, "package", src, "-o", out, *args], stdin=subprocess.DEVNULL,
+                       capture_output=True, timeout=60)
+    return p.returncode, p.stderr.decode("utf-8", errors="replace")
+
+
+def segment_names(d):
+    return sorted((n for n in os.listdir(d) if re.match(r"seg\d+\.m4s$", n)), key=lambda n: int(n[3:-4]))
+
+
+def read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def test_package_encrypts_each_period_with_the_servers_key(origin_bin, media, key_server, tmp_path):
+    clear, out = str(tmp_path / "clear"), str(tmp_path / "movie")
+    common = ["--segment-duration", "2"]
+    rc, err = run_package(origin_bin, media["vod.mp4"], clear, *common)
+    assert rc == 0, err
+    rc, err = run_package(origin_bin, media["vod.mp4"], out, *common, "--encrypt", "cbcs", "--key-period", "2s",
+                          *key_server.args(), "--key-server-header", f"Authorization: {TOKEN}")
+    assert rc == 0, err
+    # What was asked: contentId the output's name, consecutive periods, the KIDs the docs define, the header.
+    assert key_server.requests
+    asked = {}
+    for headers, content_id, periods, _ in key_server.requests:
+        assert content_id == "movie" and headers.get("Authorization") == TOKEN
+        for n, kid in periods:
+            assert kid == kid_for("movie", n), (n, kid.hex())
+            asked[n] = kid
+    assert sorted(asked)[:2] == [0, 1] and sorted(asked) == list(range(len(asked))), sorted(asked)
+    # Every segment (2 s, one period each) names its period's KID and decrypts with that period's key only.
+    names = segment_names(out)
+    assert names == segment_names(clear) and len(names) == 3, names
+    init = read(os.path.join(out, "init.mp4"))
+    prot = cd.read_protection(init)
+    assert {p["kid"] for p in prot.values()} == {kid_for("movie", 0)}
+    by_kid = dict(key_server.keys)
+    for i, n in enumerate(names):
+        sealed, expected = read(os.path.join(out, n)), cd.clear_samples(read(os.path.join(clear, n)))
+        _, samples, stats = cd.decrypt_segment(sealed, prot, by_kid)
+        period = int(n[3:-4]) - int(names[0][3:-4])
+        assert set(stats["kids"]) == {kid_for("movie", period)}, (n, period)
+        assert stats["protected_bytes"] > 0
+        assert samples == expected, f"{n}: the decrypted samples are not the clear ones"
+        # The check can fail: the neighbouring period's key under this KID gives other samples.
+        other = key_server.keys[kid_for("movie", period + 1 if i == 0 else period - 1)]
+        assert cd.decrypt_segment(sealed, prot, {kid_for("movie", period): other})[1] != expected
+    # Three different keys, and none of them in what the origin said; the token neither.
+    assert len({by_kid[kid_for("movie", p)] for p in range(3)}) == 3
+    for key in key_server.keys.values():
+        assert key.hex() not in err.lower() and base64.b64encode(key).decode() not in err
+    assert "s3cret" not in err
+
+
+def test_one_key_over_plain_http_with_a_warning(origin_bin, media, tmp_path):
+    """Without --key-period: one key (period 0's KID, no period lists asked); http:// works and says the keys travel
+    in the clear; --drm not given: the answer's DRMSystemList (Widevine) is signalled."""
+    ks = KeyServer(tmp_path, tls=False).start()
+    try:
+        clear, out = str(tmp_path / "clear"), str(tmp_path / "one")
+        assert run_package(origin_bin, media["vod.mp4"], clear)[0] == 0
+        rc, err = run_package(origin_bin, media["vod.mp4"], out, "--encrypt", "cenc", "--key-server", ks.url)
+        assert rc == 0, err
+        assert "travel in the clear" in err
+        assert [p for _, _, periods, _ in ks.requests for p in periods] == [(None, kid_for("one", 0))]
+        assert b"ContentKeyPeriodList" not in ks.requests[0][3]
+        prot = cd.read_protection(read(os.path.join(out, "init.mp4")))
+        assert {p["kid"] for p in prot.values()} == {kid_for("one", 0)}
+        assert bytes.fromhex(WIDEVINE.replace("-", "")) in read(os.path.join(out, "init.mp4"))
+        key = ks.keys[kid_for("one", 0)]
+        for n in segment_names(out):
+            expected = cd.clear_samples(read(os.path.join(clear, n)))
+            assert cd.decrypt_segment(read(os.path.join(out, n)), prot, key)[1] == expected, n
+            assert cd.decrypt_segment(read(os.path.join(out, n)), prot, os.urandom(16))[1] != expected, n
+        assert key.hex() not in err.lower()
+    finally:
+        ks.stop()
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_refusals_at_start_are_one_line(origin_bin, media, key_server, tmp_path):
+    down = f"https://127.0.0.1:{free_port()}/cpix"
+    key_server.status = 403
+    for args, says in [
+        (["--key-server", down, "--key-server-ca", key_server.cert], f"--key-server {down}: "),
+        (key_server.args(), f"--key-server {key_server.url}: answered 403"),
+        (key_server.args() + ["--key", "00112233445566778899aabbccddeeff"], "--key-server and --key both give the key"),
+        (["--encrypt", "aes-128", "--key-server", down], "--key-server needs --encrypt cbcs or cenc"),
+    ]:
+        if "--encrypt" not in args:
+            args = ["--encrypt", "cenc", *args]
+        t = time.monotonic()
+        rc, err = run_package(origin_bin, media["vod.mp4"], str(tmp_path / "out"), *args)
+        lines = [ln for ln in err.splitlines() if ln.strip() and "Usage" not in ln and "help" not in ln]
+        assert rc > 0, (args, err)
+        assert says in err, (args, err)
+        assert len(lines) == 1, (args, err)
+        assert time.monotonic() - t < 15
+
+
+def kid_of(body):
+    for moof in [b for b in cd.boxes(body) if b.type == b"moof"]:
+        for traf in cd.boxes(body, moof.body, moof.end):
+            if traf.type == b"traf":
+                g = cd.seig(body, traf)
+                if g:
+                    return bytes(g["kid"])
+    return None
+
+
+def h264_decodes(init, samples):
+    """(ok, stderr) of FFmpeg decoding the video samples (track 1) as an H.264 elementary stream: the avcC's SPS and
+    PPS, then each sample's 4-byte-length NAL units as Annex B. A wrongly decrypted slice is a decoding error."""
+    at = init.index(b"avcC") + 4
+    out, p = b"", at + 5
+    for count_at in range(2):
+        n = init[p] & (0x1F if count_at == 0 else 0xFF)
+        p += 1
+        for _ in range(n):
+            size = int.from_bytes(init[p:p + 2], "big")
+            out += b"\0\0\0\1" + init[p + 2:p + 2 + size]
+            p += 2 + size
+    for track, sample in samples:
+        q = 0
+        while track == 1 and q + 4 <= len(sample):
+            size = int.from_bytes(sample[q:q + 4], "big")
+            out += b"\0\0\0\1" + sample[q + 4:q + 4 + size]
+            q += 4 + size
+    r = subprocess.run(["ffmpeg", "-hide_banner", "-nostdin", "-v", "error", "-f", "h264", "-i", "pipe:0", "-f", "null", "-"],
+                       input=out, capture_output=True, timeout=30)
+    err = r.stderr.decode(errors="replace").strip()
+    return r.returncode == 0 and not err, err
+
+
+def listed(s):
+    text = h.get(s.url("/stream.m3u8")).text
+    return text, [ln for ln in text.splitlines() if ln and not ln.startswith("#")]
+
+
+def test_live_keeps_serving_when_the_key_server_goes_away(origin_bin, tmp_path):
+    ks = KeyServer(tmp_path).start()
+    port = ks.port
+    s = procs.OriginServer(origin_bin, ["--test-pattern-size", "320x240", "--encrypt", "cbcs", "--key-period", "1s",
+                                        *ks.args()])
+    s.start()
+    try:
+        s.wait_ready(20, path="/stream.m3u8")
+        time.sleep(3)
+        text, uris = listed(s)
+        init = h.get(s.url("/init.mp4")).body
+        prot = cd.read_protection(init)
+        keys = dict(ks.keys)
+        # The ClearKey EXT-X-KEY in force before each segment names the KID its fragments name.
+        in_force = {}
+        current = None
+        for line in text.splitlines():
+            if line.startswith("#EXT-X-KEY:") and "org.w3.clearkey" in line:
+                current = base64.b64decode(re.search(r'base64,([^"]+)"', line).group(1))
+            elif line and not line.startswith("#"):
+                in_force[line] = current
+        assert len(set(in_force.values())) >= 2, text
+        # Each listed segment n is period n's, with the server's key: its video samples decrypt to NAL units.
+        for uri in uris[-2:]:
+            body = h.get(s.url("/" + uri)).body
+            n = int(re.match(r"seg(\d+)\.m4s$", uri).group(1))
+            assert kid_of(body) == kid_for("stream", n) == in_force[uri], uri
+            _, samples, _ = cd.decrypt_segment(body, prot, keys)
+            ok, err = h264_decodes(init, samples)
+            assert ok, (uri, err)
+            # The check can fail: with another key the slices do not decode.
+            wrong = cd.decrypt_segment(body, prot, {kid_for("stream", n): os.urandom(16)})[1]
+            assert wrong != samples and not h264_decodes(init, wrong)[0]
+        # The server goes away: the stream keeps serving with the last key it has, one warning.
+        ks.stop()
+        gone_at = int(re.match(r"seg(\d+)\.m4s$", uris[-1]).group(1))
+        time.sleep(5)
+        _, later = listed(s)
+        last = int(re.match(r"seg(\d+)\.m4s$", later[-1]).group(1))
+        assert last >= gone_at + 3, (gone_at, later)
+        kids = [kid_of(h.get(s.url("/" + u)).body) for u in later[-2:]]
+        assert kids[0] == kids[1] and kids[1] in ks.keys, "the newest segments keep one key the server gave"
+        warnings = [ln for ln in s.stderr().splitlines() if "keeping period" in ln]
+        assert len(warnings) == 1 and ks.url in warnings[0], s.stderr()[-2000:]
+        # Back again: one line, and the next periods have their own keys.
+        ks2 = KeyServer(tmp_path, port=port, cert=(ks.cert, ks.keyfile)).start()
+        try:
+            deadline = time.monotonic() + 15
+            while "answers again" not in s.stderr() and time.monotonic() < deadline:
+                time.sleep(0.3)
+            assert len([ln for ln in s.stderr().splitlines() if "answers again" in ln]) == 1, s.stderr()[-2000:]
+            time.sleep(1.5)
+            _, uris = listed(s)
+            body = h.get(s.url("/" + uris[-1])).body
+            n = int(re.match(r"seg(\d+)\.m4s$", uris[-1]).group(1))
+            assert kid_of(body) == kid_for("stream", n)
+            _, samples, _ = cd.decrypt_segment(body, prot, ks2.keys)
+            assert h264_decodes(init, samples)[0]
+        finally:
+            ks2.stop()
+        err = s.stderr()
+        for key in list(keys.values()) + list(ks2.keys.values()):
+            assert key.hex() not in err.lower() and base64.b64encode(key).decode() not in err
+        assert all(k.hex() not in h.get(s.url("/streams.json")).text for k in keys.values())
+    finally:
+        rc = s.stop()
+        print(f"\n--- live origin exit {rc}; stderr tail:\n{s.stderr()[-2000:]}")
