@@ -75,13 +75,50 @@ final class H2SendTimeout: ChannelDuplexHandler, RemovableChannelHandler {
 /// The end of an HTTP/2 connection's pipeline: a connection error (swift-nio-http2 has written its GOAWAY, RFC 9113
 /// §5.4.1) closes the connection. (HummingbirdHTTP2's connection manager did this; swift-nio-http2's leaves it to the
 /// application.)
+///
+/// It also bounds a graceful shutdown. On `ChannelShouldQuiesceEvent` swift-nio-http2's connection manager sends a
+/// GOAWAY and a PING, and starts its grace timer (`maxGraceTime`) only when the PING is acknowledged: a client that
+/// never answers (gone silent, or hostile) held the connection, and so the server's shutdown, open for ever. Here the
+/// connection closes `ackWait` after the shutdown began if no stream is open by then, and in any case `deadline`
+/// after it (the manager's own grace, counted from the ack, ends sooner for a client that answers).
 final class H2ConnectionErrorHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTP2Frame
+
+    private let ackWait: TimeAmount
+    private let deadline: TimeAmount
+    private var openStreams: Set<HTTP2StreamID> = []
+    private var timers: [Scheduled<Void>] = []
+
+    init(ackWait: TimeAmount = .seconds(2), deadline: TimeAmount) {
+        self.ackWait = ackWait
+        self.deadline = deadline
+    }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {}
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         context.close(promise: nil)
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        switch event {
+        case let e as NIOHTTP2StreamCreatedEvent: openStreams.insert(e.streamID)
+        case let e as StreamClosedEvent: openStreams.remove(e.streamID)
+        case is ChannelShouldQuiesceEvent where timers.isEmpty:
+            let loop = context.eventLoop.assumeIsolated()
+            timers.append(loop.scheduleTask(in: ackWait) { [self] in
+                if openStreams.isEmpty { context.close(promise: nil) }
+            })
+            timers.append(loop.scheduleTask(in: deadline) { context.close(promise: nil) })
+        default: break
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        for t in timers { t.cancel() }
+        timers = []
+        context.fireChannelInactive()
     }
 }
 

@@ -132,7 +132,7 @@ struct OriginTLSChannel: HTTPChannelHandler {
                     }
                 }
                 try pipeline.addHandler(manager)
-                try pipeline.addHandler(H2ConnectionErrorHandler())
+                try pipeline.addHandler(H2ConnectionErrorHandler(deadline: TimeAmount(limits.sendTimeout) + .seconds(2)))
                 return multiplexer
             }
         }

@@ -404,3 +404,42 @@ def test_an_idle_h2_connection_is_closed_after_the_idle_timeout(origin):
         idle.close()
         busy.close()
     a.check()
+
+
+def test_shutdown_is_not_held_by_a_client_that_never_answers(origin_bin, tmp_path):
+    """SIGTERM with an HTTP/2 client that has gone silent (it never reads again, so it never acknowledges the PING
+    that follows the shutdown's GOAWAY): the origin still exits, with status 0, within the bound (2 s for a connection
+    without an open stream, then the TLS close_notify's 5 s). Before this was bounded, the process stayed up for ever
+    (checked: still running after 30 s). Its own origin (it is stopped)."""
+    cert, key = tlscert.self_signed(tmp_path)
+    port = procs.free_port()
+    proc = procs.OriginServer(origin_bin, [small_clip(), "--loop", "--tls-cert", cert, "--tls-key", key,
+                                           "--send-timeout", str(SEND_TIMEOUT), "--quiet"], port=port)
+    proc.start()
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                c = RawH2(port)
+                c.send(c.request(1))
+                if c.wait(lambda: 1 in c.statuses, 2):
+                    break
+                c.close()
+            except OSError:
+                pass
+            assert time.monotonic() < deadline, f"no answer over h2: {proc.stderr()[-2000:]}"
+            time.sleep(0.2)
+        c.reading = False                            # from now on the client reads nothing and answers nothing
+        started = time.monotonic()
+        proc.proc.send_signal(15)
+        bound = 2 + 5 + 2
+        try:
+            rc = proc.proc.wait(bound + 10)
+        except subprocess.TimeoutExpired:
+            rc = None
+        took = time.monotonic() - started
+        print(f"[shutdown] exited {rc} after {took:.1f} s with a silent h2 client")
+        assert rc == 0 and took < bound, (rc, round(took, 1), proc.stderr()[-1500:])
+        c.close()
+    finally:
+        proc.stop()
