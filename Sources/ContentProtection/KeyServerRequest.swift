@@ -128,18 +128,5 @@ public struct KeyServerRequest: Sendable, Equatable {
         return out
     }
 
-    static func escaped(_ text: String) -> String {
-        var out = ""
-        for c in text {
-            switch c {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&apos;"
-            default: out.append(c)
-            }
-        }
-        return out
-    }
+    static func escaped(_ text: String) -> String { XMLEscaping.escape(text) }
 }

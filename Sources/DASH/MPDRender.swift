@@ -208,22 +208,7 @@ struct XMLText {
 
     private mutating func indent() { text += String(repeating: "  ", count: depth) }
 
-    static func escape(_ s: String, quote: Bool) -> String {
-        guard s.utf8.contains(where: { $0 == UInt8(ascii: "&") || $0 == UInt8(ascii: "<") || $0 == UInt8(ascii: ">") || $0 == UInt8(ascii: "\"") }) else {
-            return s
-        }
-        var out = ""
-        for c in s {
-            switch c {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"" where quote: out += "&quot;"
-            default: out.append(c)
-            }
-        }
-        return out
-    }
+    static func escape(_ s: String, quote: Bool) -> String { XMLEscaping.escape(s, quote: quote) }
 }
 
 extension MPD.TimelineEntry {

@@ -160,8 +160,5 @@ enum StreamDirectory {
         """
     }
 
-    private static func escape(_ s: String) -> String {
-        s.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
-    }
+    private static func escape(_ s: String) -> String { XMLEscaping.escape(s) }
 }
