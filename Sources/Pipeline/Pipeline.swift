@@ -27,7 +27,7 @@ public struct PipelineOptions: Sendable {
     /// DASH trick-mode AdaptationSets in the MPD (`--dash-trick-mode`): off by default, as packagers offer trick play
     /// on request (FFmpeg 5.1's DASH demuxer reads such sets as ordinary streams).
     public var dashTrickMode = false
-    /// Legacy cue tags and interstitials for the stream's events (`--cue-tags legacy`, `--interstitial URL`).
+    /// Legacy cue tags and interstitials for the stream's events (`--cue-tags legacy`, `--interstitial URL`, `--interstitial-list URL`).
     public var eventSignalling = EventSignalling()
     /// Which audio tracks become renditions and their labels (`--audio-tracks`, `--audio-name`, `--audio-language`,
     /// `--default-audio`).

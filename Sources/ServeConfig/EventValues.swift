@@ -41,8 +41,9 @@ public enum EventCarriage: OptionValue, CaseIterable, Hashable {
     }
 }
 
-/// `--interstitial` / `interstitial`: an asset's http(s) URL, written in a quoted-string attribute (`X-ASSET-URI`), so
-/// without quotes, control characters or spaces.
+/// `--interstitial` / `interstitial` and `--interstitial-list` / `interstitial_list`: an asset's or an asset list's
+/// http(s) URL (RFC 8216bis Appendix D: absolute), written in a quoted-string attribute (`X-ASSET-URI`,
+/// `X-ASSET-LIST`), so without quotes, control characters or spaces.
 public struct AssetURL: OptionValue, Hashable {
     public let text: String
 

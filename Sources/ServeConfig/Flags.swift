@@ -132,8 +132,11 @@ public struct MediaOptions: ParsableArguments, Sendable {
     @Option(name: .customLong("cue-tags"), help: ArgumentHelp("How SCTE-35 breaks are signalled besides EXT-X-DATERANGE: legacy adds EXT-X-CUE-OUT/EXT-X-CUE-OUT-CONT/EXT-X-CUE-IN (docs/events.md).", valueName: "daterange|legacy"))
     public var cueTags: String?
 
-    @Option(help: ArgumentHelp("Make every ad break an HLS interstitial (CLASS=\"com.apple.hls.interstitial\") that plays this asset (an http(s) URL of a playlist; a stitching service can be the URL).", valueName: "url"))
+    @Option(help: ArgumentHelp("Make every ad break an HLS interstitial (CLASS=\"com.apple.hls.interstitial\") that plays this asset (an http(s) URL of a playlist, X-ASSET-URI; a stitching service can be the URL). Or --interstitial-list.", valueName: "url"))
     public var interstitial: String?
+
+    @Option(name: .customLong("interstitial-list"), help: ArgumentHelp("Instead of --interstitial: make every ad break an HLS interstitial whose assets the JSON asset list at this http(s) URL names (X-ASSET-LIST; an ad decision service can answer it per break and viewer), with break=ID and duration=SECONDS added to its query (docs/events.md).", valueName: "url"))
+    public var interstitialList: String?
 
     @Option(help: ArgumentHelp("Where DASH carries SCTE-35 events: the MPD's EventStream, or inband: an emsg (urn:scte:scte35:2013:bin) in the segments of every rendition (docs/events.md).", valueName: "eventstream|inband"))
     public var events: String?
@@ -184,6 +187,7 @@ public struct MediaOptions: ParsableArguments, Sendable {
         o.keyPeriod = try read(keyPeriod, .keyPeriod)
         o.cueTags = try read(cueTags, .cueTags)
         o.interstitial = try read(interstitial, .interstitial)
+        o.interstitialList = try read(interstitialList, .interstitialList)
         o.events = try read(events, .events)
         o.drm = try read(drm, .drm)
         o.cpix = cpix

@@ -78,8 +78,10 @@ public struct StreamOptions: Codable, Equatable, Sendable {
     public var keyPeriod: LongDuration?
     /// `legacy`: EXT-X-CUE-OUT/-CONT/EXT-X-CUE-IN beside the dateranges of SCTE-35 breaks (docs/events.md).
     public var cueTags: CueTagStyle?
-    /// Every ad break becomes an HLS interstitial playing this asset (an http(s) URL).
+    /// Every ad break becomes an HLS interstitial playing this asset (an http(s) URL of a playlist: `X-ASSET-URI`)…
     public var interstitial: AssetURL?
+    /// … or the assets of the JSON asset list at this URL (`X-ASSET-LIST`), asked per break; one of the two.
+    public var interstitialList: AssetURL?
     /// SCTE-35 events in DASH: the MPD's `EventStream` (default) or `emsg` in the segments (`inband`).
     public var events: EventCarriage?
     /// The DRM systems a `cbcs`/`cenc` stream is signalled for (ClearKey always).
@@ -118,7 +120,7 @@ public struct StreamOptions: Codable, Equatable, Sendable {
         case captions, subtitles
         case encrypt, key
         case keyPeriod = "key_period"
-        case cueTags = "cue_tags", interstitial, events
+        case cueTags = "cue_tags", interstitial, interstitialList = "interstitial_list", events
         case drm, cpix
         case clearLead = "clear_lead"
         case keyServer = "key_server", keyServerCa = "key_server_ca", keyServerHeader = "key_server_header"
@@ -202,7 +204,10 @@ public struct StreamOptions: Codable, Equatable, Sendable {
         o.keyPeriod = keyPeriod ?? defaults.keyPeriod
         o.cueTags = cueTags ?? defaults.cueTags
         o.events = events ?? defaults.events
-        o.interstitial = interstitial ?? defaults.interstitial
+        // One choice of two keys: a stream's interstitial of either kind replaces the defaults' of either kind.
+        let ownInterstitial = interstitial != nil || interstitialList != nil
+        o.interstitial = ownInterstitial ? interstitial : defaults.interstitial
+        o.interstitialList = ownInterstitial ? interstitialList : defaults.interstitialList
         o.drm = drm ?? defaults.drm
         o.cpix = cpix ?? defaults.cpix
         o.clearLead = clearLead ?? defaults.clearLead
@@ -293,6 +298,9 @@ public struct StreamOptions: Codable, Equatable, Sendable {
         }
         if encrypt == .aes128, key?.keyID != nil {
             throw naming.error("\(name(.key)) KID:KEY is for \(name(.encrypt)) cbcs or cenc; aes-128 takes the key alone", key: .key)
+        }
+        if interstitial != nil, interstitialList != nil {
+            throw naming.error("give either \(name(.interstitial)) or \(name(.interstitialList)), not both", key: .interstitialList)
         }
         if loop == true && input == "-" {
             throw naming.error("\(name(.loop)) needs a file: standard input cannot be rewound", key: .loop)

@@ -45,7 +45,8 @@ extension PipelineOptions {
         if let codec = o.audioCodec { audioCodec = codec }
         if let wallclock = o.wallclockTimestamps { wallclockTimestamps = wallclock }
         if let trick = o.dashTrickMode { dashTrickMode = trick }
-        eventSignalling = EventSignalling(legacyCueTags: o.cueTags == .legacy, interstitialAssetURI: o.interstitial?.text,
+        let interstitial = o.interstitial.map { InterstitialAsset.uri($0.text) } ?? o.interstitialList.map { .list($0.text) }
+        eventSignalling = EventSignalling(legacyCueTags: o.cueTags == .legacy, interstitial: interstitial,
                                           scte35Inband: o.events == .inband)
         ladder = o.ladder?.text
         if o.thumbnails == true {

@@ -146,7 +146,7 @@ import Testing
     }
 }
 
-/// `--cue-tags legacy` and `--interstitial URL`.
+/// `--cue-tags legacy`, `--interstitial URL` and `--interstitial-list URL`.
 @Suite struct EventSignallingTests {
     @Test func legacyCueTagsAroundABreak() throws {
         let p = try EventTests.presentation()
@@ -172,9 +172,43 @@ import Testing
         try p.consume(.segment(rendition: 0, Fixture.info(1), bytes: [0]))
         let snap = try #require(p.layout?.windows[0].snapshot())
         let text = try #require(PlaylistBuilder.mediaPlaylist(snap, scheme: Rendition.muxed().scheme, playlistType: nil,
-                                                              events: EventSignalling(interstitialAssetURI: "https://ads.example/a.m3u8"))).render()
+                                                              events: EventSignalling(interstitial: .uri("https://ads.example/a.m3u8")))).render()
         #expect(text.contains(#"#EXT-X-DATERANGE:ID="b.interstitial",CLASS="com.apple.hls.interstitial",START-DATE="2025-11-22T04:20:27.000Z",DURATION=30.0,X-ASSET-URI="https://ads.example/a.m3u8",X-RESUME-OFFSET=30.0,X-RESTRICT="SKIP,JUMP""#))
         #expect(text.contains(#"#EXT-X-DATERANGE:ID="b",START-DATE="2025-11-22T04:20:27.000Z",PLANNED-DURATION=30.0,SCTE35-OUT=0xFC3001"#))
+    }
+
+    @Test func interstitialWithAnAssetList() throws {
+        let p = try EventTests.presentation()
+        try p.consume(.event(EventTests.event("b", .spliceOut, at: 1, planned: 30)))
+        try p.consume(.event(EventTests.event("c", .spliceOut, at: 2)))  // no planned duration
+        for n in 0..<UInt64(3) { try p.consume(.segment(rendition: 0, Fixture.info(n), bytes: [0])) }
+        let events = EventSignalling(interstitial: .list("https://ads.example/list.json?site=7"))
+        func rendered() throws -> String {
+            let snap = try #require(p.layout?.windows[0].snapshot())
+            return try #require(PlaylistBuilder.mediaPlaylist(snap, scheme: Rendition.muxed().scheme, playlistType: nil,
+                                                              events: events)).render()
+        }
+        let text = try rendered()
+        #expect(text.contains(#"#EXT-X-DATERANGE:ID="b.interstitial",CLASS="com.apple.hls.interstitial",START-DATE="2025-11-22T04:20:27.000Z",DURATION=30.0,X-ASSET-LIST="https://ads.example/list.json?site=7&break=b&duration=30.0",X-RESUME-OFFSET=30.0,X-RESTRICT="SKIP,JUMP""#))
+        #expect(!text.contains("X-ASSET-URI"))
+        let open = #"ID="c.interstitial",CLASS="com.apple.hls.interstitial",START-DATE="2025-11-22T04:20:28.000Z",X-ASSET-LIST="https://ads.example/list.json?site=7&break=c","#
+        #expect(text.contains(open))
+        // The break ends: its DURATION comes, the asset list's URL stays the same (§4.4.5.1).
+        try p.consume(.event(EventTests.event("c", .spliceIn, at: 3, section: EventTests.back)))
+        try p.consume(.segment(rendition: 0, Fixture.info(3), bytes: [0]))
+        let ended = try rendered()
+        #expect(ended.contains(#"X-ASSET-LIST="https://ads.example/list.json?site=7&break=c","#))
+        #expect(ended.contains(#"ID="c.interstitial",CLASS="com.apple.hls.interstitial",START-DATE="2025-11-22T04:20:28.000Z",DURATION=1.0,"#))
+    }
+
+    @Test func assetListURLKeepsItsQueryAndFragment() {
+        let minute = MediaTime.seconds(60, timescale: 90_000)
+        #expect(InterstitialAsset.listURL("https://a.example/l", breakID: "splice-7", planned: minute)
+                == "https://a.example/l?break=splice-7&duration=60.0")
+        #expect(InterstitialAsset.listURL("https://a.example/l?", breakID: "x", planned: nil) == "https://a.example/l?break=x")
+        #expect(InterstitialAsset.listURL("https://a.example/l?a=1&", breakID: "x", planned: nil) == "https://a.example/l?a=1&break=x")
+        #expect(InterstitialAsset.listURL("https://a.example/l?a=1#f", breakID: "x", planned: nil) == "https://a.example/l?a=1&break=x#f")
+        #expect(InterstitialAsset.listURL("https://a.example/l", breakID: "a b\"é", planned: nil) == "https://a.example/l?break=a%20b%22%C3%A9")
     }
 }
 

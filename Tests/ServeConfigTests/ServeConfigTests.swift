@@ -120,6 +120,7 @@ import Testing
     key_period = "60s"
     cue_tags = "legacy"
     interstitial = "https://ads.example/break.m3u8"
+    interstitial_list = "https://ads.example/list.json"
     events = "inband"
     drm = "widevine,playready"
     cpix = "keys.cpix.xml"
@@ -175,6 +176,7 @@ import Testing
         key_period: 1m
         cue_tags: legacy
         interstitial: "https://ads.example/break.m3u8"
+        interstitial_list: "https://ads.example/list.json"
         events: inband
         drm: widevine,playready
         cpix: keys.cpix.xml
@@ -243,6 +245,7 @@ import Testing
             ("transcode = \"sometimes\"", "streams.a: transcode is auto, always or never (got 'sometimes')"),
             ("video_codec = \"vp9\"", "streams.a: video_codec is h264, hevc or av1 (got 'vp9')"),
             ("audio_codec = \"mp3\"", "streams.a: audio_codec is aac, opus or ac3 (got 'mp3')"),
+            ("interstitial_list = \"ftp://ads.example/l\"", "streams.a: interstitial_list is an http:// or https:// URL without spaces or quotes (got 'ftp://ads.example/l')"),
         ]
         for (line, message) in cases {
             #expect(throws: ConfigError(message), "\(line)") {

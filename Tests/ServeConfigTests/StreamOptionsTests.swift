@@ -43,6 +43,19 @@ struct ServeFlags: ParsableArguments {
         #expect(merged.inputOptions == ["probesize": "64", "passphrase": "p"])
     }
 
+    /// `interstitial` and `interstitial_list` are one choice: a stream's of either kind replaces the defaults'.
+    @Test func aStreamsInterstitialListReplacesTheFlagsInterstitial() throws {
+        let flags = try ServeFlags.options(["--interstitial", "https://ads.example/break.m3u8"])
+        var entry = StreamOptions()
+        entry.interstitialList = try AssetURL(parsing: "https://ads.example/list.json")
+        let merged = entry.merged(over: flags)
+        #expect(merged.interstitial == nil && merged.interstitialList?.text == "https://ads.example/list.json")
+        try merged.validate(naming: .stream("cam"))
+        #expect(StreamOptions().merged(over: flags).interstitial?.text == "https://ads.example/break.m3u8")
+        let list = try ServeFlags.options(["--interstitial-list", "https://ads.example/list.json?site=7"])
+        #expect(list.interstitialList?.text == "https://ads.example/list.json?site=7" && list.interstitial == nil)
+    }
+
     @Test func theFlagsDefaults() throws {
         let o = try ServeFlags.options([])
         #expect(o.segmentDuration == Seconds(milliseconds: 1000) && o.partDuration == Seconds(milliseconds: 333))
@@ -111,6 +124,12 @@ struct ServeFlags: ParsableArguments {
             (["--ladder", "abc"], "--ladder: 'abc' is not a height (use e.g. 720,480,360 or 720:3000k)"),
             (["--input-option", "foo"], "--input-option takes KEY=VALUE (got 'foo')"),
             (["--input-format", "mpegts", "--audio-format", "s16le"], "give either --input-format or --audio-format, not both"),
+            (["--interstitial", "https://a.example/b.m3u8", "--interstitial-list", "https://a.example/l.json"],
+             "give either --interstitial or --interstitial-list, not both"),
+            (["--interstitial-list", "https://ads.example/a list.json"],
+             "--interstitial-list is an http:// or https:// URL without spaces or quotes (got 'https://ads.example/a list.json')"),
+            (["--interstitial-list", "/srv/list.json"],
+             "--interstitial-list is an http:// or https:// URL without spaces or quotes (got '/srv/list.json')"),
             (["--input-format", "rawvideo"], "raw video input needs --video-size WxH (and --framerate, --pixel-format if not 25 fps yuv420p)"),
             (["--thumbnail-interval", "0.05"], "--thumbnail-interval must be between 0.1 and 600.0 seconds"),
             (["--thumbnail-grid", "5x0"], "--thumbnail-grid: bad size '5x0'"),
@@ -171,6 +190,10 @@ struct ServeFlags: ParsableArguments {
         o.inputFormat = "mpegts"
         o.audioFormat = "s16le"
         #expect(refusal(o) == "streams.cam: give either input_format or audio_format, not both")
+        o = StreamOptions()
+        o.interstitial = try? AssetURL(parsing: "https://a.example/b.m3u8")
+        o.interstitialList = try? AssetURL(parsing: "https://a.example/l.json")
+        #expect(refusal(o) == "streams.cam: give either interstitial or interstitial_list, not both")
     }
 
     @Test func flagNamesFollowTheKeys() {

@@ -1,15 +1,24 @@
 """Issue 22 in a real player: hls.js 1.6.15 in headless Chromium, playing a live ladder, sees a break posted to the
 events API as an EXT-X-DATERANGE (its LEVEL_UPDATED details carry the daterange with the posted break's SCTE35-OUT),
-and with `--interstitial URL` plays the interstitial asset (a 4-s VOD that `package --ladder source` wrote, served from another port)
-when the break comes, then goes back to the live stream: hls.js's interstitial events fire in order, no fatal error.
+and plays the interstitial asset (a 4-s VOD that `package --ladder source` wrote, served from another port) when the
+break comes, then goes back to the live stream: hls.js's interstitial events fire in order, no fatal error. Twice:
+with `--interstitial URL` (the daterange's X-ASSET-URI names the asset) and with `--interstitial-list URL` (its
+X-ASSET-LIST names a JSON asset list the test serves, `{"ASSETS": [{"URI": the asset, "DURATION": its length}]}`,
+which hls.js must fetch, with the break's id and planned duration in the query, to know what to play).
 The playlists, sections and splice cuts themselves are test_events.py's.
 """
+import glob
 import json
+import os
 import subprocess
 import time
+import urllib.parse
 import urllib.request
 
+import pytest
+
 from hlsharness import chromium, staticserver
+from hlsharness.m3u8 import parse_media
 from hlsharness.procs import package
 from hlsharness.testenv import need_chromium
 
@@ -24,10 +33,12 @@ LISTEN_JS = r"""
     h.on('hlsLevelUpdated', (e, d) => {
       for (const [id, r] of Object.entries((d.details && d.details.dateRanges) || {})) {
         window.__ev.ranges[id] = {cls: r.class || (r.attr && r.attr.CLASS) || null,
-                                  out: (r.attr && r.attr['SCTE35-OUT']) || null, start: String(r.startDate)};
+                                  out: (r.attr && r.attr['SCTE35-OUT']) || null, start: String(r.startDate),
+                                  uri: (r.attr && r.attr['X-ASSET-URI']) || null,
+                                  list: (r.attr && r.attr['X-ASSET-LIST']) || null};
       }
     });
-    for (const name of ['hlsInterstitialStarted', 'hlsInterstitialAssetStarted', 'hlsInterstitialAssetEnded',
+    for (const name of ['hlsAssetListLoaded', 'hlsInterstitialStarted', 'hlsInterstitialAssetStarted', 'hlsInterstitialAssetEnded',
                         'hlsInterstitialEnded', 'hlsInterstitialsPrimaryResumed', 'hlsInterstitialAssetError']) {
       h.on(name, (e, d) => window.__ev.interstitial.push(name === 'hlsInterstitialAssetError' ? name + ': ' + String((d && (d.error && d.error.message)) || (d && d.details) || '') : name));
     }
@@ -50,18 +61,39 @@ def post(url, body):
         return r.status, json.loads(r.read())
 
 
-def test_hlsjs_sees_the_break_and_plays_the_interstitial(start_origin, origin_bin, tmp_path):
-    need_chromium()
-    ad = str(tmp_path / "ad.mp4")
+@pytest.fixture(scope="module")
+def ad(origin_bin, tmp_path_factory):
+    """The interstitial asset, made once for both cases: (its directory, its length in seconds)."""
+    d = tmp_path_factory.mktemp("ad")
+    src = str(d / "ad.mp4")
     subprocess.run(["ffmpeg", "-hide_banner", "-nostdin", "-v", "error", "-f", "lavfi", "-i",
                     "testsrc2=size=640x360:rate=30", "-f", "lavfi", "-i", "sine=frequency=880:sample_rate=48000",
-                    "-t", "4", "-c:v", "libx264", "-preset", "ultrafast", "-g", "30", "-c:a", "aac", "-b:a", "64k", ad],
+                    "-t", "4", "-c:v", "libx264", "-preset", "ultrafast", "-g", "30", "-c:a", "aac", "-b:a", "64k", src],
                    check=True)
     # Its video and audio in renditions of their own, as the live ladder's: hls.js plays an asset in the primary's
     # SourceBuffers and refuses a muxed one ("audiovideo") against separate video and audio.
-    asset = package(origin_bin, ad, tmp_path / "ad", "--ladder", "source")
-    with staticserver.serving(asset) as base:
-        s = start_origin("--ladder", "360,240", "--api-token", TOKEN, "--interstitial", base + "/index.m3u8")
+    asset = package(origin_bin, src, d / "out", "--ladder", "source")
+    lengths = []
+    for path in glob.glob(os.path.join(asset, "**", "*.m3u8"), recursive=True):
+        with open(path) as f:
+            text = f.read()
+        if "#EXTINF" in text:
+            lengths.append(sum(seg.duration for seg in parse_media(text).segments))
+    assert lengths, os.listdir(asset)
+    return asset, max(lengths)
+
+
+@pytest.mark.parametrize("kind", ["uri", "list"])
+def test_hlsjs_sees_the_break_and_plays_the_interstitial(kind, ad, start_origin):
+    need_chromium()
+    asset, length = ad
+    # The asset list the test answers (its URI absolute: filled in once the server's port is known).
+    extra, log = {"/list.json": (b"", "application/json")}, []
+    with staticserver.serving(asset, extra=extra, log=log) as base:
+        extra["/list.json"] = (json.dumps({"ASSETS": [{"URI": base + "/index.m3u8", "DURATION": length}]}).encode(),
+                               "application/json")
+        flag = ["--interstitial", base + "/index.m3u8"] if kind == "uri" else ["--interstitial-list", base + "/list.json"]
+        s = start_origin("--ladder", "360,240", "--api-token", TOKEN, *flag)
         with chromium.Browser() as b:
             b.call("Page.addScriptToEvaluateOnNewDocument", source=chromium.HOOK_JS)
             b.call("Page.navigate", url=s.url("/"))
@@ -79,7 +111,20 @@ def test_hlsjs_sees_the_break_and_plays_the_interstitial(start_origin, origin_bi
     assert state and not state["fatal"], state
     scte = [r for r in state["ranges"].values() if r["out"]]
     assert scte and scte[0]["out"].lower().startswith("0xfc"), state["ranges"]
-    assert any(r["cls"] == "com.apple.hls.interstitial" for r in state["ranges"].values()), state["ranges"]
+    interstitials = [r for r in state["ranges"].values() if r["cls"] == "com.apple.hls.interstitial"]
+    assert interstitials, state["ranges"]
+    lists = [(m, p, status) for m, p, _, status in log if p.startswith("/list.json")]
+    if kind == "uri":
+        assert interstitials[0]["uri"] == base + "/index.m3u8" and not interstitials[0]["list"], interstitials
+        assert not lists, lists
+    else:
+        assert interstitials[0]["list"] == base + "/list.json?break=break-1&duration=4.0" and not interstitials[0]["uri"], interstitials
+        # hls.js fetched the list (adding its session's _HLS_primary_id to our query) and played what it named.
+        assert lists, log
+        query = urllib.parse.parse_qs(urllib.parse.urlsplit(lists[0][1]).query)
+        assert lists[0][0] == "GET" and lists[0][2] == 200, lists
+        assert query["break"] == ["break-1"] and query["duration"] == ["4.0"] and query.get("_HLS_primary_id"), query
+        assert "hlsAssetListLoaded" in state["interstitial"], state["interstitial"]
     events = state["interstitial"]
     assert not any(e.startswith("hlsInterstitialAssetError") for e in events), events
     order = ["hlsInterstitialStarted", "hlsInterstitialAssetStarted", "hlsInterstitialEnded",
