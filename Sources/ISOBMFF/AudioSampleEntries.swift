@@ -2,12 +2,12 @@ import MediaCore
 
 /// The fields every AudioSampleEntry opens with, ISO/IEC 14496-12 §12.2.3 (version 0).
 enum AudioSampleEntryFields {
-    static func write(to w: inout BoxWriter, channelCount: Int, sampleRate: Int) {
+    static func write(to w: inout BoxWriter, channelCount: Int, sampleRate: Int, sampleSize: Int = 16) {
         w.writeZeros(6)                               // SampleEntry reserved
         w.write(UInt16(1))                            // data_reference_index
         w.writeZeros(8)                               // reserved 2x32
         w.write(UInt16(clamping: channelCount))       // channelcount
-        w.write(UInt16(16))                           // samplesize
+        w.write(UInt16(clamping: sampleSize))         // samplesize
         w.write(UInt16(0))                            // pre_defined
         w.write(UInt16(0))                            // reserved
         w.write(sampleRate <= 0xFFFF ? UInt32(sampleRate) << 16 : 0)   // samplerate 16.16
@@ -59,6 +59,25 @@ public enum EC3SampleEntry {
         try w.box(type) { w in
             AudioSampleEntryFields.write(to: &w, channelCount: config.channelCount, sampleRate: config.sampleRate)
             try EC3SpecificBox.write(to: &w, config: config)
+        }
+    }
+}
+
+/// `fLaC` FLACSampleEntry, "Encapsulation of FLAC in ISO Base Media File Format" v0.0.3 §3.3.1: channelcount,
+/// samplesize and samplerate from STREAMINFO (a rate above 65535 Hz as `FLAC.sampleEntryRate` reduces it), then its
+/// `dfLa`.
+///
+/// ```
+/// |fLaC| |dfLa|
+/// ```
+public enum FLACSampleEntry {
+    public static let type: FourCC = "fLaC"
+
+    public static func write(to w: inout BoxWriter, config: FLACConfig) throws {
+        try w.box(type) { w in
+            AudioSampleEntryFields.write(to: &w, channelCount: config.channelCount,
+                                         sampleRate: FLAC.sampleEntryRate(config.sampleRate), sampleSize: config.bitsPerSample)
+            try FLACSpecificBox.write(to: &w, config: config)
         }
     }
 }

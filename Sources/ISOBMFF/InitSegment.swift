@@ -17,7 +17,7 @@ import MediaCore
 ///         |dinf| |dref| |url |
 ///         |stbl|
 ///           |stsd| |avc1| |avcC| (|pasp|)  or  |hvc1| |hvcC| …  or  |av01| |av1C| …
-///                  or  |mp4a| |esds|  or  |Opus| |dOps|, |ac-3| |dac3|, |ec-3| |dec3|
+///                  or  |mp4a| |esds|  or  |Opus| |dOps|, |ac-3| |dac3|, |ec-3| |dec3|, |fLaC| |dfLa|
 ///                  (protected: |encv| / |enca| with the same children and |sinf| last)
 ///           |stts| |stsc| |stsz| |stco|      (empty: samples live in fragments)
 ///   |mvex|
@@ -85,6 +85,10 @@ public enum InitSegment {
             case (.audio, .ac3), (.audio, .eac3(_)):
                 if case .eac3(let c) = t.codec, !(1...8).contains(c.independentSubstreams.count) {
                     throw MP4Error.invalidConfiguration("track \(t.trackID): E-AC-3 with \(c.independentSubstreams.count) independent substreams")
+                }
+            case (.audio, .flac(let c)):
+                guard t.timescale == Int32(clamping: c.sampleRate) else {
+                    throw MP4Error.invalidConfiguration("track \(t.trackID): FLAC at \(c.sampleRate) Hz in timescale \(t.timescale)")
                 }
             default:
                 throw MP4Error.invalidConfiguration("track \(t.trackID): \(t.kind) track with codec \(t.codec)")
@@ -160,6 +164,7 @@ extension InitSegment {
         case .opus(let c): try OpusSampleEntry.write(to: &w, config: c)
         case .ac3(let c): try AC3SampleEntry.write(to: &w, config: c)
         case .eac3(let c): try EC3SampleEntry.write(to: &w, config: c)
+        case .flac(let c): try FLACSampleEntry.write(to: &w, config: c)
         }
     }
 }

@@ -24,6 +24,8 @@ public enum MP4Error: Error, Equatable, Sendable {
     case invalidOpus(String)
     /// An AC-3 or E-AC-3 sync frame header that is not valid (ETSI TS 102 366 §4.3, Annex E.1).
     case invalidAC3(String)
+    /// FLAC metadata (STREAMINFO) or a frame header that is not valid (RFC 9639 §8, §9.1).
+    case invalidFLAC(String)
 }
 
 extension MP4Error: CustomStringConvertible {
@@ -39,6 +41,7 @@ extension MP4Error: CustomStringConvertible {
         case .invalidADTS(let what): "invalid ADTS header: \(what)"
         case .invalidOpus(let what): "invalid Opus data: \(what)"
         case .invalidAC3(let what): "invalid AC-3 / E-AC-3 data: \(what)"
+        case .invalidFLAC(let what): "invalid FLAC data: \(what)"
         }
     }
 }

@@ -149,3 +149,47 @@ public enum DolbyChannels {
         }
     }
 }
+
+/// A FLAC stream's metadata as its MP4 sample entry carries it: the `FLACSpecificBox` (`dfLa`) of "Encapsulation of
+/// FLAC in ISO Base Media File Format" v0.0.3 §3.3.2 holds FLAC metadata blocks, STREAMINFO first (RFC 9639 §8;
+/// the parser and the writer are in ISOBMFF).
+public struct FLACConfig: Sendable, Hashable {
+    /// One METADATA_BLOCK other than STREAMINFO (RFC 9639 §8.1): its BLOCK_TYPE (7 bits) and its data.
+    public struct MetadataBlock: Sendable, Hashable {
+        public var type: UInt8
+        public var data: [UInt8]
+
+        public init(type: UInt8, data: [UInt8]) {
+            self.type = type
+            self.data = data
+        }
+    }
+
+    /// METADATA_BLOCK_STREAMINFO's 34 bytes (RFC 9639 §8.2):
+    ///
+    /// ```
+    /// min_block_size(16) max_block_size(16) min_frame_size(24) max_frame_size(24)
+    /// sample_rate(20) channels-1(3) bits_per_sample-1(5) total_samples(36) md5(128)
+    /// ```
+    public var streamInfo: [UInt8]
+    /// The input's other metadata blocks kept in the `dfLa`, in their order (a Vorbis comment's channel mask, ...).
+    public var otherBlocks: [MetadataBlock]
+
+    public static let streamInfoSize = 34
+
+    public init(streamInfo: [UInt8], otherBlocks: [MetadataBlock] = []) {
+        precondition(streamInfo.count == Self.streamInfoSize, "STREAMINFO is 34 bytes")
+        self.streamInfo = streamInfo
+        self.otherBlocks = otherBlocks
+    }
+
+    /// Samples per channel in the shortest and longest block (frame) of the stream.
+    public var minimumBlockSize: Int { Int(streamInfo[0]) << 8 | Int(streamInfo[1]) }
+    public var maximumBlockSize: Int { Int(streamInfo[2]) << 8 | Int(streamInfo[3]) }
+    /// Hz, 1 ... 1 048 575 (a valid STREAMINFO never says 0).
+    public var sampleRate: Int { Int(streamInfo[10]) << 12 | Int(streamInfo[11]) << 4 | Int(streamInfo[12]) >> 4 }
+    /// 1 ... 8.
+    public var channelCount: Int { Int(streamInfo[12] >> 1 & 0x07) + 1 }
+    /// 4 ... 32.
+    public var bitsPerSample: Int { Int((streamInfo[12] & 0x01) << 4 | streamInfo[13] >> 4) + 1 }
+}

@@ -21,6 +21,8 @@ public struct TrackFormat: Sendable, Hashable {
         case ac3(AC3Config)
         /// E-AC-3: the `dec3` fields (ETSI TS 102 366 Annex F.6).
         case eac3(EAC3Config)
+        /// FLAC: the metadata blocks of its `dfLa` ("Encapsulation of FLAC in ISO Base Media File Format" §3.3.2).
+        case flac(FLACConfig)
     }
 
     /// `track_ID` in `tkhd`/`tfhd`/`trex`: 1-based.
@@ -67,7 +69,9 @@ public struct TrackFormat: Sendable, Hashable {
     /// `avc1.PPCCLL` from the `avcC` profile/compatibility/level bytes, `mp4a.40.N` from the AAC object type,
     /// `hvc1.…` and `av01.…` from their records (`VideoCodecStrings`);
     /// `opus` (lower case, what MSE and hls.js match), `ac-3`, `ec-3` (the sample entries' four-character codes,
-    /// ETSI TS 102 366 Annex F, as Apple's HLS authoring specification lists them).
+    /// ETSI TS 102 366 Annex F, as Apple's HLS authoring specification lists them), `fLaC` (the FLAC sample entry's
+    /// code, RFC 6381 §3.3 for a sample entry without a codec-specific string; hls.js maps any case of it to what the
+    /// browser's MSE takes). DASH says `flac`: `dashCodecString`.
     public var codecString: String {
         switch codec {
         case .h264(let avcC):
@@ -87,16 +91,27 @@ public struct TrackFormat: Sendable, Hashable {
         case .opus: return "opus"
         case .ac3: return "ac-3"
         case .eac3: return "ec-3"
+        case .flac: return "fLaC"
         }
     }
 
+    /// The DASH `@codecs` string (ISO/IEC 23009-1 §5.3.7.2, the MSE type a DASH player asks the browser about):
+    /// `codecString`, but `flac` for FLAC, the string Chromium's and Firefox's MSE and shaka-packager's manifests use
+    /// (HLS keeps the sample entry's `fLaC`, which hls.js rewrites itself).
+    public var dashCodecString: String {
+        if case .flac = codec { return "flac" }
+        return codecString
+    }
+
     /// Audio: the longest frame the codec makes, in track ticks (the sample rate): 1024 for AAC, 1536 for AC-3 and
-    /// E-AC-3 (six blocks of 256), 2880 for Opus (a 60 ms frame at 48 kHz; packets vary, RFC 6716 §2.1.4). Nil for video.
+    /// E-AC-3 (six blocks of 256), 2880 for Opus (a 60 ms frame at 48 kHz; packets vary, RFC 6716 §2.1.4), STREAMINFO's
+    /// maximum block size for FLAC (4096 or 4608 from common encoders, at most 65535). Nil for video.
     public var longestAudioFrame: Int64? {
         switch codec {
         case .aac: 1024
         case .ac3, .eac3: 1536
         case .opus: 2880
+        case .flac(let c): Int64(max(c.maximumBlockSize, 16))
         default: nil
         }
     }

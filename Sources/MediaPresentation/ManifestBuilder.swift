@@ -281,7 +281,7 @@ public enum ManifestBuilder {
             let v = tracks.first { $0.kind == .video }
             let a = tracks.first { $0.kind == .audio }
             let representation = MPD.Representation(
-                id: r.name, bandwidth: max(1, stats.peakBitRate), codecs: tracks.map(\.codecString).joined(separator: ","),
+                id: r.name, bandwidth: max(1, stats.peakBitRate), codecs: tracks.map(\.dashCodecString).joined(separator: ","),
                 width: v.map(\.width), height: v.map(\.height),
                 frameRate: v == nil ? nil : (stats.frameRate ?? r.declaredFrameRate).map(frameRate),
                 sar: v.flatMap { $0.sampleAspectRatio.isValid ? $0.sampleAspectRatio : nil },

@@ -2,12 +2,17 @@ import FFmpegBridge
 import ISOBMFF
 import MediaCore
 
-/// The copy processor for an input audio stream HLS fMP4 can carry as it is (AAC, Opus, AC-3, E-AC-3), else nil.
+/// The copy processor for an input audio stream HLS fMP4 can carry as it is (AAC, Opus, AC-3, E-AC-3, FLAC), else
+/// nil. FLAC without a valid STREAMINFO in its extradata (which the `dfLa` must carry) is not copied: FFmpeg's
+/// decoder reads its frames without one, so it is encoded.
 func audioCopyProcessor(for stream: StreamInfo, trackID: UInt32) throws -> (any TrackProcessor)? {
     switch stream.codecName {
     case "aac": try AACCopyProcessor(stream: stream, trackID: trackID)
     case "opus": try OpusCopyProcessor(stream: stream, trackID: trackID)
     case "ac3", "eac3": DolbyCopyProcessor(stream: stream, trackID: trackID)
+    case "flac": (try? FLAC.config(fromExtradata: stream.extradata)).map {
+        FLACCopyProcessor(stream: stream, config: $0, trackID: trackID)
+    }
     default: nil
     }
 }
@@ -58,6 +63,41 @@ final class OpusCopyProcessor: TrackProcessor {
             count = try Opus.sampleCount(packet: packet.data)
         } catch {
             throw CorruptPacket(reason: "damaged Opus packet: \(error)")
+        }
+        let ticks = Int64(count)
+        let dts = clock.place(packet, timeBase: stream.timeBase, timescale: timescale, frameTicks: ticks)
+        clock.advance(to: dts + ticks)
+        return [Sample(data: packet.data, dts: dts, pts: dts, isSync: true, durationHint: ticks)]
+    }
+
+    func flushSamples() throws -> [Sample] { [] }
+}
+
+/// FLAC copied as it is ("Encapsulation of FLAC in ISO Base Media File Format" v0.0.3): `dfLa` from the STREAMINFO
+/// (and other metadata) in the input's extradata, timescale the sample rate, each packet one frame and one sample
+/// lasting its header's block size (§3.3.3, §3.3.4: fixed or variable within one stream).
+final class FLACCopyProcessor: TrackProcessor {
+    let kind = TrackFormat.Kind.audio
+    private(set) var format: TrackFormat? { didSet { formatVersion += 1 } }
+    private(set) var formatVersion = 0
+    let timescale: Int32
+    private let stream: StreamInfo
+    private var clock = AudioSampleClock()
+
+    init(stream: StreamInfo, config: FLACConfig, trackID: UInt32) {
+        self.stream = stream
+        timescale = Int32(clamping: config.sampleRate)
+        format = TrackFormat(trackID: trackID, kind: .audio, timescale: timescale, codec: .flac(config),
+                             sampleRate: config.sampleRate, channelCount: config.channelCount)
+    }
+
+    func samples(for packet: Packet) throws -> [Sample] {
+        guard !packet.data.isEmpty else { return [] }
+        let count: Int
+        do {
+            count = try FLAC.blockSize(frame: packet.data)
+        } catch {
+            throw CorruptPacket(reason: "damaged FLAC frame: \(error)")
         }
         let ticks = Int64(count)
         let dts = clock.place(packet, timeBase: stream.timeBase, timescale: timescale, frameTicks: ticks)

@@ -15,7 +15,7 @@ struct ProcessorSlot {
 /// What a demuxed input becomes: processors per input stream, output tracks, and the renditions they form.
 ///
 /// - Without a ladder: one muxed rendition (video and audio tracks in the same fragments), H.264 and AAC, Opus,
-///   AC-3 or E-AC-3 copied when `--transcode` allows, anything else encoded. With several audio tracks the muxed
+///   AC-3, E-AC-3 or FLAC copied when `--transcode` allows, anything else encoded. With several audio tracks the muxed
 ///   rendition carries the default one (what a plain client plays) and each other is an audio rendition of group
 ///   `audio`, which the muxed variant names.
 /// - With a ladder: one video rendition per rung (a `source` rung copies the input's H.264; the others are one
@@ -161,7 +161,8 @@ struct OutputSetup {
             p = try AudioTranscodeProcessor(demuxer: demuxer, stream: a, codec: options.audioCodec, bitRate: options.audioBitRate,
                                             trackID: trackID)
         }
-        logger.info("audio: \(a.codecName) \(a.sampleRate) Hz \(a.channelCount) ch \(p is AudioTranscodeProcessor ? "encoded to AAC" : "copied")")
+        let what = p.format.map { "copied (\($0.codecString))" } ?? "copied"
+        logger.info("audio: \(a.codecName) \(a.sampleRate) Hz \(a.channelCount) ch \(p is AudioTranscodeProcessor ? "encoded to \(options.audioCodec)" : what)")
         return p
     }
 

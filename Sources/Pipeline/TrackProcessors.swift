@@ -5,7 +5,7 @@ import Segmenter
 
 /// What to do with input codecs that an HLS fMP4 track cannot carry as they are.
 public enum TranscodeMode: String, Sendable, CaseIterable {
-    /// Copy H.264 and AAC, Opus, AC-3, E-AC-3 untouched; encode anything else (video to H.264, audio to AAC).
+    /// Copy H.264 and AAC, Opus, AC-3, E-AC-3, FLAC untouched; encode anything else (video to H.264, audio to AAC).
     case auto
     /// Always decode and encode.
     case always

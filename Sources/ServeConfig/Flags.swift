@@ -36,7 +36,7 @@ public struct MediaOptions: ParsableArguments, Sendable {
     @Option(name: .customLong("segment-duration"), help: ArgumentHelp("Target segment duration in seconds (segments start on keyframes).", valueName: "seconds"))
     public var segmentDuration: String = "1"
 
-    @Option(help: ArgumentHelp("auto: copy H.264, H.265, AV1 and AAC/Opus/AC-3/E-AC-3, encode anything else; always; never.", valueName: "mode"))
+    @Option(help: ArgumentHelp("auto: copy H.264, H.265, AV1 and AAC/Opus/AC-3/E-AC-3/FLAC, encode anything else; always; never.", valueName: "mode"))
     public var transcode: Transcode = .auto
 
     @Option(name: .customLong("video-codec"), help: ArgumentHelp("What video is encoded to: h264 (libx264), hevc (libx265, hvc1) or av1 (SVT-AV1). A ladder rung can say its own (1080:hevc).", valueName: "codec"))

@@ -98,7 +98,7 @@ public struct LadderSpec: OptionValue, Hashable {
     public func hash(into hasher: inout Hasher) { hasher.combine(text) }
 }
 
-/// `--transcode`: auto (copy H.264 and AAC/Opus/AC-3/E-AC-3, encode anything else), always, never.
+/// `--transcode`: auto (copy H.264 and AAC/Opus/AC-3/E-AC-3/FLAC, encode anything else), always, never.
 public enum Transcode: String, CaseIterable, Codable, Sendable, ExpressibleByArgument {
     case auto, always, never
 

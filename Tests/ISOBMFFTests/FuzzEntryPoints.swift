@@ -252,6 +252,15 @@ public enum ISOBMFFFuzz {
             _ = try? DolbyAudio.ac3Config(first)
             _ = try? DolbyAudio.eac3Config(frames)
         }
+        if let flac = try? FLAC.config(fromExtradata: data) {
+            var w = BoxWriter()
+            try require((try? FLACSpecificBox.write(to: &w, config: flac)) != nil, "codecs: a parsed FLAC config's dfLa does not write")
+            let expected = 12 + 4 + FLACConfig.streamInfoSize + flac.otherBlocks.reduce(0) { $0 + 4 + $1.data.count }
+            try require(w.bytes.count == expected, "codecs: dfLa of \(w.bytes.count) bytes, expected \(expected)")
+        }
+        if let samples = try? FLAC.blockSize(frame: data) {
+            try require((1...65535).contains(samples), "codecs: a FLAC frame of \(samples) samples")
+        }
     }
 
     static func contains(_ hay: ArraySlice<UInt8>, _ needle: [UInt8]) -> Bool {

@@ -4,7 +4,7 @@ import MediaCore
 import Testing
 @testable import Pipeline
 
-/// Opus, AC-3 and E-AC-3 copied: formats from the stream's own headers, timestamps in samples, durations from the
+/// Opus, AC-3, E-AC-3 and FLAC copied: formats from the stream's own headers, timestamps in samples, durations from the
 /// packets themselves (Opus varies per packet), no format churn from a changing E-AC-3 data rate.
 @Suite struct AudioCopyProcessorTests {
     static let opusHead: [UInt8] = Array("OpusHead".utf8) + [0x01, 0x02, 0x38, 0x01, 0x80, 0xBB, 0x00, 0x00, 0x00, 0x00, 0x00]
@@ -19,7 +19,39 @@ import Testing
         #expect(try audioCopyProcessor(for: stream("eac3"), trackID: 1) is DolbyCopyProcessor)
         #expect(try audioCopyProcessor(for: stream("aac", [0x11, 0x90]), trackID: 1) is AACCopyProcessor)
         #expect(try audioCopyProcessor(for: stream("mp3"), trackID: 1) == nil)
+        // FLAC is copied when its STREAMINFO is there (the dfLa needs it), else encoded.
+        #expect(try audioCopyProcessor(for: stream("flac", Self.streamInfo), trackID: 1) is FLACCopyProcessor)
         #expect(try audioCopyProcessor(for: stream("flac"), trackID: 1) == nil)
+        #expect(try audioCopyProcessor(for: stream("flac", Array(Self.streamInfo.prefix(20))), trackID: 1) == nil)
+    }
+
+    /// A 48 kHz stereo 16-bit STREAMINFO of 4608-sample blocks (FFmpeg's FLAC encoder, from a Matroska file).
+    static let streamInfo: [UInt8] = [0x12, 0x00, 0x12, 0x00, 0x00, 0x00, 0xCB, 0x00, 0x05, 0x1D, 0x0B, 0xB8, 0x02, 0xF0,
+                                      0x00, 0x03, 0xA9, 0x80] + [UInt8](repeating: 0x5A, count: 16)
+
+    /// Frames of 4608, 4608 and 384 samples (their headers as FFmpeg's encoder wrote them) in Matroska's 1/1000 time
+    /// base, whose 96 ms steps are exact: DTS in samples, each sample's duration its own header's block size, the
+    /// bytes untouched; a frame without its sync code is a corrupt packet.
+    @Test func flacFramesInAMillisecondTimeBase() throws {
+        let s = StreamInfo(index: 1, kind: .audio, codecName: "flac", timeBase: Rational(1, 1000), extradata: Self.streamInfo,
+                           sampleRate: 48000, channelCount: 2)
+        let p = try #require(try audioCopyProcessor(for: s, trackID: 2) as? FLACCopyProcessor)
+        guard case .flac(let c)? = p.format?.codec else { Issue.record("no FLAC format"); return }
+        #expect(c.streamInfo == Self.streamInfo && p.format?.timescale == 48000 && p.format?.channelCount == 2)
+        #expect(p.format?.codecString == "fLaC")
+        let version = p.formatVersion
+        let frames: [[UInt8]] = [[0xFF, 0xF8, 0x5A, 0x88, 0x00, 0x37, 1, 2], [0xFF, 0xF8, 0x5A, 0x88, 0x01, 0x30, 3],
+                                 [0xFF, 0xF8, 0x7A, 0x88, 0x02, 0x01, 0x7F, 0x4F, 4]]
+        var out: [Sample] = []
+        for (k, f) in frames.enumerated() {
+            out += try p.samples(for: Packet(streamIndex: 1, data: f, pts: 20 + Int64(k) * 96, dts: 20 + Int64(k) * 96))
+        }
+        #expect(p.formatVersion == version)   // known from the start; frames do not change it
+        #expect(out.map(\.durationHint) == [4608, 4608, 384])
+        #expect(out.map(\.dts) == [960, 960 + 4608, 960 + 9216])
+        #expect(out.allSatisfy { $0.isSync && $0.pts == $0.dts })
+        #expect(out.map(\.data) == frames)
+        #expect(throws: CorruptPacket.self) { try p.samples(for: Packet(streamIndex: 1, data: [0x00, 0x11, 0x22, 0x33, 0x44, 0x55], pts: 0, dts: 0)) }
     }
 
     /// Packets of 20, 60, 10 and 2 x 20 ms in a 1/1000 time base (Matroska's): the DTS are exact sample counts, each

@@ -66,7 +66,7 @@ public enum BoxReader {
         "avc1": 78,  // VisualSampleEntry fields
         "encv": 78, "enca": 28,  // protected sample entries (ISO/IEC 14496-12 §8.12)
         "mp4a": 28,  // AudioSampleEntry fields
-        "Opus": 28, "ac-3": 28, "ec-3": 28,  // AudioSampleEntry fields
+        "Opus": 28, "ac-3": 28, "ec-3": 28, "fLaC": 28,  // AudioSampleEntry fields
         "wvtt": 8,   // PlainTextSampleEntry: SampleEntry's reserved + data_reference_index (ISO/IEC 14496-30 §7.5)
     ]
 
