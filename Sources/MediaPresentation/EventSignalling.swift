@@ -25,19 +25,24 @@ public struct EventSignalling: Sendable, Equatable {
 
     /// The interstitial of a break (`nil` for other events or without an asset): its own daterange beside the
     /// SCTE-35 one, starting with the break, naming the asset (`X-ASSET-URI`) or the asset list (`X-ASSET-LIST`,
-    /// RFC 8216bis Appendix D: an interstitial has one or the other), `X-RESUME-OFFSET` its length (the ad replaces
-    /// that much of the live stream), `X-RESTRICT="SKIP,JUMP"` (the ad is not skipped).
+    /// RFC 8216bis Appendix D: an interstitial has one or the other), `X-RESUME-OFFSET` its planned length (the ad
+    /// replaces that much of the live stream), `X-RESTRICT="SKIP,JUMP"` (the ad is not skipped).
+    ///
+    /// Its attributes never change from one reload to the next (§4.4.5.1: two tags with the same ID give an attribute
+    /// they both have the same value): `DURATION` and `X-RESUME-OFFSET` are the planned length, not the length the
+    /// break turns out to have (the SCTE-35 daterange says that); without a planned length, `X-RESUME-OFFSET` is left
+    /// out (the client resumes after the asset) and `DURATION` comes once the break has ended.
     func interstitial(_ e: ListedEvent) -> DateRange? {
         guard let asset = interstitial, e.outSection != nil else { return nil }
         var d = DateRange(id: e.id + ".interstitial", rangeClass: Self.interstitialClass, startDate: e.startDate)
-        let length = e.duration ?? e.plannedDuration
-        d.duration = length
+        d.duration = e.plannedDuration ?? e.duration
         let named: (name: String, value: DateRange.ClientValue)
         switch asset {
         case .uri(let uri): named = ("X-ASSET-URI", .string(uri))
         case .list(let url): named = ("X-ASSET-LIST", .string(InterstitialAsset.listURL(url, breakID: e.id, planned: e.plannedDuration)))
         }
-        d.clientAttributes = [named, ("X-RESUME-OFFSET", .decimal(length ?? .zero(1))), ("X-RESTRICT", .string("SKIP,JUMP"))]
+        d.clientAttributes = [named] + (e.plannedDuration.map { [("X-RESUME-OFFSET", .decimal($0))] } ?? [])
+            + [("X-RESTRICT", .string("SKIP,JUMP"))]
         return d
     }
 

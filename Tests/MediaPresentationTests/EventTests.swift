@@ -199,6 +199,17 @@ import Testing
         let ended = try rendered()
         #expect(ended.contains(#"X-ASSET-LIST="https://ads.example/list.json?site=7&break=c","#))
         #expect(ended.contains(#"ID="c.interstitial",CLASS="com.apple.hls.interstitial",START-DATE="2025-11-22T04:20:28.000Z",DURATION=1.0,"#))
+        // Without a planned length there is no X-RESUME-OFFSET, before or after the break ends (no 0 turning into the
+        // real length: §4.4.5.1, an attribute keeps its value from one reload to the next).
+        let cLine = { (t: String) in t.split(separator: "\n").first { $0.contains(#"ID="c.interstitial""#) }.map(String.init) ?? "" }
+        #expect(!cLine(text).contains("X-RESUME-OFFSET") && !cLine(ended).contains("X-RESUME-OFFSET"))
+        // A planned break that ends early keeps its DURATION and X-RESUME-OFFSET (the SCTE-35 range says how long).
+        try p.consume(.event(EventTests.event("b", .spliceIn, at: 4, section: EventTests.back)))
+        try p.consume(.segment(rendition: 0, Fixture.info(4), bytes: [0]))
+        let early = try rendered()
+        #expect(early.contains(#"ID="b.interstitial",CLASS="com.apple.hls.interstitial",START-DATE="2025-11-22T04:20:27.000Z",DURATION=30.0,"#))
+        #expect(early.contains(#"X-RESUME-OFFSET=30.0,X-RESTRICT="SKIP,JUMP""#))
+        #expect(early.contains(#"#EXT-X-DATERANGE:ID="b",START-DATE="2025-11-22T04:20:27.000Z",DURATION=3.0,PLANNED-DURATION=30.0"#))
     }
 
     @Test func assetListURLKeepsItsQueryAndFragment() {
