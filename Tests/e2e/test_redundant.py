@@ -21,6 +21,8 @@ from hlsharness.testenv import need, need_chromium
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MPEGTS_WRAP_S = 2 ** 33 / 90000
 WINDOW = 22
+# The failover test's window: it waits for B's window to fill before playing, and needs no 20 common segments.
+PLAY_WINDOW = 8
 
 
 def epoch_publisher(group):
@@ -37,14 +39,15 @@ def epoch_publisher(group):
 
 
 @pytest.fixture(scope="module")
-def two_origins(origin_bin):
+def two_origins(origin_bin, request):
     need("ffmpeg")
+    window = getattr(request, "param", WINDOW)
     port = free_port()
     group = f"239.255.{port // 256 % 256}.{port % 256}:{port}"
     pub = epoch_publisher(group)
     # REDUNDANT_TEST_FLAGS="" runs the origins without epoch locking: both tests then fail (checked).
     flags = os.environ.get("REDUNDANT_TEST_FLAGS", "--epoch-from-input").split()
-    args = [f"udp://{group}?localaddr=127.0.0.1", *flags, "--window", str(WINDOW), "--log-level", "debug", "--quiet"]
+    args = [f"udp://{group}?localaddr=127.0.0.1", *flags, "--window", str(window), "--log-level", "debug", "--quiet"]
     a = OriginServer(origin_bin, args)
     b = OriginServer(origin_bin, args)
     try:
@@ -54,6 +57,7 @@ def two_origins(origin_bin):
         time.sleep(3)
         b.start()
         b.wait_ready(20)
+        a.window = b.window = window
         yield a, b
     finally:
         for o, label in ((a, "origin A"), (b, "origin B")):
@@ -84,7 +88,7 @@ def wait_for_b_window(a, b, same_start=False):
     deadline = time.monotonic() + 45
     while True:
         pb = m3u8.parse_media(media(b).text)
-        if len(pb.segments) >= WINDOW - 2 and (not same_start or pb.media_sequence == m3u8.parse_media(media(a).text).media_sequence):
+        if len(pb.segments) >= b.window - 2 and (not same_start or pb.media_sequence == m3u8.parse_media(media(a).text).media_sequence):
             return
         assert time.monotonic() < deadline, "origin B never listed enough segments"
         time.sleep(0.5)
@@ -141,6 +145,7 @@ def test_two_origins_started_3_s_apart_serve_the_same_bytes(two_origins):
           f"{len(part_uris)} parts, {playlists} playlists")
 
 
+@pytest.mark.parametrize("two_origins", [PLAY_WINDOW], indirect=True, ids=["window8"])
 def test_an_edge_fails_over_between_them_mid_playback(two_origins):
     """Both origins behind one nginx edge (scripts/edge with two --origin: round robin, proxy_next_upstream):
     hls.js plays from a mix of the two, origin A is killed about 8 s into playback, and playback goes on without a fatal error,
