@@ -56,6 +56,11 @@ public final class LiveWindow<Payload: Sendable>: Sendable {
     /// comment), or `nil` if it has none. Called under the window's lock: it must not block or do I/O.
     public typealias Spill = @Sendable (_ segment: StoredSegment<Payload>) -> Payload?
     private let spill: Spill?
+    /// What an evicted segment keeps in retention: its payload and its parts', made lighter (the origin's: read from
+    /// the memory file it already has, its heap buffers let go), or `nil` to keep them as they are. Called under the
+    /// window's lock: it must not block.
+    public typealias Retain = @Sendable (_ segment: Payload, _ parts: [Payload]) -> (segment: Payload, parts: [Payload])?
+    private let retain: Retain?
     /// Time-shift depth in milliseconds, `nil`: a plain sliding window of `windowSize` segments.
     public let historyMillis: Int64?
 
@@ -99,7 +104,7 @@ public final class LiveWindow<Payload: Sendable>: Sendable {
                 policy: TimingPolicy = TimingPolicy(targetDuration: 1), maxRetained: Int? = nil,
                 maxRetainedBytes: Int = LiveWindow.defaultMaxRetainedBytes,
                 clock: @escaping @Sendable () -> Int64 = LiveWindowClock.monotonicMilliseconds,
-                history: MediaTime? = nil, spill: Spill? = nil) {
+                history: MediaTime? = nil, spill: Spill? = nil, retain: Retain? = nil) {
         precondition(windowSize >= 1, "windowSize must be at least 1")
         precondition(history.map { $0.value >= 0 && $0.timescale > 0 } ?? true, "history must not be negative")
         self.size = Atomic(windowSize)
@@ -110,6 +115,7 @@ public final class LiveWindow<Payload: Sendable>: Sendable {
         self.clock = clock
         self.historyMillis = history.map(Self.millis)
         self.spill = spill
+        self.retain = retain
         self.state = Mutex(State(snapshot: WindowSnapshot(policy: policy)))
     }
 
@@ -282,7 +288,7 @@ public final class LiveWindow<Payload: Sendable>: Sendable {
             s.retained.append(evicted.spilled(to: standIn))
             s.retainedHeld.append(0)
         } else {
-            s.retained.append(evicted)
+            s.retained.append(spilled ? evicted : retain.map { evicted.retained(by: $0) } ?? evicted)
             let held = spilled ? 0 : max(1, evicted.info.byteCount)
             s.retainedHeld.append(held)
             s.retainedBytes += held

@@ -27,13 +27,18 @@ public struct PayloadMaker<Payload: Sendable>: Sendable {
     /// `parts`: the payloads its window made for its parts, in order, tiling `bytes` (`info.partRanges`); empty without
     /// LL-HLS (no part was kept).
     public var segment: @Sendable (_ bytes: MediaBytes, _ info: SegmentInfo, _ parts: [Payload]) -> Payload
+    /// What a segment keeps once it has left a live playlist, for its RFC 8216 §6.2.2 time (`LiveWindow.Retain`):
+    /// lighter payloads for it and its parts, or `nil` to keep them as they are. `nil` (the default): always kept.
+    public var retained: LiveWindow<Payload>.Retain?
 
     public init(initSegment: @escaping @Sendable (_ bytes: [UInt8]) -> Payload,
                 part: @escaping @Sendable (_ bytes: MediaBytes, _ info: PartInfo) -> Payload,
-                segment: @escaping @Sendable (_ bytes: MediaBytes, _ info: SegmentInfo, _ parts: [Payload]) -> Payload) {
+                segment: @escaping @Sendable (_ bytes: MediaBytes, _ info: SegmentInfo, _ parts: [Payload]) -> Payload,
+                retained: LiveWindow<Payload>.Retain? = nil) {
         self.initSegment = initSegment
         self.part = part
         self.segment = segment
+        self.retained = retained
     }
 
     /// Nothing kept: a presentation that only indexes (a VOD writer's, a recorder's, a pusher's playlists).
@@ -243,7 +248,8 @@ public final class Presentation<Payload: Sendable>: PresentationConsumer, Sendab
             var windowSpill: LiveWindow<Payload>.Spill?
             if let spill { windowSpill = { segment in spill(r, rendition, segment) } }
             windows.append(LiveWindow<Payload>(windowSize: windowSize, playlistType: playlistType, policy: policy,
-                                               clock: clock, history: history, spill: windowSpill))
+                                               clock: clock, history: history, spill: windowSpill,
+                                               retain: payloads.retained))
         }
         let layout = Layout(renditions: renditions, windows: windows, policy: policy, byPlaylist: byPlaylist,
                             byDirectory: byDirectory, rootRendition: root)

@@ -18,6 +18,15 @@ public struct StoredSegment<Payload: Sendable>: Sendable {
         StoredSegment(sequence: sequence, info: info, payload: standIn, discontinuity: discontinuity,
                       initIndex: initIndex, parts: [])
     }
+
+    /// The same segment with the payloads `retain` gives it and its parts (it left the playlist); unchanged when
+    /// `retain` keeps them or does not give one payload per part.
+    func retained(by retain: LiveWindow<Payload>.Retain) -> StoredSegment {
+        guard let kept = retain(payload, parts.map(\.payload)), kept.parts.count == parts.count else { return self }
+        return StoredSegment(sequence: sequence, info: info, payload: kept.segment, discontinuity: discontinuity,
+                             initIndex: initIndex,
+                             parts: zip(parts, kept.parts).map { StoredPart(info: $0.info, payload: $1) })
+    }
 }
 
 public struct StoredPart<Payload: Sendable>: Sendable {

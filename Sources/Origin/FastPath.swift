@@ -29,8 +29,9 @@ struct FastPath: Sendable {
         /// The same header fields (HTTP/2).
         let fields: HTTPFields
         let body: Body
-        /// The same bytes in a memory file (a segment), sent with `sendfile(2)`.
-        let file: MemoryFile?
+        /// The same bytes in a memory file (a segment, or a part kept after its segment left the playlist), sent with
+        /// `sendfile(2)`.
+        let file: Body.FileRange?
         let labels: (stream: String, rendition: String, kind: String)
         /// The registry name of the stream (for the viewer count).
         let stream: String
@@ -74,7 +75,7 @@ struct FastPath: Sendable {
         }
         guard case .object(let r, let object, let layout) = route else { return nil }
         let window = layout.windows[r]
-        let found: (head: ByteBuffer, fields: HTTPFields, body: Body, file: MemoryFile?)
+        let found: (head: ByteBuffer, fields: HTTPFields, body: Body, file: Body.FileRange?)
         switch object {
         case .playlist:
             guard window.snapshot().isPlayable,
@@ -90,10 +91,11 @@ struct FastPath: Sendable {
             found = (head, o.payload.headers, o.payload.body, nil)
         case .segment(let n):
             guard let o = window.snapshot().segment(n), let head = o.payload.head else { return nil }
-            found = (head, o.payload.headers, o.payload.body, o.payload.file)
+            found = (head, o.payload.headers, o.payload.body,
+                     o.payload.file.map { Body.FileRange(file: $0, range: 0..<$0.length) } ?? o.payload.body.fileRange)
         case .part(let n, let i):
             guard let o = window.snapshot().part(n, i), let head = o.payload.head else { return nil }
-            found = (head, o.payload.headers, o.payload.body, nil)
+            found = (head, o.payload.headers, o.payload.body, o.payload.body.fileRange)
         }
         if sawViewer(name) { responder.stats.sawViewer(remote, stream: name) }
         return Answer(head: found.head, fields: found.fields, body: found.body, file: found.file,
@@ -219,7 +221,7 @@ final class RawFastPathHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// Writes the answer (flushed by the caller); corks the socket first when it sends a file and `corked` is not yet
     /// set (`cork`).
     private func respond(_ answer: FastPath.Answer, headOnly: Bool, corked: inout Bool, _ context: ChannelHandlerContext) {
-        let file = headOnly ? nil : answer.file.flatMap { $0.length == answer.body.count ? $0 : nil }
+        let file = headOnly ? nil : answer.file.flatMap { $0.range.count == answer.body.count ? $0 : nil }
         if file != nil && !corked {
             corked = true
             try? context.channel.syncOptions?.setOption(Self.cork, value: 1)
@@ -232,13 +234,14 @@ final class RawFastPathHandler: ChannelInboundHandler, RemovableChannelHandler {
         if let file {
             // The handle borrows the file's descriptor for this write (sendfile with an explicit offset: any number of
             // responses share it); the file stays open until the write is done.
-            let handle = NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: file.descriptor)
+            let handle = NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: file.file.descriptor)
             let promise = context.eventLoop.makePromise(of: Void.self)
             promise.futureResult.whenComplete { _ in
                 _ = try? handle.takeDescriptorOwnership()
                 withExtendedLifetime(file) {}
             }
-            context.write(wrapOutboundOut(.fileRegion(FileRegion(fileHandle: handle, readerIndex: 0, endIndex: file.length))),
+            context.write(wrapOutboundOut(.fileRegion(FileRegion(fileHandle: handle, readerIndex: file.range.lowerBound,
+                                                                 endIndex: file.range.upperBound))),
                           promise: promise)
         } else if !headOnly {
             for chunk in answer.body.chunks { context.write(wrapOutboundOut(.byteBuffer(chunk)), promise: nil) }

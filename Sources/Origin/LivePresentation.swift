@@ -24,6 +24,8 @@ public struct ServedObject: Sendable {
     private let storage: Storage
     /// A segment's bytes again in an anonymous memory file, for `sendfile(2)` on the fast path (`FastPath`).
     let file: MemoryFile?
+    /// A segment made from its parts' buffers: how many (0 otherwise).
+    private let tiles: Int
     /// The `200` status line and headers as bytes (`FastPath.head`), for the fast path; `nil` for a recorded segment.
     let head: ByteBuffer?
 
@@ -52,10 +54,39 @@ public struct ServedObject: Sendable {
     /// into one buffer; and its memory file, written from the producer's chunks.
     init(segment bytes: MediaBytes, parts: [ServedObject], format: URIScheme.SegmentFormat = .fragmentedMP4) {
         let body = parts.isEmpty ? Body(bytes) : Body(chunks: parts.flatMap(\.body.chunks))
-        self.init(body: body, etag: Validators.entityTag(bytes), kind: .segment, file: MemoryFile(bytes), format: format)
+        self.init(body: body, etag: Validators.entityTag(bytes), kind: .segment, file: MemoryFile(bytes), format: format,
+                  tiles: parts.count)
     }
 
-    private init(body: Body, etag: String, kind: ObjectKind, file: MemoryFile?, format: URIScheme.SegmentFormat = .fragmentedMP4) {
+    private init(storage: Storage, head: ByteBuffer?, file: MemoryFile?, tiles: Int = 0) {
+        self.storage = storage
+        self.head = head
+        self.file = file
+        self.tiles = tiles
+    }
+
+    /// What a segment keeps for its RFC 8216 §6.2.2 time once it has left the playlist (`PayloadMaker.retained`): the
+    /// same answers read from its memory file, so its heap buffers (and its parts', which tile it) go (a live window
+    /// read faster than real time holds up to 16 MiB of evicted segments: issue 25 §4). `nil`: kept as they are (no
+    /// memory file, or parts that are not the segment's own tiles, as AES-128's separately sealed ones).
+    static func retained(_ segment: ServedObject, parts: [ServedObject]) -> (segment: ServedObject, parts: [ServedObject])? {
+        guard let file = segment.file, case .memory(let body, let headers) = segment.storage, body.fileRange == nil,
+              body.count == file.length, parts.count == segment.tiles else { return nil }
+        var offset = 0
+        var kept: [ServedObject] = []
+        for p in parts {
+            guard case .memory(let b, let h) = p.storage, offset + b.count <= file.length else { return nil }
+            kept.append(ServedObject(storage: .memory(Body(file: file, range: offset..<offset + b.count), h), head: p.head,
+                                     file: nil))
+            offset += b.count
+        }
+        guard parts.isEmpty || offset == file.length else { return nil }
+        return (ServedObject(storage: .memory(Body(file: file, range: 0..<file.length), headers), head: segment.head,
+                             file: file), kept)
+    }
+
+    private init(body: Body, etag: String, kind: ObjectKind, file: MemoryFile?, format: URIScheme.SegmentFormat = .fragmentedMP4,
+                 tiles: Int = 0) {
         let published = WallClock.now.httpDate
         var headers = kind == .initSegment
             ? ResponseHeaders.initSegment(contentLength: body.count, etag: etag, lastModified: published)
@@ -65,6 +96,7 @@ public struct ServedObject: Sendable {
         storage = .memory(body, headers)
         head = FastPath.head(headers)
         self.file = file
+        self.tiles = tiles
     }
 
     /// A thumbnail sheet (`thumbnails/N.jpg`): immutable, like a segment.
@@ -76,11 +108,13 @@ public struct ServedObject: Sendable {
         storage = .memory(body, headers)
         head = FastPath.head(headers)
         file = nil
+        tiles = 0
     }
 
     init(recorded: RecordedSegment) {
         file = nil
         head = nil
+        tiles = 0
         storage = .recorded(recorded)
     }
 
@@ -88,7 +122,8 @@ public struct ServedObject: Sendable {
     static let maker = PayloadMaker<ServedObject>(
         initSegment: { ServedObject(bytes: MediaBytes($0), kind: .initSegment) },
         part: { bytes, _ in ServedObject(bytes: bytes, kind: .part) },
-        segment: { bytes, info, parts in ServedObject(segment: bytes, parts: parts, format: info.format) })
+        segment: { bytes, info, parts in ServedObject(segment: bytes, parts: parts, format: info.format) },
+        retained: { ServedObject.retained($0, parts: $1) })
 }
 
 /// An object's bytes in an anonymous memory file (POSIX shared memory on tmpfs, unlinked: pages in memory, no disk), so a response
@@ -119,6 +154,25 @@ final class MemoryFile: Sendable {
     }
 
     deinit { close(descriptor) }
+
+    /// Bytes `range` copied into a new buffer (`pread(2)`: responses share the descriptor); `nil` if the read fails.
+    func read(_ range: Range<Int>) -> ByteBuffer? {
+        var buffer = ByteBufferAllocator().buffer(capacity: range.count)
+        guard !range.isEmpty else { return buffer }
+        let read = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: range.count) { out -> Int in
+            guard let base = out.baseAddress else { return 0 }
+            var done = 0
+            while done < range.count {
+                let n = pread(descriptor, base + done, range.count - done, off_t(range.lowerBound + done))
+                if n < 0 && errno == EINTR { continue }
+                guard n > 0 else { return 0 }
+                done += n
+            }
+            return done
+        }
+        guard read == range.count else { return nil }
+        return buffer
+    }
 }
 
 /// A segment in a recording directory (`URIScheme` layout), as a time-shift window keeps it once it leaves the

@@ -147,6 +147,32 @@ import TestSupport
         #expect(feed.window.millisUntilRetentionRoom() == 0)
     }
 
+    /// An evicted segment and its parts are kept in the form `retain` gives them (the origin's: read from the memory
+    /// file it already has, its heap buffers let go); listed ones are untouched, and a `nil` keeps them as they were.
+    @Test func evictedSegmentsAreKeptInTheFormRetainGives() throws {
+        let w = LiveWindow<[UInt8]>(windowSize: 2, policy: TimingPolicy(targetDuration: 1, partTarget: .milliseconds(334)),
+                                    retain: { segment, parts in
+                                        segment.first == 2 ? nil : ([0xEE], parts.map { [0xE0 + $0[0]] })
+                                    })
+        w.setInit(Fixture.initBytes, digest: Fixture.initBytes, tracks: Fixture.tracks)
+        for n in UInt64(0)..<4 {
+            for i in 0..<3 { w.publishPart(Fixture.part(n, i), [UInt8(i)]) }
+            w.publishSegment(Fixture.info(n), [UInt8(n), 0, 1, 2])
+        }
+        let s = w.snapshot()
+        #expect(s.retained.map(\.sequence) == [0, 1])
+        #expect(s.retained.map(\.payload) == [[0xEE], [0xEE]])
+        #expect(s.retained[0].parts.map(\.payload) == [[0xE0], [0xE1], [0xE2]])
+        #expect(s.retained[0].parts.map(\.info.index) == [0, 1, 2])
+        #expect(s.window.map(\.payload) == [[2, 0, 1, 2], [3, 0, 1, 2]])
+        #expect(s.part(3, 1)?.payload == [1])
+        // Segment 2 is one `retain` keeps as it is.
+        w.publishSegment(Fixture.info(4), [4])
+        let after = w.snapshot()
+        #expect(after.segment(2)?.payload == [2, 0, 1, 2])
+        #expect(after.part(2, 2)?.payload == [2])
+    }
+
     @Test func payloadsAreTheOnesPublished() throws {
         let feed = Feed(LiveWindow(windowSize: 2))
         feed.segment(bytes: 333)

@@ -152,6 +152,63 @@ import MediaPresentation
         }
     }
 
+    /// Publishes 3 parts and the segment that is them in turn (`partRanges`, as the segmenter makes it).
+    static func publishTiledSegment(_ stream: TestStream) {
+        let seq = stream.snapshot().nextSequence
+        publishParts(stream, 3)
+        let parts = (0..<3).map { partBytes(seq, $0) }
+        var ranges: [Range<Int>] = []
+        for p in parts { ranges.append((ranges.last?.upperBound ?? 0)..<((ranges.last?.upperBound ?? 0) + p.count)) }
+        stream.publish(LiveSegment(bytes: parts.flatMap { $0 }, duration: .seconds(1, timescale: 90_000),
+                                   programDateTime: WallClock(millisecondsSince1970: t0 + Int64(seq) * 1000),
+                                   partRanges: ranges))
+    }
+
+    /// Issue 25 §4: a segment that has left the playlist is kept for its RFC 8216 §6.2.2 time in its memory file
+    /// only (its parts as ranges of it): the same bytes, whole, by range and part by part, on the router and over a
+    /// real socket (the fast path's `sendfile` of a range); a segment not made of its parts keeps them as they are.
+    @Test func anEvictedSegmentAndItsPartsAreServedFromItsMemoryFile() async throws {
+        let stream = TestStream(windowSize: 2, targetDuration: 1, partTarget: Self.partTarget)
+        stream.setInitSegment(Fixture.initBytes, tracks: Fixture.tracks)
+        for _ in 0..<4 { Self.publishTiledSegment(stream) }
+        let snap = stream.snapshot()
+        #expect(snap.retained.map(\.sequence) == [0, 1])
+        for r in snap.retained {
+            #expect(r.payload.body.fileRange?.range == 0..<306)
+            #expect(r.parts.map { $0.payload.body.fileRange?.range } == [0..<102, 102..<204, 204..<306])
+        }
+        #expect(snap.segment(3)?.payload.body.fileRange == nil)
+        let whole = (0..<3).flatMap { Self.partBytes(0, $0) }
+        for mode in [TestingSetup.router, .live] {
+            try await Self.makeServer(stream).makeApplication().test(mode) { client in
+                let seg = try await client.execute(uri: "/seg0.m4s", method: .get)
+                #expect(seg.status == .ok)
+                #expect(Array(seg.body.readableBytesView) == whole)
+                #expect(seg.headers[.contentLength] == "306")
+                for i in 0..<3 {
+                    let part = try await client.execute(uri: "/seg0.\(i).m4s", method: .get)
+                    #expect(part.status == .ok)
+                    #expect(Array(part.body.readableBytesView) == Self.partBytes(0, i), "part \(i), \(mode)")
+                }
+                let range = try await client.execute(uri: "/seg1.m4s", method: .get, headers: [.range: "bytes=100-209"])
+                #expect(range.status == .partialContent)
+                #expect(Array(range.body.readableBytesView) == Array((0..<3).flatMap { Self.partBytes(1, $0) }[100...209]))
+                let head = try await client.execute(uri: "/seg1.m4s", method: .head)
+                #expect(head.headers[.contentLength] == "306" && head.body.readableBytes == 0)
+            }
+        }
+        // Parts the segment was not made of (AES-128 seals them apart): kept as they were.
+        let apart = TestStream(windowSize: 1, targetDuration: 1, partTarget: Self.partTarget)
+        apart.setInitSegment(Fixture.initBytes, tracks: Fixture.tracks)
+        Self.publishParts(apart, 3)
+        apart.publish(LiveSegment(bytes: [9, 9, 9], duration: .seconds(1, timescale: 90_000),
+                                  programDateTime: WallClock(millisecondsSince1970: Self.t0)))
+        Self.publishTiledSegment(apart)
+        let kept = try #require(apart.snapshot().retained.first)
+        #expect(kept.payload.body.fileRange == nil && kept.parts.allSatisfy { $0.payload.body.fileRange == nil })
+        #expect(apart.partBytes(0, 1).map { Array($0.readableBytesView) } == Self.partBytes(0, 1))
+    }
+
     /// PART-TARGET and PART-HOLD-BACK are the stream's policy, the same in every reload (Apple's player stops when
     /// they change), and no listed part exceeds PART-TARGET (RFC 8216bis §4.4.4.9).
     @Test func partTargetIsTheStreamsFixedPolicy() throws {
