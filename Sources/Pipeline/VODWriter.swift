@@ -16,6 +16,9 @@ import Synchronization
 /// then every segment, addressed by byte ranges in the playlists; `singleFiles` then says where each part sits.
 public final class VODWriter: PresentationConsumer, Sendable {
     public let directory: URL
+    /// `directory`'s path: a segment's is this plus its URI (Foundation's `URL.appendingPathComponent` stats the
+    /// result to decide on a trailing slash: 4% of `package`'s CPU at 600 segments).
+    private let directoryPath: String
     private let presentation: Presentation<Void>
     private let singleFile: SingleFileOptions?
     /// One per rendition in single-file mode (created with its init segment).
@@ -34,6 +37,7 @@ public final class VODWriter: PresentationConsumer, Sendable {
     public init(directory: URL, singleFile: SingleFileOptions? = nil, thumbnails: TileSheets<[UInt8]>? = nil,
                 dashTrickMode: Bool = false) throws {
         self.directory = directory
+        directoryPath = directory.path
         self.singleFile = singleFile
         self.thumbnails = thumbnails
         self.dashTrickMode = dashTrickMode
@@ -83,7 +87,7 @@ public final class VODWriter: PresentationConsumer, Sendable {
                 }
                 try writes.write(bytes) { try file.write($0, at: offset) }
             } else {
-                let path = directory.appendingPathComponent(layout.renditions[r].scheme.segmentURI(info.sequence)).path
+                let path = directoryPath + "/" + layout.renditions[r].scheme.segmentURI(info.sequence)
                 try writes.write(bytes) { try MediaFiles.write($0, to: path) }
             }
             // Only AES-128's key is the origin's to hand out; a CENC key belongs to a licence server.
