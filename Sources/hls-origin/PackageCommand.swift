@@ -62,6 +62,22 @@ struct PackageCommand: AsyncParsableCommand {
         var options = PipelineOptions(stream)
         // One file per rendition has no place for WebVTT segments (files of their own): the input's text tracks stay out.
         if singleFile { options.inputSubtitles = false }
+        // `package URL` of an HLS presentation: its subtitle renditions and default audio language, which libavformat's
+        // HLS demuxer leaves out (`RemoteSelections`), fetched first into a directory of our own.
+        let remoteDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("hls-origin-package-\(getpid())").path
+        defer { try? FileManager.default.removeItem(atPath: remoteDirectory) }
+        do {
+            try FileManager.default.createDirectory(atPath: remoteDirectory, withIntermediateDirectories: true)
+            if let remote = try await RemoteSelections.read(input, into: remoteDirectory, logger: logger) {
+                if !singleFile { options.subtitles += remote.subtitles }
+                if stream.defaultAudio == nil, let language = remote.defaultAudio.flatMap(LanguageTag.init) {
+                    options.audioTracks.defaultLanguage = language
+                }
+            }
+        } catch {
+            try? FileManager.default.removeItem(atPath: remoteDirectory)
+            fail(describe(error))
+        }
         let stats = PipelineStats()
         let writer: VODWriter
         do {

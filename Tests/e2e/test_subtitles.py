@@ -13,6 +13,7 @@ file (webvtt-py reads each cue back: text and times). Then, with independent rea
 - a malformed cue is skipped with a warning; a file that is not WebVTT is one error line at startup.
 Every checker is shown failing on wrong input.
 """
+import functools
 import json
 import os
 import re
@@ -29,6 +30,7 @@ import webvtt
 from hlsharness import dashcheck
 from hlsharness import http as h
 from hlsharness import mp4
+from hlsharness import procs
 from hlsharness.procs import package, serving
 
 TOKEN = "subtitle-api-secret"
@@ -170,6 +172,57 @@ def test_package_writes_a_subtitle_rendition_per_language(origin_bin, files, tmp
     got = ffmpeg_cues(os.path.join(out, "index.m3u8"))
     assert [t for _, _, t in got] == [t for _, _, t in EN], got
     assert all(abs(g[0] - (c[0] + shift)) <= MS and abs(g[1] - (c[1] + shift)) <= MS for g, c in zip(got, EN)), got
+
+
+def vod_cues(directory, lang):
+    """(start, end, text) of every cue of `directory`'s subtitle rendition `lang`, each once, in order (webvtt-py reads
+    each segment; a cue spanning segments is in each of them, RFC 8216 §3.5), in seconds after the video's first
+    `tfdt` (what the viewer sees: the cue against the pictures)."""
+    video = m3u8.load(os.path.join(directory, "stream.m3u8"))
+    init = mp4.parse_init(open(os.path.join(directory, video.segment_map[0].uri), "rb").read())
+    run = mp4.parse_fragment(open(os.path.join(directory, video.segments[0].uri), "rb").read(), init).runs[0]
+    start0 = run.base_decode_time / init.track(run.track_id).timescale
+    text = open(os.path.join(directory, f"subs-{lang}.m3u8")).read()
+    _, segs, _ = subtitle_segments(text, lambda uri: open(os.path.join(directory, uri)).read())
+    return sorted({(round(s - start0, 3), round(e - start0, 3), t) for _, _, cues in segs for s, e, t in cues})
+
+
+def same_cues(got, want):
+    return len(got) == len(want) and all(g[2] == w[2] and abs(g[0] - w[0]) <= MS and abs(g[1] - w[1]) <= MS
+                                         for g, w in zip(got, want))
+
+
+def test_package_url_keeps_every_media_selection(origin_bin, files, tmp_path):
+    """Issue 21 §4: `package URL` of a multivariant presentation on a web server is the offline copy an app's download
+    makes: both audio languages (the default one still the default: the demuxer lists the French first), both
+    subtitle languages with the same cues at the same times (libavformat 5.1's HLS demuxer does not read subtitle
+    renditions; the origin fetches them), and it plays from disk (FFmpeg reads every rendition)."""
+    from test_audio_languages import make_fixture, track_packets
+    src = str(tmp_path / "en_fr.mp4")
+    make_fixture(src)  # proven by ffprobe in there: two AAC tracks tagged eng and fra
+    served = package(origin_bin, src, tmp_path / "served", "--subtitles", f"en={files['en']}",
+                     "--subtitles", f"fr={files['fr']}")
+    with procs.LoopbackHTTPServer(functools.partial(procs._QuietHandler, directory=served)) as web:
+        copy = package(origin_bin, web.base_url + "/index.m3u8", tmp_path / "copy")
+    master = m3u8.load(os.path.join(copy, "index.m3u8"))
+    audio = [(m.language, m.default, m.uri is None) for m in master.media if m.type == "AUDIO"]
+    assert audio == [("en", "YES", True), ("fr", "NO", False)], audio
+    subs = [(m.language, m.name, m.uri) for m in master.media if m.type == "SUBTITLES"]
+    assert subs == [("en", "English", "subs-en.m3u8"), ("fr", "Français", "subs-fr.m3u8")], subs
+    assert all(v.stream_info.subtitles == "subs" and v.stream_info.audio == "audio" for v in master.playlists)
+    for lang in ("en", "fr"):
+        want = vod_cues(served, lang)
+        assert len(want) == 2 and same_cues(vod_cues(copy, lang), want), (lang, vod_cues(copy, lang), want)
+        # The checker fails on a cue moved by 2 ms or lost.
+        assert not same_cues([(s + 0.002, e, t) for s, e, t in want], want) and not same_cues(want[1:], want)
+    # Plays from disk: FFmpeg reads every rendition with no error, and the French audio is the served one's, packet
+    # for packet.
+    p = subprocess.run(["ffmpeg", "-v", "error", "-nostdin", "-i", os.path.join(copy, "index.m3u8"), "-map", "0",
+                        "-f", "null", "-"], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+    french = [m.uri for m in master.media if m.type == "AUDIO" and m.language == "fr"][0]
+    copied, original = track_packets(os.path.join(copy, french), 0), track_packets(os.path.join(served, french), 0)
+    assert len(copied) > 100 and copied == original
 
 
 @pytest.mark.parametrize("source", ["movtext", "mkv"])
