@@ -50,6 +50,7 @@ public struct StreamInfo: Sendable {
     public var isH264: Bool { codecName == "h264" }
     public var isAAC: Bool { codecName == "aac" }
     public var isHEVC: Bool { codecName == "hevc" }
+    public var isMPEG2Video: Bool { codecName == "mpeg2video" }
     public var isAV1: Bool { codecName == "av1" }
 
     public init(index: Int, kind: StreamKind, codecName: String, timeBase: Rational, extradata: [UInt8] = [],

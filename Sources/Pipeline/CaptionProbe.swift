@@ -2,26 +2,29 @@ import FFmpegBridge
 import ISOBMFF
 import MediaCore
 
-/// Finds the closed captions a video input carries (ATSC A/53 `cc_data` in its H.264 or H.265 SEI) in its first
-/// access units, before the stream starts: the first packet with captions decides, else the first keyframe decides
-/// there are none. What the output signals is known before its first segment; captions that begin later are carried
-/// (the bytes are copied or re-encoded with them) but not signalled unless `--captions` names them.
+/// Finds the closed captions a video input carries (ATSC A/53 `cc_data` in its H.264 or H.265 SEI, or in its MPEG-2
+/// pictures' user data) in its first access units, before the stream starts: the first packet with captions decides,
+/// else the first keyframe decides there are none. What the output signals is known before its first segment;
+/// captions that begin later are carried (the bytes are copied or re-encoded with them) but not signalled unless
+/// `--captions` names them.
 struct CaptionProbe {
-    /// `nil`: the codec carries no A/53 SEI the probe reads (nothing to find).
-    private let hevc: Bool?
+    private enum Syntax { case h264, hevc, mpeg2 }
+    /// `nil`: the codec carries no A/53 data the probe reads (nothing to find).
+    private let syntax: Syntax?
     private(set) var decided: Bool
     /// The services found (empty: none).
     private(set) var found: [CaptionService] = []
 
     init(stream: StreamInfo) {
-        hevc = stream.isH264 ? false : stream.isHEVC ? true : nil
-        decided = hevc == nil
+        syntax = stream.isH264 ? .h264 : stream.isHEVC ? .hevc : stream.isMPEG2Video ? .mpeg2 : nil
+        decided = syntax == nil
     }
 
     /// Reads one packet of the input while undecided. True when this packet found captions (the formats change).
     mutating func look(at packet: Packet) -> Bool {
-        guard !decided, let hevc else { return false }
-        let presence = SEI.captions(inAccessUnit: packet.data, hevc: hevc)
+        guard !decided, let syntax else { return false }
+        let presence = syntax == .mpeg2 ? MPEG2Video.captions(inPicture: packet.data)
+            : SEI.captions(inAccessUnit: packet.data, hevc: syntax == .hevc)
         if !presence.isEmpty {
             found = presence.services
             decided = true

@@ -52,6 +52,35 @@ import Testing
         #expect(SEI.hevcCaptionNAL(ccData: []) == nil)
     }
 
+    /// An MPEG-2 picture as a transport stream's PES carries it: picture start code and header, then `user_data()`
+    /// (0x000001B2) with A/53 Part 4 §6.2.2 `GA94` / `user_data_type_code` 3 / `cc_data()`, then a slice start code.
+    static func mpeg2Picture(_ userData: [UInt8]) -> [UInt8] {
+        [0, 0, 1, 0x00, 0x00, 0x0F, 0xFF, 0xF8]            // picture_start_code, temporal_reference, I picture
+            + [0, 0, 1, 0xB5, 0x8F, 0xFF, 0xF3, 0x41, 0x80] // picture coding extension
+            + [0, 0, 1, 0xB2] + userData
+            + [0, 0, 1, 0x01, 0x12, 0x34]                   // slice 1
+    }
+
+    static func ga94(_ cc: [UInt8]) -> [UInt8] {
+        [0x47, 0x41, 0x39, 0x34, 0x03, 0x40 | UInt8(cc.count / 3), 0xFF] + cc + [0xFF]
+    }
+
+    @Test func mpeg2PictureUserDataCarriesTheSameConstructs() {
+        #expect(MPEG2Video.captions(inPicture: Self.mpeg2Picture(Self.ga94(Self.ccData)))
+                == CaptionPresence(field1: true, field2: false, dtvcc: true))
+        #expect(MPEG2Video.captions(inPicture: Self.mpeg2Picture(Self.ga94([0xFD, 0x94, 0x20]))) == CaptionPresence(field2: true))
+        // Other user data (AFD's 'DTG1'), padding only, no user data, cut short: no captions, no crash.
+        var other = Self.ga94(Self.ccData)
+        other[0] = 0x44
+        #expect(MPEG2Video.captions(inPicture: Self.mpeg2Picture(other)).isEmpty)
+        #expect(MPEG2Video.captions(inPicture: Self.mpeg2Picture(Self.ga94([0xF8, 0x80, 0x80]))).isEmpty)
+        #expect(MPEG2Video.captions(inPicture: Self.mpeg2Picture([])).isEmpty)
+        let whole = Self.mpeg2Picture(Self.ga94(Self.ccData))
+        for n in [0, 3, 20, 26, 30] { _ = MPEG2Video.captions(inPicture: Array(whole.prefix(n))) }
+        // User data running to the end of the packet (no slice after it).
+        #expect(MPEG2Video.captions(inPicture: [0, 0, 1, 0xB2] + Self.ga94(Self.ccData)).field1)
+    }
+
     @Test func emulationPreventionAfterTwoZeros() {
         #expect(SEI.emulationPrevented([0, 0, 1, 0, 0, 0, 0, 0, 4]) == [0, 0, 3, 1, 0, 0, 3, 0, 0, 3, 0, 4])
         // And what the reader removes again.

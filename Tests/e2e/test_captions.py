@@ -101,6 +101,22 @@ def test_copied_captions_are_kept_and_none_is_said(origin_bin, captioned, tmp_pa
     assert re.search(r"<Accessibility", open(os.path.join(out, "manifest.mpd")).read()) is None
 
 
+def test_mpeg2_video_captions_are_found_and_carried(origin_bin, captioned, tmp_path):
+    """A broadcast feed's MPEG-2 video carries its captions in the pictures' user data (A/53 Part 4 §6.2.2), not in
+    SEI: re-encoded to H.264, the rendition carries them and the playlist says so."""
+    ts = str(tmp_path / "mpeg2.ts")
+    subprocess.run(["ffmpeg", "-hide_banner", "-nostdin", "-v", "error", "-i", captioned, "-c:v", "mpeg2video",
+                    "-q:v", "4", "-a53cc", "1", "-c:a", "mp2", "-f", "mpegts", ts], check=True)
+    # Proved first: FFmpeg's caption decoder reads the four captions from the MPEG-2 pictures, in their user data.
+    assert cea608.read_captions(ts) == CAPTIONS
+    assert b"\x00\x00\x01\xb2GA94\x03" in open(ts, "rb").read()
+    out = package(origin_bin, ts, tmp_path / "mpeg2")
+    mv = open(os.path.join(out, "index.m3u8")).read()
+    assert 'INSTREAM-ID="CC1"' in mv and all('CLOSED-CAPTIONS="cc"' in a for a, _ in variants(mv)), mv
+    got = cea608.read_captions(rendition_file(out, "stream.m3u8", str(tmp_path / "mpeg2-out.mp4")))
+    assert caption_problems(got) == [], got
+
+
 def test_a_bad_captions_option_is_one_line(origin_bin, captioned, tmp_path):
     for bad in ["CC9=en", "CC1=en,CC1=fr", "CC1=notalanguage1"]:
         p = subprocess.run([origin_bin, "package", captioned, "-o", str(tmp_path / "x"), "--captions", bad],
