@@ -97,7 +97,7 @@ public final class VideoEncoder {
             ctx.pointee.gop_size = Int32(options.gopFrames)
             ctx.pointee.keyint_min = Int32(options.gopFrames)
             ctx.pointee.flags |= AV_CODEC_FLAG_GLOBAL_HEADER
-            ctx.pointee.thread_count = 0  // auto
+            ctx.pointee.thread_count = Int32(clamping: max(0, options.threads))  // 0: auto
             let priv = ctx.pointee.priv_data
             func set(_ key: String, _ value: String) throws {
                 try check(av_opt_set(priv, key, value, 0), "av_opt_set", "\(context): \(options.codec.encoderName) option \(key)=\(value)")

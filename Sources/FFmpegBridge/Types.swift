@@ -201,6 +201,11 @@ public struct VideoEncoderOptions: Sendable {
     public var bufferSize: Int?
     /// x264 keyint (and min-keyint); scene-cut detection is off, forced keyframes are IDRs. 1-`maxGOPFrames`.
     public var gopFrames: Int
+    /// The encoder's own threads; 0: as many as the machine suits (x264: slices of each picture in parallel with
+    /// `zerolatency`). A ladder's rungs, each encoding on a lane of its own (`RungLanes`), take 1: the rungs are the
+    /// parallelism, without a wait between slices at every picture (measured: 6.1× real time and 1.69 cores against
+    /// 5.5× and 1.62 for the 720/480/360 test-pattern ladder, `--no-realtime`).
+    public var threads = 0
     /// The longest GOP an encoder is opened with (an hour at 60 fps).
     public static let maxGOPFrames = 216_000
 

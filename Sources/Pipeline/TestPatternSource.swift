@@ -21,6 +21,11 @@ final class TestPatternSource: MediaSource {
     let reconnect: ReconnectPolicy? = nil
     let endIsDisconnect = false
     private let timeBase: Rational
+    /// The rungs' lanes (`RungLanes`): pictures 2 apart when the input is not paced (the `--no-realtime` ladder's
+    /// speed), in step when it is (no added latency).
+    private let lanes: RungLanes<[Sample]>
+    /// Per picture handed to the lanes and not back yet: its wall clock, media position and audio.
+    private var inFlight: [(wall: WallClock, position: Int64, audio: [Sample])] = []
     private let wallStart = Date()
     private var index: Int64 = 0
     private var audioPosition: Int64 = 0
@@ -42,7 +47,8 @@ final class TestPatternSource: MediaSource {
                                        stage: try VideoEncodeStage(width: r.width, height: r.height, frameRate: frameRate,
                                                                    settings: r.settings(options.video),
                                                                    segmentDuration: options.segmentDuration,
-                                                                   trackID: UInt32(i + 1), startupKeyframe: options.partDuration)))
+                                                                   trackID: UInt32(i + 1), startupKeyframe: options.partDuration,
+                                                                   encoderThreads: planned.rungs.count > 1 ? 1 : 0)))
             }
             plan = Ladder.renditions(planned.rungs, frameRate: frameRate, audioBitRate: options.audioBitRate)
             logger.info("test pattern ladder: \(planned.rungs.map(\.description).joined(separator: ", "))")
@@ -54,6 +60,7 @@ final class TestPatternSource: MediaSource {
             plan = .muxed(trackCount: 2)
         }
         self.rungs = rungs
+        lanes = RungLanes(count: rungs.count, depth: (options.realtime ?? pacedByDefault) ? 0 : 2)
         audioStage = try AudioEncodeStage(codec: options.audioCodec, sampleRate: 48_000, channelCount: 2, bitRate: options.audioBitRate,
                                           trackID: UInt32(rungs.count + 1))
         kinds = rungs.map { _ in .video } + [.audio]
@@ -69,32 +76,47 @@ final class TestPatternSource: MediaSource {
         }
         let dueMicros = MediaTime.rescale(index, timeBase: timeBase, to: 1_000_000)
         let wall = WallClock(millisecondsSince1970: Int64(wallStart.timeIntervalSince1970 * 1000) + dueMicros / 1000)
-        // Each rung draws and encodes its picture on a core of its own (`RungWork`).
-        let encoded = try RungWork.map(rungs.count) { [index] t in
-            var frame = rungs[t].generator.videoFrame(index: index, wallClock: wall)
-            frame.pts = MediaTime.rescale(index, timeBase: timeBase, to: rungs[t].stage.timescale)
-            return try rungs[t].stage.encode(frame)
-        }
-        for (t, samples) in encoded.enumerated() { batch.events.append(.samples(track: t, samples, wallClock: wall)) }
-        // Audio up to the end of this frame's interval.
+        // Audio up to the end of this frame's interval, kept with its picture.
+        var audio: [Sample] = []
         let audioEnd = MediaTime.rescale(index + 1, timeBase: timeBase, to: 48_000)
         if audioEnd > audioPosition {
             let chunk = rungs[0].generator.audioFrame(start: audioPosition, count: Int(audioEnd - audioPosition))
             audioPosition = audioEnd
-            batch.events.append(.samples(track: rungs.count, try audioStage.encode(chunk), wallClock: wall))
+            audio = try audioStage.encode(chunk)
+        }
+        inFlight.append((wall, dueMicros, audio))
+        // Each rung draws and encodes its picture on a lane of its own (`RungLanes`).
+        let done = try lanes.submit { [rungs, index, timeBase] t in
+            var frame = rungs[t].generator.videoFrame(index: index, wallClock: wall)
+            frame.pts = MediaTime.rescale(index, timeBase: timeBase, to: rungs[t].stage.timescale)
+            return try rungs[t].stage.encode(frame)
         }
         index += 1
-        batch.position = dueMicros
-        batch.videoFrames = 1
+        var events = batch.events
+        for encoded in done { add(encoded, to: &events, batch: &batch) }
+        batch.events = events
         return batch
+    }
+
+    /// A picture back from the lanes: its rungs' samples and its audio, with its wall clock.
+    private func add(_ encoded: [[Sample]], to events: inout [SourceEvent], batch: inout SourceBatch) {
+        let p = inFlight.removeFirst()
+        for (t, samples) in encoded.enumerated() { events.append(.samples(track: t, samples, wallClock: p.wall)) }
+        if !p.audio.isEmpty { events.append(.samples(track: rungs.count, p.audio, wallClock: p.wall)) }
+        batch.position = p.position
+        batch.videoFrames += 1
     }
 
     func flush() throws -> [SourceEvent] {
         var events: [SourceEvent] = []
+        var batch = SourceBatch()
+        for encoded in try lanes.drain() { add(encoded, to: &events, batch: &batch) }
         for (t, r) in rungs.enumerated() { events.append(.samples(track: t, try r.stage.flush(), wallClock: nil)) }
         events.append(.samples(track: rungs.count, try audioStage.flush(), wallClock: nil))
         return events
     }
 
     func reopen() -> Bool { false }
+
+    deinit { lanes.stop() }
 }

@@ -196,7 +196,8 @@ final class VideoEncodeStage {
     /// - Parameter startupKeyframe: an extra IDR this long after the first frame (the LL-HLS part duration: the
     ///   first segment is one part long, see `Segmenter`).
     init(width: Int, height: Int, frameRate: Rational, settings: VideoSettings, segmentDuration: MediaTime,
-         trackID: UInt32, timescale: Int32 = VideoEncodeStage.defaultTimescale, startupKeyframe: MediaTime? = nil) throws {
+         trackID: UInt32, timescale: Int32 = VideoEncodeStage.defaultTimescale, startupKeyframe: MediaTime? = nil,
+         encoderThreads: Int = 0) throws {
         self.timescale = timescale
         let fr = frameRate.isValid ? frameRate : Rational(30, 1)
         frameTicks = fr.frameDuration(timescale: timescale)
@@ -211,6 +212,7 @@ final class VideoEncodeStage {
         o.bitRate = settings.bitRate
         o.maxBitRate = settings.maxBitRate
         o.bufferSize = settings.bufferSize
+        o.threads = encoderThreads
         encoder = try VideoEncoder(o)
         codec = settings.codec
         let record: TrackFormat.Codec = switch settings.codec {
