@@ -184,6 +184,11 @@ public struct MPD: Sendable, Equatable {
         /// (every access unit decodes on its own: keyframes only).
         public var maxPlayoutRate: Int?
         public var codingDependency: Bool?
+        /// SCTE 214-1 `scte214:supplementalCodecs` / `scte214:supplementalProfiles` (as DASH-IF IOP and Dolby's DASH
+        /// guidance use them): a codec a capable player may decode the same samples as, beside `codecs`, and its
+        /// brands. Dolby Vision profile 8: `dvh1.08.06` and `db1p` beside the HEVC base layer's `hvc1.2.4.…`.
+        public var supplementalCodecs: String?
+        public var supplementalProfiles: String?
         public var segments: Segments
         public init(id: String, bandwidth: Int, codecs: String, width: Int? = nil, height: Int? = nil,
                     frameRate: Rational? = nil, sar: Rational? = nil, audioSamplingRate: Int? = nil,

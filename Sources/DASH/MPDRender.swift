@@ -2,6 +2,9 @@ import MediaCore
 
 extension MPD {
     /// The MPD as XML (UTF-8, namespace `urn:mpeg:dash:schema:mpd:2011`, ISO/IEC 23009-1 Annex B).
+    /// SCTE 214-1's namespace (`supplementalCodecs`, `supplementalProfiles`).
+    public static let scte214Namespace = "urn:scte:dash:scte214-extensions"
+
     public func render() -> String {
         var x = XMLText()
         x.raw("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n")
@@ -20,6 +23,9 @@ extension MPD {
         attributes.append(("minBufferTime", Self.duration(minBufferTime)))
         if periods.contains(where: { $0.adaptationSets.contains { !$0.contentProtection.isEmpty } }) {
             attributes.insert(("xmlns:cenc", ContentProtection.cencNamespace), at: 1)
+        }
+        if periods.contains(where: { $0.adaptationSets.contains { $0.representations.contains { $0.supplementalCodecs != nil } } }) {
+            attributes.insert(("xmlns:scte214", Self.scte214Namespace), at: 1)
         }
         x.open("MPD", attributes)
         if let target = targetLatencyMilliseconds {
@@ -106,6 +112,8 @@ extension MPD {
         if let s = r.audioSamplingRate { attributes.append(("audioSamplingRate", String(s))) }
         if let rate = r.maxPlayoutRate { attributes.append(("maxPlayoutRate", String(rate))) }
         if let d = r.codingDependency { attributes.append(("codingDependency", d ? "true" : "false")) }
+        if let c = r.supplementalCodecs { attributes.append(("scte214:supplementalCodecs", c)) }
+        if let p = r.supplementalProfiles { attributes.append(("scte214:supplementalProfiles", p)) }
         x.open("Representation", attributes)
         if let c = r.audioChannelConfiguration {
             x.empty("AudioChannelConfiguration", [("schemeIdUri", c.schemeIdUri), ("value", c.value)])

@@ -280,13 +280,19 @@ public enum ManifestBuilder {
             let r = f.rendition, tracks = f.tracks, stats = f.statistics
             let v = tracks.first { $0.kind == .video }
             let a = tracks.first { $0.kind == .audio }
-            let representation = MPD.Representation(
+            var representation = MPD.Representation(
                 id: r.name, bandwidth: max(1, stats.peakBitRate), codecs: tracks.map(\.dashCodecString).joined(separator: ","),
                 width: v.map(\.width), height: v.map(\.height),
                 frameRate: v == nil ? nil : (stats.frameRate ?? r.declaredFrameRate).map(frameRate),
                 sar: v.flatMap { $0.sampleAspectRatio.isValid ? $0.sampleAspectRatio : nil },
                 audioSamplingRate: v == nil ? a.map(\.sampleRate) : nil, audioChannelConfiguration: v == nil ? a.map(MPD.AudioChannelConfiguration.init(track:)) : nil,
                 colour: v?.colour, segments: f.segments)
+            // Dolby Vision profile 8 over its HEVC base layer: HLS's SUPPLEMENTAL-CODECS `dvh1.08.06/db1p`, split
+            // into the codec and its brand.
+            if let dv = v?.dolbyVision?.supplementalCodecs?.split(separator: "/"), let codec = dv.first {
+                representation.supplementalCodecs = String(codec)
+                representation.supplementalProfiles = dv.dropFirst().first.map(String.init)
+            }
             if r.kind == .audio {
                 audio.append((AudioSetKey(language: r.language, label: r.audioLabel), representation))
             } else {

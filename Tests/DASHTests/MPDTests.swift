@@ -150,3 +150,27 @@ import Testing
         #expect(timeline < firstURL)
     }
 }
+
+@Suite struct MPDSupplementalCodecsTests {
+    /// SCTE 214-1 `supplementalCodecs`/`supplementalProfiles` (Dolby Vision profile 8 over its HEVC base layer): on the
+    /// Representation, and the namespace on the MPD only when one is used.
+    @Test func supplementalCodecsRenderInTheirNamespace() {
+        func xml(_ dv: Bool) -> String {
+            var rep = MPD.Representation(id: "v", bandwidth: 9_000_000, codecs: "hvc1.2.4.L153.B0",
+                                         segments: .template(MPD.SegmentTemplate(timescale: 90_000, initialization: "init.mp4",
+                                                                                 media: "seg$Number$.m4s", startNumber: 0,
+                                                                                 timeline: [MPD.TimelineEntry(time: 0, duration: 90_000, repeatCount: 1)])))
+            if dv {
+                rep.supplementalCodecs = "dvh1.08.06"
+                rep.supplementalProfiles = "db1p"
+            }
+            let set = MPD.AdaptationSet(id: 0, contentType: .video, mimeType: "video/mp4", representations: [rep])
+            return MPD(type: .static, profiles: [MPD.liveProfile], minBufferTime: .seconds(1),
+                       periods: [MPD.Period(id: "0", adaptationSets: [set])], mediaPresentationDuration: .seconds(2)).render()
+        }
+        let with = xml(true)
+        #expect(with.contains("xmlns:scte214=\"urn:scte:dash:scte214-extensions\""))
+        #expect(with.contains("codecs=\"hvc1.2.4.L153.B0\" scte214:supplementalCodecs=\"dvh1.08.06\" scte214:supplementalProfiles=\"db1p\""))
+        #expect(!xml(false).contains("scte214"))
+    }
+}

@@ -339,6 +339,14 @@ def test_dolby_vision_profile_8_is_signalled(origin_bin, made, tmp_path):
             assert ours is None, ours
         res = check_vod_dir(out)
         assert not res.errors, "\n".join(res.errors[:10])
+        # DASH: SCTE 214-1's attributes on the Representation, in their namespace (read by an XML parser), as HLS's
+        # SUPPLEMENTAL-CODECS split into codec and brand; none for profile 5.
+        import xml.etree.ElementTree as ET
+        root = ET.parse(os.path.join(out, "manifest.mpd")).getroot()
+        reps = [r for r in root.iter("{urn:mpeg:dash:schema:mpd:2011}Representation") if r.get("width")]
+        scte = "{urn:scte:dash:scte214-extensions}"
+        got = [(r.get("codecs")[:9], r.get(scte + "supplementalCodecs"), r.get(scte + "supplementalProfiles")) for r in reps]
+        assert got == [("hvc1.2.4.", *(supplemental.split("/") if supplemental else (None, None)))], got
 
 
 def test_gstreamer_plays_the_hevc_output_to_the_end(origin_bin, made, tmp_path):
