@@ -8,10 +8,10 @@ import MediaCore
 func audioCopyProcessor(for stream: StreamInfo, trackID: UInt32) throws -> (any TrackProcessor)? {
     switch stream.codecName {
     case "aac": try AACCopyProcessor(stream: stream, trackID: trackID)
-    case "opus": try OpusCopyProcessor(stream: stream, trackID: trackID)
+    case "opus": try FrameCountedCopyProcessor.opus(stream: stream, trackID: trackID)
     case "ac3", "eac3": DolbyCopyProcessor(stream: stream, trackID: trackID)
     case "flac": (try? FLAC.config(fromExtradata: stream.extradata)).map {
-        FLACCopyProcessor(stream: stream, config: $0, trackID: trackID)
+        FrameCountedCopyProcessor.flac(stream: stream, config: $0, trackID: trackID)
     }
     default: nil
     }
@@ -37,67 +37,53 @@ struct AudioSampleClock {
     mutating func advance(to next: Int64) { nextDTS = next }
 }
 
-/// Opus copied as it is ("Encapsulation of Opus in ISO Base Media File Format" v0.6.8): `dOps` from the OpusHead in
-/// the input's extradata, timescale 48 kHz (§4.3.1), each packet one sample lasting what its TOC says (RFC 6716
-/// §3.1: 2.5 to 120 ms, variable within one stream).
-final class OpusCopyProcessor: TrackProcessor {
-    let kind = TrackFormat.Kind.audio
-    private(set) var format: TrackFormat? { didSet { formatVersion += 1 } }
-    private(set) var formatVersion = 0
-    let timescale = Int32(OpusConfig.sampleRate)
-    private let stream: StreamInfo
-    private var clock = AudioSampleClock()
-
-    init(stream: StreamInfo, trackID: UInt32) throws {
-        self.stream = stream
-        let config = stream.extradata.isEmpty ? Opus.defaultConfig(channelCount: stream.channelCount)
-            : try Opus.config(fromOpusHead: stream.extradata)
-        format = TrackFormat(trackID: trackID, kind: .audio, timescale: timescale, codec: .opus(config),
-                             sampleRate: OpusConfig.sampleRate, channelCount: Int(config.outputChannelCount))
-    }
-
-    func samples(for packet: Packet) throws -> [Sample] {
-        guard !packet.data.isEmpty else { return [] }
-        let count: Int
-        do {
-            count = try Opus.sampleCount(packet: packet.data)
-        } catch {
-            throw CorruptPacket(reason: "damaged Opus packet: \(error)")
-        }
-        let ticks = Int64(count)
-        let dts = clock.place(packet, timeBase: stream.timeBase, timescale: timescale, frameTicks: ticks)
-        clock.advance(to: dts + ticks)
-        return [Sample(data: packet.data, dts: dts, pts: dts, isSync: true, durationHint: ticks)]
-    }
-
-    func flushSamples() throws -> [Sample] { [] }
-}
-
-/// FLAC copied as it is ("Encapsulation of FLAC in ISO Base Media File Format" v0.0.3): `dfLa` from the STREAMINFO
-/// (and other metadata) in the input's extradata, timescale the sample rate, each packet one frame and one sample
-/// lasting its header's block size (§3.3.3, §3.3.4: fixed or variable within one stream).
-final class FLACCopyProcessor: TrackProcessor {
+/// Audio whose packets each are one sample lasting what the packet's own header says, copied as it is:
+/// - Opus ("Encapsulation of Opus in ISO Base Media File Format" v0.6.8): `dOps` from the OpusHead in the input's
+///   extradata, timescale 48 kHz (§4.3.1), a packet's duration from its TOC (RFC 6716 §3.1: 2.5 to 120 ms, variable
+///   within one stream);
+/// - FLAC ("Encapsulation of FLAC in ISO Base Media File Format" v0.0.3): `dfLa` from the STREAMINFO (and other
+///   metadata) in the input's extradata, timescale the sample rate, a frame's duration its header's block size
+///   (§3.3.3, §3.3.4: fixed or variable within one stream).
+final class FrameCountedCopyProcessor: TrackProcessor {
     let kind = TrackFormat.Kind.audio
     private(set) var format: TrackFormat? { didSet { formatVersion += 1 } }
     private(set) var formatVersion = 0
     let timescale: Int32
     private let stream: StreamInfo
+    /// What a packet is called in an error ("Opus packet"), and how many samples its header says it holds.
+    private let unit: String
+    private let sampleCount: ([UInt8]) throws -> Int
     private var clock = AudioSampleClock()
 
-    init(stream: StreamInfo, config: FLACConfig, trackID: UInt32) {
+    private init(stream: StreamInfo, format: TrackFormat, unit: String, sampleCount: @escaping ([UInt8]) throws -> Int) {
         self.stream = stream
-        timescale = Int32(clamping: config.sampleRate)
-        format = TrackFormat(trackID: trackID, kind: .audio, timescale: timescale, codec: .flac(config),
-                             sampleRate: config.sampleRate, channelCount: config.channelCount)
+        self.format = format
+        timescale = format.timescale
+        self.unit = unit
+        self.sampleCount = sampleCount
+    }
+
+    static func opus(stream: StreamInfo, trackID: UInt32) throws -> FrameCountedCopyProcessor {
+        let config = stream.extradata.isEmpty ? Opus.defaultConfig(channelCount: stream.channelCount)
+            : try Opus.config(fromOpusHead: stream.extradata)
+        let format = TrackFormat(trackID: trackID, kind: .audio, timescale: Int32(OpusConfig.sampleRate), codec: .opus(config),
+                                 sampleRate: OpusConfig.sampleRate, channelCount: Int(config.outputChannelCount))
+        return FrameCountedCopyProcessor(stream: stream, format: format, unit: "Opus packet") { try Opus.sampleCount(packet: $0) }
+    }
+
+    static func flac(stream: StreamInfo, config: FLACConfig, trackID: UInt32) -> FrameCountedCopyProcessor {
+        let format = TrackFormat(trackID: trackID, kind: .audio, timescale: Int32(clamping: config.sampleRate),
+                                 codec: .flac(config), sampleRate: config.sampleRate, channelCount: config.channelCount)
+        return FrameCountedCopyProcessor(stream: stream, format: format, unit: "FLAC frame") { try FLAC.blockSize(frame: $0) }
     }
 
     func samples(for packet: Packet) throws -> [Sample] {
         guard !packet.data.isEmpty else { return [] }
         let count: Int
         do {
-            count = try FLAC.blockSize(frame: packet.data)
+            count = try sampleCount(packet.data)
         } catch {
-            throw CorruptPacket(reason: "damaged FLAC frame: \(error)")
+            throw CorruptPacket(reason: "damaged \(unit): \(error)")
         }
         let ticks = Int64(count)
         let dts = clock.place(packet, timeBase: stream.timeBase, timescale: timescale, frameTicks: ticks)

@@ -14,13 +14,13 @@ import Testing
             StreamInfo(index: 0, kind: .audio, codecName: codec, timeBase: Rational(1, 48000), extradata: extra,
                        sampleRate: 48000, channelCount: 2)
         }
-        #expect(try audioCopyProcessor(for: stream("opus", Self.opusHead), trackID: 1) is OpusCopyProcessor)
+        #expect(try audioCopyProcessor(for: stream("opus", Self.opusHead), trackID: 1) is FrameCountedCopyProcessor)
         #expect(try audioCopyProcessor(for: stream("ac3"), trackID: 1) is DolbyCopyProcessor)
         #expect(try audioCopyProcessor(for: stream("eac3"), trackID: 1) is DolbyCopyProcessor)
         #expect(try audioCopyProcessor(for: stream("aac", [0x11, 0x90]), trackID: 1) is AACCopyProcessor)
         #expect(try audioCopyProcessor(for: stream("mp3"), trackID: 1) == nil)
         // FLAC is copied when its STREAMINFO is there (the dfLa needs it), else encoded.
-        #expect(try audioCopyProcessor(for: stream("flac", Self.streamInfo), trackID: 1) is FLACCopyProcessor)
+        #expect(try audioCopyProcessor(for: stream("flac", Self.streamInfo), trackID: 1) is FrameCountedCopyProcessor)
         #expect(try audioCopyProcessor(for: stream("flac"), trackID: 1) == nil)
         #expect(try audioCopyProcessor(for: stream("flac", Array(Self.streamInfo.prefix(20))), trackID: 1) == nil)
     }
@@ -35,7 +35,7 @@ import Testing
     @Test func flacFramesInAMillisecondTimeBase() throws {
         let s = StreamInfo(index: 1, kind: .audio, codecName: "flac", timeBase: Rational(1, 1000), extradata: Self.streamInfo,
                            sampleRate: 48000, channelCount: 2)
-        let p = try #require(try audioCopyProcessor(for: s, trackID: 2) as? FLACCopyProcessor)
+        let p = try #require(try audioCopyProcessor(for: s, trackID: 2) as? FrameCountedCopyProcessor)
         guard case .flac(let c)? = p.format?.codec else { Issue.record("no FLAC format"); return }
         #expect(c.streamInfo == Self.streamInfo && p.format?.timescale == 48000 && p.format?.channelCount == 2)
         #expect(p.format?.codecString == "fLaC")
@@ -59,7 +59,7 @@ import Testing
     @Test func opusVariablePacketsInAMillisecondTimeBase() throws {
         let s = StreamInfo(index: 0, kind: .audio, codecName: "opus", timeBase: Rational(1, 1000), extradata: Self.opusHead,
                            sampleRate: 48000, channelCount: 2)
-        let p = try OpusCopyProcessor(stream: s, trackID: 2)
+        let p = try FrameCountedCopyProcessor.opus(stream: s, trackID: 2)
         guard case .opus(let c)? = p.format?.codec else { Issue.record("no Opus format"); return }
         #expect(c.preSkip == 312 && p.format?.timescale == 48000 && p.format?.channelCount == 2)
         let tocs: [[UInt8]] = [[0xFC, 1], [0x18, 2], [0xF0, 3], [0xFD, 4], [0xFC, 5]]

@@ -13,7 +13,6 @@ file (webvtt-py reads each cue back: text and times). Then, with independent rea
 - a malformed cue is skipped with a warning; a file that is not WebVTT is one error line at startup.
 Every checker is shown failing on wrong input.
 """
-import functools
 import json
 import os
 import re
@@ -202,7 +201,7 @@ def test_package_url_keeps_every_media_selection(origin_bin, files, tmp_path):
     make_fixture(src)  # proven by ffprobe in there: two AAC tracks tagged eng and fra
     served = package(origin_bin, src, tmp_path / "served", "--subtitles", f"en={files['en']}",
                      "--subtitles", f"fr={files['fr']}")
-    with procs.LoopbackHTTPServer(functools.partial(procs._QuietHandler, directory=served)) as web:
+    with procs.StaticServer(served) as web:
         copy = package(origin_bin, web.base_url + "/index.m3u8", tmp_path / "copy")
     master = m3u8.load(os.path.join(copy, "index.m3u8"))
     audio = [(m.language, m.default, m.uri is None) for m in master.media if m.type == "AUDIO"]
