@@ -38,7 +38,10 @@ public final class EncryptionStage: PresentationConsumer, Sendable {
             let n = schedule.segmentsPerPeriod(segmentDuration: duration)
             state.withLock { $0.segmentsPerPeriod = n }
             try downstream.consume(event)
-        case .initSegment, .event, .end:
+        case .end:
+            schedule.finish()
+            try downstream.consume(event)
+        case .initSegment, .event:
             try downstream.consume(event)
         case .part(let r, var info, let bytes):
             let e = encryption(info.segmentSequence)

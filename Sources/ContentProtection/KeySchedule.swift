@@ -16,9 +16,14 @@ import MediaPresentation
 ///   construction): period `n = sequence / segmentsPerPeriod`. Without rotation key 0 is the master key itself;
 ///   with rotation period `n`'s key is the first 16 bytes of HMAC-SHA256(master, "hls-origin aes-128 key " ‖ n as
 ///   8 big-endian bytes), so every origin with the master key derives the same keys and none is stored.
+///
+/// With a key server (`--key-server`), period `n`'s key is the one the server gave for it (`PeriodKeySource`: fetched
+/// ahead, the last one kept when the server is away); the IVs are the same.
 public struct KeySchedule: Sendable {
     /// The 16-byte key given (`--key`) or made at start.
     private let master: [UInt8]
+    /// The key server's keys, when they come from one.
+    private let source: (any PeriodKeySource)?
     /// A new key every this much media (`--key-period`); `nil`: one key.
     public let period: MediaTime?
 
@@ -27,7 +32,19 @@ public struct KeySchedule: Sendable {
         precondition(period.map { $0.value > 0 && $0.timescale > 0 } ?? true, "a key period is positive")
         self.master = master
         self.period = period
+        source = nil
     }
+
+    /// Keys from a key server: period `n`'s is `keys.key(period: n)`.
+    public init(keys: any PeriodKeySource, period: MediaTime?) {
+        precondition(period.map { $0.value > 0 && $0.timescale > 0 } ?? true, "a key period is positive")
+        master = []
+        source = keys
+        self.period = period
+    }
+
+    /// The stream ended: a key server's fetcher may stop.
+    public func finish() { source?.finish() }
 
     /// 16 bytes from the system's CSPRNG (`SystemRandomNumberGenerator`: getrandom(2) on Linux).
     public static func randomKey() -> [UInt8] {
@@ -47,6 +64,7 @@ public struct KeySchedule: Sendable {
 
     /// The key of period `id`.
     public func key(_ id: UInt64) -> ContentKey {
+        if let source { return ContentKey(id: id, bytes: source.key(period: period == nil ? 0 : id).bytes) }
         guard period != nil else { return ContentKey(id: id, bytes: master) }
         var message = Array("hls-origin aes-128 key ".utf8)
         withUnsafeBytes(of: id.bigEndian) { message.append(contentsOf: $0) }

@@ -34,13 +34,14 @@ import Foundation
 public struct KeyServerRequest: Sendable, Equatable {
     /// The stream's name (`contentId`).
     public var contentID: String
-    public var scheme: ProtectionScheme
+    /// The CENC scheme the keys are for; `nil`: whole-segment AES-128 (RFC 8216 §5.2), no `commonEncryptionScheme`.
+    public var scheme: ProtectionScheme?
     /// Whether the stream rotates keys (`--key-period`): the document then lists the periods and usage rules.
     public var rotating: Bool
     /// The systems asked for (`--drm`); none: the server's choice, read from the answer's `DRMSystemList`.
     public var systems: [DRMSystem]
 
-    public init(contentID: String, scheme: ProtectionScheme, rotating: Bool, systems: [DRMSystem] = []) {
+    public init(contentID: String, scheme: ProtectionScheme?, rotating: Bool, systems: [DRMSystem] = []) {
         self.contentID = contentID
         self.scheme = scheme
         self.rotating = rotating
@@ -62,7 +63,9 @@ public struct KeyServerRequest: Sendable, Equatable {
         x += "<cpix:CPIX xmlns:cpix=\"urn:dashif:org:cpix\" xmlns:pskc=\"urn:ietf:params:xml:ns:keyprov:pskc\""
         x += " contentId=\"\(Self.escaped(contentID))\" version=\"2.3\">\n"
         x += "  <cpix:ContentKeyList>\n"
-        for kid in kids { x += "    <cpix:ContentKey kid=\"\(kid)\" commonEncryptionScheme=\"\(scheme.rawValue)\"/>\n" }
+        for kid in kids {
+            x += "    <cpix:ContentKey kid=\"\(kid)\"" + (scheme.map { " commonEncryptionScheme=\"\($0.rawValue)\"" } ?? "") + "/>\n"
+        }
         x += "  </cpix:ContentKeyList>\n"
         if !systems.isEmpty {
             x += "  <cpix:DRMSystemList>\n"
@@ -94,7 +97,7 @@ public struct KeyServerRequest: Sendable, Equatable {
         var byKID: [[UInt8]: [UInt8]] = [:]
         for k in CPIXDocument.elements("ContentKey", in: text) {
             guard let kid = k.attributes["kid"].flatMap(CPIXDocument.uuidBytes) else { continue }
-            if let s = k.attributes["commonEncryptionScheme"], s != scheme.rawValue {
+            if let s = k.attributes["commonEncryptionScheme"], let scheme, s != scheme.rawValue {
                 throw CPIXError("the key of KID \(Self.uuid(kid)) is for \(s.prefix(8)), not \(scheme.rawValue)")
             }
             if !CPIXDocument.elements("EncryptedValue", in: k.body).isEmpty {

@@ -120,7 +120,7 @@ public struct MediaOptions: ParsableArguments, Sendable {
     @Option(name: .customLong("key-period"), help: ArgumentHelp("A new key every this much media (e.g. 60s, 10m), changed on a segment boundary; keys (and for cbcs/cenc their KIDs) derived from --key.", valueName: "duration"))
     public var keyPeriod: String?
 
-    @Option(name: .customLong("key-server"), help: ArgumentHelp("With cbcs/cenc: fetch the keys from this CPIX 2.3 key server (https://, or http:// with a warning), one per --key-period, ahead of time, with retries; refused at start when it does not answer. Instead of --key/--cpix. See docs/encryption.md.", valueName: "url"))
+    @Option(name: .customLong("key-server"), help: ArgumentHelp("Fetch the keys (aes-128, cbcs or cenc) from this CPIX 2.3 key server (https://, or http:// with a warning), one per --key-period, ahead of time, with retries; refused at start when it does not answer. Instead of --key/--cpix. See docs/encryption.md.", valueName: "url"))
     public var keyServer: String?
 
     @Option(name: .customLong("key-server-ca"), help: ArgumentHelp("A PEM file of the CA (or self-signed certificate) to trust for --key-server, besides the system's.", valueName: "pem"))

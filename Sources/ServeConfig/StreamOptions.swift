@@ -283,8 +283,8 @@ public struct StreamOptions: Codable, Equatable, Sendable {
         if cpix != nil, key != nil {
             throw naming.error("\(name(.cpix)) and \(name(.key)) both give the key: use one", key: .cpix)
         }
-        if keyServer != nil, encrypt?.isSampleEncryption != true {
-            throw naming.error("\(name(.keyServer)) needs \(name(.encrypt)) cbcs or cenc (aes-128 makes its own keys)", key: .keyServer)
+        if keyServer != nil, encrypt == nil {
+            throw naming.error("\(name(.keyServer)) needs \(name(.encrypt)) (aes-128, cbcs or cenc)", key: .keyServer)
         }
         if keyServer != nil, key != nil || cpix != nil {
             throw naming.error("\(name(.keyServer)) and \(name(key != nil ? .key : .cpix)) both give the key: use one", key: .keyServer)

@@ -28,6 +28,12 @@ struct EncryptionSetup: Sendable {
         let key = options.key?.bytes ?? KeySchedule.randomKey()
         switch scheme {
         case .aes128:
+            if let server = options.keyServer {
+                kind = .segments(KeySchedule(keys: try Self.serverKeys(server, options, contentID: contentID, scheme: nil,
+                                                                       systems: [], waitForKeys: waitForKeys, logger: logger).keys,
+                                             period: options.keyPeriod?.time))
+                return
+            }
             kind = .segments(KeySchedule(master: key, period: options.keyPeriod?.time))
         case .cbcs, .cenc:
             let protectionScheme: ProtectionScheme = scheme == .cbcs ? .cbcs : .cenc
@@ -43,20 +49,10 @@ struct EncryptionSetup: Sendable {
                 if options.drm == nil { systems = document.systems }
             }
             if let server = options.keyServer {
-                let rotating = options.keyPeriod != nil
-                let client = try KeyServerClient(
-                    url: server, caFile: options.keyServerCa, headers: options.keyServerHeader ?? [],
-                    request: KeyServerRequest(contentID: contentID, scheme: protectionScheme, rotating: rotating, systems: systems),
-                    logger: logger)
-                let first = try client.fetchAtStart(rotating ? [0, 1] : [0])
-                if options.drm == nil { systems = first.systems }
-                let keys: any PeriodKeySource
-                if rotating {
-                    let fetched = client.rotation(first: first.keys)
-                    keys = waitForKeys ? WaitingPeriodKeys(keys: fetched, wake: { client.wake() }) : fetched
-                } else {
-                    keys = FetchedPeriodKeys(first.keys)
-                }
+                let fetched = try Self.serverKeys(server, options, contentID: contentID, scheme: protectionScheme,
+                                                  systems: systems, waitForKeys: waitForKeys, logger: logger)
+                if options.drm == nil { systems = fetched.systems }
+                let keys = fetched.keys
                 kind = .samples(try SampleProtection(scheme: protectionScheme, systems: systems, keyPeriod: options.keyPeriod?.time,
                                                      keys: keys), clearLead: options.clearLead?.time)
                 return
@@ -64,6 +60,22 @@ struct EncryptionSetup: Sendable {
             kind = .samples(try SampleProtection(scheme: protectionScheme, key: key, keyID: keyID, systems: systems,
                                                  keyPeriod: options.keyPeriod?.time), clearLead: options.clearLead?.time)
         }
+    }
+
+    /// `--key-server`: the first keys fetched now (blocking: one line and a non-zero exit when the server refuses) and,
+    /// with `--key-period`, a fetcher for the next periods; `scheme` `nil` for AES-128.
+    static func serverKeys(_ server: KeyServerURL, _ options: StreamOptions, contentID: String, scheme: ProtectionScheme?,
+                           systems: [DRMSystem], waitForKeys: Bool, logger: Logger) throws
+        -> (keys: any PeriodKeySource, systems: [DRMSystem]) {
+        let rotating = options.keyPeriod != nil
+        let client = try KeyServerClient(
+            url: server, caFile: options.keyServerCa, headers: options.keyServerHeader ?? [],
+            request: KeyServerRequest(contentID: contentID, scheme: scheme, rotating: rotating, systems: systems),
+            logger: logger)
+        let first = try client.fetchAtStart(rotating ? [0, 1] : [0])
+        guard rotating else { return (FetchedPeriodKeys(first.keys), first.systems) }
+        let fetched = client.rotation(first: first.keys)
+        return (waitForKeys ? WaitingPeriodKeys(keys: fetched, wake: { client.wake() }) : fetched, first.systems)
     }
 
     /// The CPIX document at `path`, or one line naming the file and what is wrong (never the key).

@@ -79,11 +79,12 @@ class KeyServer:
                         self.send_error(server.status)
                         return
                     scheme = root.find("cpix:ContentKeyList/cpix:ContentKey", NS).get("commonEncryptionScheme")
+                    scheme_attr = f' commonEncryptionScheme="{scheme}"' if scheme else ""
                     out = ['<cpix:CPIX xmlns:cpix="urn:dashif:org:cpix" xmlns:pskc="urn:ietf:params:xml:ns:keyprov:pskc" '
                            f'contentId="{root.get("contentId")}" version="2.3"><cpix:ContentKeyList>']
                     for k in kids:
                         key = server.keys.setdefault(k, os.urandom(16))
-                        out.append(f'<cpix:ContentKey kid="{uuid(k)}" commonEncryptionScheme="{scheme}"><cpix:Data><pskc:Secret>'
+                        out.append(f'<cpix:ContentKey kid="{uuid(k)}"{scheme_attr}><cpix:Data><pskc:Secret>'
                                    f'<pskc:PlainValue>{base64.b64encode(key).decode()}</pskc:PlainValue></pskc:Secret></cpix:Data></cpix:ContentKey>')
                     out.append("</cpix:ContentKeyList><cpix:DRMSystemList>")
                     out += [f'<cpix:DRMSystem kid="{uuid(k)}" systemId="{WIDEVINE}"/>' for k in kids]
@@ -180,6 +181,43 @@ def test_package_encrypts_each_period_with_the_servers_key(origin_bin, media, ke
     assert "s3cret" not in err
 
 
+def test_package_aes128_takes_each_periods_key_from_the_server(origin_bin, media, key_server, tmp_path):
+    """`--encrypt aes-128 --key-server`: the request names no CENC scheme; each segment's EXT-X-KEY names its period's
+    key file, which holds the key the server gave for that period's KID, and AES-128-CBC with it and the stated IV
+    (pycryptodome, RFC 8216 §5.2) gives back the clear segment byte for byte."""
+    from Crypto.Cipher import AES
+    from Crypto.Util.Padding import unpad
+    clear, out = str(tmp_path / "clear"), str(tmp_path / "movie")
+    common = ["--segment-duration", "2"]
+    rc, err = run_package(origin_bin, media["vod.mp4"], clear, *common)
+    assert rc == 0, err
+    rc, err = run_package(origin_bin, media["vod.mp4"], out, *common, "--encrypt", "aes-128", "--key-period", "2s",
+                          *key_server.args())
+    assert rc == 0, err
+    assert key_server.requests and all(b"commonEncryptionScheme" not in body for *_, body in key_server.requests)
+    text = open(os.path.join(out, "stream.m3u8")).read()
+    listed = re.findall(r'#EXT-X-KEY:METHOD=AES-128,URI="keys/(\d+)\.key",IV=0x([0-9A-Fa-f]{32})\n(?:#[^\n]*\n)*?(seg\d+\.m4s)', text)
+    names = segment_names(out)
+    assert [n for *_, n in listed] == names == segment_names(clear) and len(names) == 3, (listed, names)
+    first = int(names[0][3:-4])
+    for period, iv, name in listed:
+        n = int(name[3:-4]) - first
+        assert int(period) == n, (period, name)
+        key = read(os.path.join(out, "keys", f"{period}.key"))
+        assert key == key_server.keys[kid_for("movie", n)], name
+        plain = unpad(AES.new(key, AES.MODE_CBC, bytes.fromhex(iv)).decrypt(read(os.path.join(out, name))), 16)
+        assert plain == read(os.path.join(clear, name)), name
+        # The check can fail: another period's key does not give the clear bytes.
+        other = key_server.keys[kid_for("movie", (n + 1) % 3)]
+        try:
+            wrong = unpad(AES.new(other, AES.MODE_CBC, bytes.fromhex(iv)).decrypt(read(os.path.join(out, name))), 16)
+        except ValueError:
+            wrong = None
+        assert wrong != read(os.path.join(clear, name))
+    for key in key_server.keys.values():
+        assert key.hex() not in err.lower()
+
+
 def test_one_key_over_plain_http_with_a_warning(origin_bin, media, tmp_path):
     """Without --key-period: one key (period 0's KID, no period lists asked); http:// works and says the keys travel
     in the clear; --drm not given: the answer's DRMSystemList (Widevine) is signalled."""
@@ -218,7 +256,8 @@ def test_refusals_at_start_are_one_line(origin_bin, media, key_server, tmp_path)
         (["--key-server", down, "--key-server-ca", key_server.cert], f"--key-server {down}: "),
         (key_server.args(), f"--key-server {key_server.url}: answered 403"),
         (key_server.args() + ["--key", "00112233445566778899aabbccddeeff"], "--key-server and --key both give the key"),
-        (["--encrypt", "aes-128", "--key-server", down], "--key-server needs --encrypt cbcs or cenc"),
+        (["--encrypt", "aes-128", "--key-server", down], f"--key-server {down}: "),
+        (["--encrypt", "aes-128", *key_server.args()], f"--key-server {key_server.url}: answered 403"),
     ]:
         if "--encrypt" not in args:
             args = ["--encrypt", "cenc", *args]
