@@ -140,14 +140,20 @@ def read(path):
         return f.read()
 
 
-def test_package_encrypts_each_period_with_the_servers_key(origin_bin, media, key_server, tmp_path):
+def clear_and_sealed(origin_bin, media, tmp_path, *encryption):
+    """`package` of the VOD clip in 2-s segments, clear (DIR/clear) and with `encryption` (DIR/movie: the key
+    server's contentId); returns both directories and the encrypted run's stderr."""
     clear, out = str(tmp_path / "clear"), str(tmp_path / "movie")
-    common = ["--segment-duration", "2"]
-    rc, err = run_package(origin_bin, media["vod.mp4"], clear, *common)
+    rc, err = run_package(origin_bin, media["vod.mp4"], clear, "--segment-duration", "2")
     assert rc == 0, err
-    rc, err = run_package(origin_bin, media["vod.mp4"], out, *common, "--encrypt", "cbcs", "--key-period", "2s",
-                          *key_server.args(), "--key-server-header", f"Authorization: {TOKEN}")
+    rc, err = run_package(origin_bin, media["vod.mp4"], out, "--segment-duration", "2", *encryption)
     assert rc == 0, err
+    return clear, out, err
+
+
+def test_package_encrypts_each_period_with_the_servers_key(origin_bin, media, key_server, tmp_path):
+    clear, out, err = clear_and_sealed(origin_bin, media, tmp_path, "--encrypt", "cbcs", "--key-period", "2s",
+                                       *key_server.args(), "--key-server-header", f"Authorization: {TOKEN}")
     # What was asked: contentId the output's name, consecutive periods, the KIDs the docs define, the header.
     assert key_server.requests
     asked = {}
@@ -187,13 +193,8 @@ def test_package_aes128_takes_each_periods_key_from_the_server(origin_bin, media
     (pycryptodome, RFC 8216 §5.2) gives back the clear segment byte for byte."""
     from Crypto.Cipher import AES
     from Crypto.Util.Padding import unpad
-    clear, out = str(tmp_path / "clear"), str(tmp_path / "movie")
-    common = ["--segment-duration", "2"]
-    rc, err = run_package(origin_bin, media["vod.mp4"], clear, *common)
-    assert rc == 0, err
-    rc, err = run_package(origin_bin, media["vod.mp4"], out, *common, "--encrypt", "aes-128", "--key-period", "2s",
-                          *key_server.args())
-    assert rc == 0, err
+    clear, out, err = clear_and_sealed(origin_bin, media, tmp_path, "--encrypt", "aes-128", "--key-period", "2s",
+                                       *key_server.args())
     assert key_server.requests and all(b"commonEncryptionScheme" not in body for *_, body in key_server.requests)
     text = open(os.path.join(out, "stream.m3u8")).read()
     listed = re.findall(r'#EXT-X-KEY:METHOD=AES-128,URI="keys/(\d+)\.key",IV=0x([0-9A-Fa-f]{32})\n(?:#[^\n]*\n)*?(seg\d+\.m4s)', text)
