@@ -131,6 +131,65 @@ struct FastPath: Sendable {
     }
 }
 
+/// One connection's use of `FastPath`, on the event loop (HTTP/1.1's `RawFastPathHandler`, HTTP/2's
+/// `H2FrameFastPath`): its last answer (a player reloads the same playlist), its client's address, its viewer count,
+/// its metrics counters and its `Date`, each found once rather than per request.
+final class FastPathConnection {
+    let fastPath: FastPath
+    private var remote: SocketAddress??
+    private var date = (second: Int64(-1), text: "")
+    private var counters: (labels: (String, String, String), counters: OriginMetrics.RequestCounters)?
+    /// The stream this connection was last counted a viewer of, and when (ms since 1970).
+    private var viewer = (stream: "", at: Int64(0))
+    /// The connection's last answer and the request target (path bytes) it answered.
+    private var last: (target: [UInt8], answer: FastPath.Answer)?
+
+    init(_ fastPath: FastPath) {
+        self.fastPath = fastPath
+    }
+
+    /// The connection's last answer again when the request is for the same target and it is still current;
+    /// otherwise a new one from `FastPath` (`nil`: the full path answers).
+    func answer<Target: Collection<UInt8>>(target: Target, channel: any Channel) -> FastPath.Answer? {
+        if let last, last.target.elementsEqual(target), fastPath.isCurrent(last.answer) {
+            if due(last.answer.stream) { fastPath.responder.stats.sawViewer(remoteAddress(channel), stream: last.answer.stream) }
+            return last.answer
+        }
+        let bytes = Array(target)
+        guard let answer = fastPath.answer(path: Substring(decoding: bytes, as: UTF8.self), remote: remoteAddress(channel),
+                                           sawViewer: due) else { return nil }
+        last = (bytes, answer)
+        return answer
+    }
+
+    func count(_ answer: FastPath.Answer, sent: Int) {
+        fastPath.count(answer, sent: sent, cache: &counters)
+    }
+
+    /// `Date` (RFC 9110 §6.6.1), formatted once per second per connection.
+    func httpDate() -> String {
+        let now = WallClock.now
+        let second = now.millisecondsSince1970 / 1000
+        if second != date.second { date = (second, now.httpDate) }
+        return date.text
+    }
+
+    private func remoteAddress(_ channel: any Channel) -> SocketAddress? {
+        if let remote { return remote }
+        let r = channel.remoteAddress
+        remote = .some(r)
+        return r
+    }
+
+    /// Whether to count this connection's client as a viewer of `stream` now (at most once a second per stream).
+    private func due(_ stream: String) -> Bool {
+        let now = WallClock.now.millisecondsSince1970
+        if stream == viewer.stream && now &- viewer.at < 1000 { return false }
+        viewer = (stream, now)
+        return true
+    }
+}
+
 /// First in an HTTP/1.1 connection's pipeline, before the parser: answers the requests `FastPath` can answer
 /// straight from the bytes, and hands every other request on, whole, to the parser and `ConnectionGuard`.
 ///
@@ -147,18 +206,11 @@ final class RawFastPathHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundOut = ByteBuffer
     typealias OutboundOut = IOData
 
-    private let fastPath: FastPath
+    private let connection: FastPathConnection
     private let guardian: ConnectionGuard
     private let maxHeadBytes: Int
     /// The full path has the connection from here on.
     private var passthrough = false
-    private var remote: SocketAddress??
-    private var date = (second: Int64(-1), text: "")
-    private var counters: (labels: (String, String, String), counters: OriginMetrics.RequestCounters)?
-    /// The stream this connection was last counted a viewer of, and when (ms since 1970).
-    private var viewer = (stream: "", at: Int64(0))
-    /// The connection's last answer and the request target it answered (a player reloads the same playlist).
-    private var last: (target: [UInt8], answer: FastPath.Answer)?
 
     /// `TCP_CORK` around the responses to one read that carry a file, as nginx does with `tcp_nopush on`: the status
     /// line and headers leave in the same TCP segment as the body's first bytes instead of a packet of their own
@@ -167,7 +219,7 @@ final class RawFastPathHandler: ChannelInboundHandler, RemovableChannelHandler {
     static let cork = ChannelOptions.Types.SocketOption(level: SocketOptionLevel(IPPROTO_TCP), name: SocketOptionName(TCP_CORK))
 
     init(_ fastPath: FastPath, guardian: ConnectionGuard, maxHeadBytes: Int) {
-        self.fastPath = fastPath
+        connection = FastPathConnection(fastPath)
         self.guardian = guardian
         self.maxHeadBytes = maxHeadBytes
     }
@@ -196,26 +248,9 @@ final class RawFastPathHandler: ChannelInboundHandler, RemovableChannelHandler {
         if buffer.readableBytes > 0 { context.fireChannelRead(wrapInboundOut(buffer)) }
     }
 
-    /// The connection's last answer again when the request is for the same target and it is still current;
-    /// otherwise a new one from `FastPath`.
     private func answer(_ request: Request, _ buffer: ByteBuffer, _ context: ChannelHandlerContext) -> FastPath.Answer? {
         guard let target = request.target else { return nil }
-        if let last, buffer.withUnsafeReadableBytes({ last.target.elementsEqual($0[target]) }), fastPath.isCurrent(last.answer) {
-            if due(last.answer.stream) { fastPath.responder.stats.sawViewer(remoteAddress(context), stream: last.answer.stream) }
-            return last.answer
-        }
-        let bytes = buffer.withUnsafeReadableBytes { Array($0[target]) }
-        guard let answer = fastPath.answer(path: Substring(decoding: bytes, as: UTF8.self), remote: remoteAddress(context),
-                                           sawViewer: due) else { return nil }
-        last = (bytes, answer)
-        return answer
-    }
-
-    private func remoteAddress(_ context: ChannelHandlerContext) -> SocketAddress? {
-        if let remote { return remote }
-        let r = context.channel.remoteAddress
-        remote = .some(r)
-        return r
+        return buffer.withUnsafeReadableBytes { connection.answer(target: $0[target], channel: context.channel) }
     }
 
     /// Writes the answer (flushed by the caller); corks the socket first when it sends a file and `corked` is not yet
@@ -228,7 +263,7 @@ final class RawFastPathHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
         var head = answer.head
         head.writeStaticString("Date: ")
-        head.writeString(httpDate())
+        head.writeString(connection.httpDate())
         head.writeStaticString("\r\n\r\n")
         context.write(wrapOutboundOut(.byteBuffer(head)), promise: nil)
         if let file {
@@ -246,24 +281,8 @@ final class RawFastPathHandler: ChannelInboundHandler, RemovableChannelHandler {
         } else if !headOnly {
             for chunk in answer.body.chunks { context.write(wrapOutboundOut(.byteBuffer(chunk)), promise: nil) }
         }
-        fastPath.count(answer, sent: headOnly ? 0 : answer.body.count, cache: &counters)
+        connection.count(answer, sent: headOnly ? 0 : answer.body.count)
         guardian.answeredAhead()
-    }
-
-    /// Whether to count this connection's client as a viewer of `stream` now (at most once a second per stream).
-    private func due(_ stream: String) -> Bool {
-        let now = WallClock.now.millisecondsSince1970
-        if stream == viewer.stream && now &- viewer.at < 1000 { return false }
-        viewer = (stream, now)
-        return true
-    }
-
-    /// `Date` (RFC 9110 §6.6.1), formatted once per second per connection.
-    private func httpDate() -> String {
-        let now = WallClock.now
-        let second = now.millisecondsSince1970 / 1000
-        if second != date.second { date = (second, now.httpDate) }
-        return date.text
     }
 
     // MARK: Framing

@@ -65,6 +65,11 @@ final class H2SendTimeout: ChannelDuplexHandler, RemovableChannelHandler {
             stream.close(promise: nil)
             return
         }
+        closeConnection(connection, code: code)
+    }
+
+    /// GOAWAY with `code` on `connection`, then close it (see `closeConnection(of:code:)`).
+    static func closeConnection(_ connection: any Channel, code: NIOHTTP2.HTTP2ErrorCode) {
         let goAway = HTTP2Frame(streamID: .rootStream,
                                 payload: .goAway(lastStreamID: .maxID, errorCode: code, opaqueData: nil))
         connection.writeAndFlush(goAway).whenComplete { _ in connection.close(promise: nil) }

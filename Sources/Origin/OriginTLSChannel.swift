@@ -15,15 +15,16 @@ import NIOSSL
 /// ```
 /// LingeringClose | NIOSSLServerHandler | TLSFirstRequestDeadline | ALPN ->
 ///   h2:       NIOHTTP2Handler(http2Configuration(limits)) | NIOHTTP2ServerConnectionManagementHandler |
-///             H2ConnectionErrorHandler   ->  per stream: HTTP2FramePayloadToHTTPServerCodec | H2SendTimeout |
-///             H2FastPathHandler | HTTPConnectionStateHandler | NIOAsyncChannel -> Hummingbird's request handling
+///             H2FrameFastPath (answers what is in memory, no stream channel) | HTTP2StreamMultiplexer |
+///             H2ConnectionErrorHandler   ->  per other stream: HTTP2FramePayloadToHTTPServerCodec | H2SendTimeout |
+///             HTTPConnectionStateHandler | NIOAsyncChannel -> Hummingbird's request handling
 ///   http/1.1: the plain port's guarded HTTP/1 pipeline (ConnectionGuard: header, idle and send timeouts, 408/414/431)
-///             | HTTP1ToHTTPServerCodec | H2FastPathHandler | NIOAsyncChannel
+///             | HTTP1ToHTTPServerCodec | TLSHTTP1FastPathHandler | NIOAsyncChannel
 /// ```
 struct OriginTLSChannel: HTTPChannelHandler {
     typealias Stream = NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>
     struct Value: ServerChildChannelValue {
-        let negotiated: EventLoopFuture<NIONegotiatedHTTPVersion<Stream, NIOHTTP2Handler.AsyncStreamMultiplexer<Stream>>>
+        let negotiated: EventLoopFuture<NIONegotiatedHTTPVersion<Stream, AsyncStream<Stream>>>
         let channel: any Channel
     }
 
@@ -108,32 +109,37 @@ struct OriginTLSChannel: HTTPChannelHandler {
                 let pipeline = channel.pipeline.syncOperations
                 try OriginHTTP1Channel.addGuardedHTTP1(to: pipeline, limits: limits)
                 try pipeline.addHandler(HTTP1ToHTTPServerCodec(secure: true))
-                if fastPath.enabled { try pipeline.addHandler(H2FastPathHandler(fastPath)) }
+                if fastPath.enabled { try pipeline.addHandler(TLSHTTP1FastPathHandler(fastPath)) }
                 return try Stream(wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
             }
         } http2ConnectionInitializer: { channel in
             channel.eventLoop.makeCompletedFuture {
                 let pipeline = channel.pipeline.syncOperations
-                let manager = NIOHTTP2ServerConnectionManagementHandler(
+                let configuration = Self.http2Configuration(limits)
+                try pipeline.addHandler(NIOHTTP2Handler(mode: .server, connectionConfiguration: configuration.connection,
+                                                        streamConfiguration: configuration.stream))
+                // Told of streams by the connection handler's events (NIOHTTP2StreamCreatedEvent, StreamClosedEvent),
+                // those answered by the fast path included.
+                try pipeline.addHandler(NIOHTTP2ServerConnectionManagementHandler(
                     eventLoop: channel.eventLoop,
                     configuration: .init(maxIdleTime: TimeAmount(limits.idleTimeout), maxAge: nil,
-                                         maxGraceTime: TimeAmount(limits.sendTimeout), keepalive: nil))
-                let multiplexer = try pipeline.configureAsyncHTTP2Pipeline(
-                    mode: .server, streamDelegate: manager.http2StreamDelegate,
-                    configuration: Self.http2Configuration(limits)
-                ) { stream in
+                                         maxGraceTime: TimeAmount(limits.sendTimeout), keepalive: nil)))
+                if fastPath.enabled {
+                    try pipeline.addHandler(H2FrameFastPath(fastPath, sendTimeout: TimeAmount(limits.sendTimeout)))
+                }
+                let (streams, continuation) = AsyncStream<Stream>.makeStream()
+                try pipeline.addHandler(HTTP2StreamMultiplexer(mode: .server, channel: channel) { stream in
                     stream.eventLoop.makeCompletedFuture {
                         let pipeline = stream.pipeline.syncOperations
                         try pipeline.addHandler(HTTP2FramePayloadToHTTPServerCodec())
                         try pipeline.addHandler(H2SendTimeout(timeout: TimeAmount(limits.sendTimeout)))
-                        if fastPath.enabled { try pipeline.addHandler(H2FastPathHandler(fastPath)) }
                         try pipeline.addHandler(HTTPConnectionStateHandler(idleTimeout: limits.idleTimeout, logger: logger))
-                        return try Stream(wrappingChannelSynchronously: stream)
+                        continuation.yield(try Stream(wrappingChannelSynchronously: stream))
                     }
-                }
-                try pipeline.addHandler(manager)
+                })
                 try pipeline.addHandler(H2ConnectionErrorHandler(deadline: TimeAmount(limits.sendTimeout) + .seconds(2)))
-                return multiplexer
+                channel.closeFuture.whenComplete { _ in continuation.finish() }
+                return streams
             }
         }
         .map { Value(negotiated: $0, channel: channel) }
@@ -144,9 +150,9 @@ struct OriginTLSChannel: HTTPChannelHandler {
             switch try await value.negotiated.get() {
             case .http1_1(let connection):
                 await handleHTTP(asyncChannel: connection, logger: logger)
-            case .http2(let multiplexer):
-                try await withThrowingDiscardingTaskGroup { group in
-                    for try await stream in multiplexer.inbound {
+            case .http2(let streams):
+                await withDiscardingTaskGroup { group in
+                    for await stream in streams {
                         group.addTask { await handleHTTP(asyncChannel: stream, logger: logger) }
                     }
                 }

@@ -105,7 +105,7 @@ def h2_get(url, *headers):
 
 
 def test_h2_fast_path_answers_as_the_full_path(https_origin):
-    """A plain GET of an object in memory is answered by the HTTP/2 fast path (H2FastPathHandler, before
+    """A plain GET of an object in memory is answered by the HTTP/2 fast path (H2FrameFastPath, before
     Hummingbird); with an `If-None-Match` that matches nothing the same request takes the full path, which answers
     200 with the whole object. Both give the same status, header fields (but Date) and body: playlist, init segment,
     segment and part."""
