@@ -657,10 +657,17 @@ def test_odd_time_base_ladder_package(origin_bin, inputs, tmp_path):
 def test_odd_time_base_ladder_serve_plays_in_hlsjs(start_origin, inputs):
     """The same input served as a live ladder (it said "serving", then died with SIGILL): hls.js plays it."""
     s = start_origin(inputs("odd_time_base.mp4"), "--ladder", "240", "--loop")
+    # Joined once the rung lists two segments, past the start of the debug build's live encode: in the parallel
+    # phase, a join on the first segment's first part could stall once right after playback began (CI, 2026-11-27).
+    rung = s.url("/" + m3u8.parse_multivariant(http.get(s.url("/index.m3u8")).text).variants[0].uri)
+    deadline = time.monotonic() + 10
+    while len(m3u8.parse_media(http.get(rung).text).segments) < 2 and time.monotonic() < deadline:
+        time.sleep(0.2)
     res = chromium.chromium_play(s.url("/"), 6)
     # What this case proves is the ladder's timing (keyframes, segments, a live encode that does not die); a few
-    # frames dropped by a loaded 2-core machine during 6 s of playback are the machine's (test_multistream allows 10%).
-    problems = chromium.playback_problems(res, max_dropped=0.05)
+    # frames dropped by a loaded 2-core machine during 6 s of playback, or while hls.js plays at up to 1.5x to reach
+    # its target from the keyframe it started on, are the machine's (test_multistream allows 10%).
+    problems = chromium.playback_problems(res, max_dropped=0.05, max_dropped_catching_up=0.10)
     assert problems == [], chromium.summary(res)
     assert s.proc.poll() is None
 
