@@ -133,6 +133,14 @@ extension Ladder {
             $0.height != $1.height ? $0.height > $1.height : ($0.codec != .h264 && $1.codec == .h264)
         }
         guard !rungs.isEmpty else { throw .nothingLeft(dropped: droppedNames, sourceWidth: sourceWidth, sourceHeight: sourceHeight) }
+        let fixedGOP = encoded.filter { !$0.codec.honoursForcedKeyframes }.map(\.name)
+        if source != nil, !fixedGOP.isEmpty {
+            // The other encoded rungs take an IDR at each of the copied rung's keyframes; SVT-AV1 cannot.
+            notices.append("--ladder: \(fixedGOP.joined(separator: ", ")) keep\(fixedGOP.count == 1 ? "s" : "") SVT-AV1's "
+                           + "fixed one-segment GOP (it ignores forced keyframes), so \(fixedGOP.count == 1 ? "its" : "their") "
+                           + "segments line up with the copied 'source' rung only where the input's keyframes fall on that "
+                           + "grid; for an aligned AV1 ladder list heights only")
+        }
         return (rungs, notices)
     }
 }
