@@ -101,8 +101,11 @@ public enum ManifestBuilder {
     /// (§5.3.9.2), `nil` if a rendition has no segment or no file.
     public static func singleFile<P>(_ renditions: [Rendition], _ snapshots: [WindowSnapshot<P>],
                                      files: [SingleFileIndex?]) -> MPD? {
-        guard renditions.count == snapshots.count, files.count == renditions.count, files.allSatisfy({ $0 != nil }),
-              snapshots.allSatisfy(\.isPlayable), !snapshots.isEmpty else { return nil }
+        guard renditions.count == snapshots.count, files.count == renditions.count else { return nil }
+        // WebVTT subtitle renditions are HLS's (files of their own); DASH has their `wvtt` form, one file each.
+        let kept = renditions.indices.filter { !renditions[$0].isWebVTTSubtitles }
+        let (renditions, snapshots, files) = (kept.map { renditions[$0] }, kept.map { snapshots[$0] }, kept.map { files[$0] })
+        guard files.allSatisfy({ $0 != nil }), snapshots.allSatisfy(\.isPlayable), !snapshots.isEmpty else { return nil }
         let sets = adaptationSets(renditions, snapshots) { r, snap in
             let f = files[r]!
             let timescale = snap.window.first?.info.startTime.timescale ?? snap.inits.last?.tracks.first?.timescale ?? 1000

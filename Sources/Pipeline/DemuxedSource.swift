@@ -107,10 +107,6 @@ final class DemuxedSource: MediaSource {
         textSubtitles = [:]
         var k = 0
         for s in d.streams where s.kind == .subtitle {
-            guard options.inputSubtitles else {
-                if first { logger.notice("subtitle stream \(s.index) (\(s.codecName)) is not carried: --single-file has no place for WebVTT segments") }
-                continue
-            }
             guard s.isTextSubtitle else {
                 if first { logger.notice("subtitle stream \(s.index) (\(s.codecName)) is bitmap subtitles, which are not carried: skipped") }
                 continue

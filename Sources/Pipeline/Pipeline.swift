@@ -36,8 +36,6 @@ public struct PipelineOptions: Sendable {
     public var captions = CaptionPlan.auto
     /// Sidecar subtitle files (`--subtitles LANG=PATH`): a subtitle rendition each, after the input's own text tracks.
     public var subtitles: [SubtitleSidecar] = []
-    /// The input's text subtitle tracks become subtitle renditions (`false`: skipped, with a notice; `--single-file`).
-    public var inputSubtitles = true
     /// Ignore input timestamps; stamp packets with their arrival time.
     public var wallclockTimestamps = false
     /// An ABR ladder (`--ladder 720,480,360`): one rendition per rung plus an audio rendition. `nil`: one muxed

@@ -56,12 +56,12 @@ public final class VODWriter: PresentationConsumer, Sendable {
     public func consume(_ event: PresentationEvent) throws {
         switch event {
         case .layout(let renditions, let policy):
-            if singleFile == nil {
-                for r in renditions where !r.scheme.directory.isEmpty {
-                    try FileManager.default.createDirectory(at: directory.appendingPathComponent(r.scheme.directory),
-                                                            withIntermediateDirectories: true)
-                }
-            } else {
+            // WebVTT subtitle renditions stay files of their own in single-file mode (a segment each, no init).
+            for r in renditions where !r.scheme.directory.isEmpty && (singleFile == nil || !r.scheme.hasInitSegment) {
+                try FileManager.default.createDirectory(at: directory.appendingPathComponent(r.scheme.directory),
+                                                        withIntermediateDirectories: true)
+            }
+            if singleFile != nil {
                 files.withLock { $0 = Array(repeating: nil, count: renditions.count) }
             }
             // Whole segments only: a VOD playlist lists no LL-HLS parts.
@@ -80,7 +80,7 @@ public final class VODWriter: PresentationConsumer, Sendable {
             guard let layout = presentation.layout, layout.renditions.indices.contains(r) else {
                 throw PresentationError.unknownRendition(r)
             }
-            if singleFile != nil {
+            if singleFile != nil, layout.renditions[r].scheme.hasInitSegment {
                 let (file, offset) = try files.withLock { files in
                     guard let f = files[r] else { throw PresentationError.unknownRendition(r) }
                     return (f, f.reserve(bytes.count))

@@ -48,9 +48,6 @@ struct PackageCommand: AsyncParsableCommand {
         if singleFile && o.encrypt == .aes128 {
             throw ValidationError("--single-file cannot be used with --encrypt: AES-128 encrypts each segment as a file of its own")
         }
-        if singleFile && !(o.subtitles ?? []).isEmpty {
-            throw ValidationError("--single-file cannot be used with --subtitles yet: WebVTT segments are files of their own")
-        }
     }
 
     func run() async throws {
@@ -60,8 +57,6 @@ struct PackageCommand: AsyncParsableCommand {
         stream.input = input
         stream.realtime = false
         var options = PipelineOptions(stream)
-        // One file per rendition has no place for WebVTT segments (files of their own): the input's text tracks stay out.
-        if singleFile { options.inputSubtitles = false }
         // `package URL` of an HLS presentation: its subtitle renditions and default audio language, which libavformat's
         // HLS demuxer leaves out (`RemoteSelections`), fetched first into a directory of our own.
         let remoteDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("hls-origin-package-\(getpid())").path
