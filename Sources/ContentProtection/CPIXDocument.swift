@@ -23,9 +23,10 @@ import Foundation
 /// </cpix:CPIX>
 /// ```
 ///
-/// Element names are matched by local name (any namespace prefix). Not read: encrypted content keys (a
-/// `DocumentKey` and `pskc:EncryptedValue`), key periods and usage rules (one key serves every track here): a document
-/// that needs them is refused, one line, rather than half used.
+/// Element names are matched by local name (any namespace prefix). A content key encrypted for a recipient (a
+/// `DeliveryData` with its `DocumentKey`, and `pskc:EncryptedValue`) is read with that recipient's private key
+/// (`CPIXDelivery`). Not read: key periods and usage rules (one key serves every track here): a document that needs
+/// them is refused, one line, rather than half used.
 public struct CPIXDocument: Sendable, Equatable {
     public var keyID: [UInt8]
     public var key: [UInt8]
@@ -34,7 +35,9 @@ public struct CPIXDocument: Sendable, Equatable {
     /// The systems of `DRMSystemList` this origin can signal, in document order.
     public var systems: [DRMSystem]
 
-    public static func parse(_ text: String) throws(CPIXError) -> CPIXDocument {
+    /// - Parameter privateKeyPEM: the recipient's RSA private key, for a document whose content key is encrypted
+    ///   (`CPIXDelivery`); without it such a document is refused, one line.
+    public static func parse(_ text: String, privateKeyPEM: String? = nil) throws(CPIXError) -> CPIXDocument {
         guard !elements("CPIX", in: text).isEmpty else { throw CPIXError("not a CPIX document (no CPIX element)") }
         let keys = elements("ContentKey", in: text)
         guard let first = keys.first else { throw CPIXError("no ContentKey in its ContentKeyList") }
@@ -44,19 +47,25 @@ public struct CPIXDocument: Sendable, Equatable {
         guard let kidText = first.attributes["kid"], let kid = uuidBytes(kidText) else {
             throw CPIXError("the ContentKey has no kid UUID")
         }
+        let key: [UInt8]
         if !elements("EncryptedValue", in: first.body).isEmpty {
-            throw CPIXError("the content key is encrypted (DocumentKey): only a PlainValue key is read")
-        }
-        guard let plain = elements("PlainValue", in: first.body).first,
-              let key = Data(base64Encoded: plain.body.filter { !$0.isWhitespace }), key.count == 16 else {
-            throw CPIXError("the ContentKey has no 16-byte PlainValue (base64)")
+            guard let privateKeyPEM else {
+                throw CPIXError("the content key is encrypted for a recipient (DeliveryData): give its private key (--cpix-key)")
+            }
+            key = try CPIXDelivery(document: text, privateKeyPEM: privateKeyPEM).contentKey(first.body, kid: kidText)
+        } else {
+            guard let plain = elements("PlainValue", in: first.body).first,
+                  let clear = Data(base64Encoded: plain.body.filter { !$0.isWhitespace }), clear.count == 16 else {
+                throw CPIXError("the ContentKey has no 16-byte PlainValue (base64)")
+            }
+            key = Array(clear)
         }
         var scheme: ProtectionScheme?
         if let s = first.attributes["commonEncryptionScheme"] {
             guard let known = ProtectionScheme(rawValue: s) else { throw CPIXError("commonEncryptionScheme '\(s.prefix(8))' is not cenc or cbcs") }
             scheme = known
         }
-        return CPIXDocument(keyID: kid, key: Array(key), scheme: scheme, systems: systems(in: text))
+        return CPIXDocument(keyID: kid, key: key, scheme: scheme, systems: systems(in: text))
     }
 
     /// The systems of a document's `DRMSystemList` this origin can signal, in document order.

@@ -88,6 +88,8 @@ public struct StreamOptions: Codable, Equatable, Sendable {
     public var drm: DRMSystemList?
     /// A DASH-IF CPIX document (a path) giving the `cbcs`/`cenc` content key, instead of `key`.
     public var cpix: String?
+    /// The PEM RSA private key of the recipient `cpix`'s content keys are encrypted for (its `DeliveryData`).
+    public var cpixKey: String?
     /// `cbcs`/`cenc`: the first segments covering this much media stay clear (faster startup).
     public var clearLead: LongDuration?
     /// A CPIX key server (an http(s) URL) the `cbcs`/`cenc` keys are fetched from, one per key period, instead of
@@ -121,7 +123,7 @@ public struct StreamOptions: Codable, Equatable, Sendable {
         case encrypt, key
         case keyPeriod = "key_period"
         case cueTags = "cue_tags", interstitial, interstitialList = "interstitial_list", events
-        case drm, cpix
+        case drm, cpix, cpixKey = "cpix_key"
         case clearLead = "clear_lead"
         case keyServer = "key_server", keyServerCa = "key_server_ca", keyServerHeader = "key_server_header"
 
@@ -210,6 +212,7 @@ public struct StreamOptions: Codable, Equatable, Sendable {
         o.interstitialList = ownInterstitial ? interstitialList : defaults.interstitialList
         o.drm = drm ?? defaults.drm
         o.cpix = cpix ?? defaults.cpix
+        o.cpixKey = cpixKey ?? defaults.cpixKey
         o.clearLead = clearLead ?? defaults.clearLead
         o.keyServer = keyServer ?? defaults.keyServer
         o.keyServerCa = keyServerCa ?? defaults.keyServerCa
@@ -279,6 +282,9 @@ public struct StreamOptions: Codable, Equatable, Sendable {
         }
         if cpix != nil, encrypt?.isSampleEncryption != true {
             throw naming.error("\(name(.cpix)) needs \(name(.encrypt)) cbcs or cenc", key: .cpix)
+        }
+        if cpixKey != nil, cpix == nil {
+            throw naming.error("\(name(.cpixKey)) is the private key of a \(name(.cpix)) document's recipient: give \(name(.cpix)) too", key: .cpixKey)
         }
         if cpix != nil, key != nil {
             throw naming.error("\(name(.cpix)) and \(name(.key)) both give the key: use one", key: .cpix)

@@ -40,7 +40,7 @@ struct EncryptionSetup: Sendable {
             var systems = (options.drm?.systems ?? []).map { DRMSystem(rawValue: $0.rawValue)! }
             var key = key, keyID = options.key?.keyID
             if let path = options.cpix {
-                let document = try Self.cpix(path)
+                let document = try Self.cpix(path, privateKey: options.cpixKey)
                 if let s = document.scheme, s != protectionScheme {
                     throw ValidationError("--cpix \(path): its content key is for \(s.rawValue), not \(protectionScheme.rawValue)")
                 }
@@ -79,15 +79,23 @@ struct EncryptionSetup: Sendable {
     }
 
     /// The CPIX document at `path`, or one line naming the file and what is wrong (never the key).
-    static func cpix(_ path: String) throws -> CPIXDocument {
+    static func cpix(_ path: String, privateKey keyPath: String? = nil) throws -> CPIXDocument {
         let text: String
+        var privateKey: String?
         do {
             text = try String(contentsOfFile: path, encoding: .utf8)
         } catch {
             throw ValidationError("--cpix \(path): cannot be read")
         }
+        if let keyPath {
+            do {
+                privateKey = try String(contentsOfFile: keyPath, encoding: .utf8)
+            } catch {
+                throw ValidationError("--cpix-key \(keyPath): cannot be read")
+            }
+        }
         do {
-            return try CPIXDocument.parse(text)
+            return try CPIXDocument.parse(text, privateKeyPEM: privateKey)
         } catch {
             throw ValidationError("--cpix \(path): \(error)")
         }

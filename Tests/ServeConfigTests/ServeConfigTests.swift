@@ -124,6 +124,7 @@ import Testing
     events = "inband"
     drm = "widevine,playready"
     cpix = "keys.cpix.xml"
+    cpix_key = "recipient.key.pem"
     clear_lead = "4s"
     key_server = "https://keys.example/cpix"
     key_server_ca = "ca.pem"
@@ -180,6 +181,7 @@ import Testing
         events: inband
         drm: widevine,playready
         cpix: keys.cpix.xml
+        cpix_key: recipient.key.pem
         clear_lead: 4s
         key_server: https://keys.example/cpix
         key_server_ca: ca.pem

@@ -314,6 +314,72 @@ def test_cpix_document_gives_the_key_and_the_systems(origin_bin, media, packaged
     assert sorted(formats) == sorted(k["KEYFORMAT"] for k in key_lines(open(os.path.join(packaged["cbcs"], "stream.m3u8")).read()))
 
 
+def encrypted_cpix_document(recipient_key, mac_of=None):
+    """`cpix_document()` with its content key encrypted for `recipient_key` (a pycryptodome RSA key), as DASH-IF CPIX
+    2.3 §5.3.4-5.3.6 and Axinom's CPIX library write it: a random 256-bit document key and a 512-bit MAC key, each
+    RSA-OAEP (SHA-1) sealed in the DeliveryData; the content key's EncryptedValue is IV || AES-256-CBC(PKCS#7) under
+    the document key, its ValueMAC HMAC-SHA512(MAC key, that value) (of `mac_of(value)` to forge one)."""
+    from Crypto.Cipher import AES, PKCS1_OAEP
+    from Crypto.Util.Padding import pad
+    document_key, mac_key, iv = os.urandom(32), os.urandom(64), os.urandom(16)
+    oaep = PKCS1_OAEP.new(recipient_key.publickey())
+    sealed = iv + AES.new(document_key, AES.MODE_CBC, iv).encrypt(pad(bytes.fromhex(KEY), 16))
+    mac = hmac.new(mac_key, mac_of(sealed) if mac_of else sealed, hashlib.sha512).digest()
+    b64 = lambda b: base64.b64encode(b).decode()  # noqa: E731
+    rsa = '<enc:EncryptionMethod Algorithm="http://www.w3.org/2001/04/xmlenc#rsa-oaep-mgf1p"/>'
+    delivery = f"""<cpix:DeliveryDataList><cpix:DeliveryData>
+    <cpix:DeliveryKey><ds:X509Data><ds:X509Certificate>MIIB</ds:X509Certificate></ds:X509Data></cpix:DeliveryKey>
+    <cpix:DocumentKey Algorithm="http://www.w3.org/2001/04/xmlenc#aes256-cbc"><cpix:Data><pskc:Secret><pskc:EncryptedValue>
+      {rsa}<enc:CipherData><enc:CipherValue>{b64(oaep.encrypt(document_key))}</enc:CipherValue></enc:CipherData>
+    </pskc:EncryptedValue></pskc:Secret></cpix:Data></cpix:DocumentKey>
+    <cpix:MACMethod Algorithm="http://www.w3.org/2001/04/xmldsig-more#hmac-sha512"><cpix:Key>
+      {rsa}<enc:CipherData><enc:CipherValue>{b64(oaep.encrypt(mac_key))}</enc:CipherValue></enc:CipherData>
+    </cpix:Key></cpix:MACMethod>
+  </cpix:DeliveryData></cpix:DeliveryDataList>
+  <cpix:ContentKeyList>"""
+    secret = (f'<pskc:EncryptedValue><enc:EncryptionMethod Algorithm="http://www.w3.org/2001/04/xmlenc#aes256-cbc"/>'
+              f'<enc:CipherData><enc:CipherValue>{b64(sealed)}</enc:CipherValue></enc:CipherData></pskc:EncryptedValue>'
+              f'<pskc:ValueMAC>{b64(mac)}</pskc:ValueMAC>')
+    doc = cpix_document().replace("<cpix:ContentKeyList>", delivery, 1)
+    doc = doc.replace(f"<pskc:PlainValue>{b64(bytes.fromhex(KEY))}</pskc:PlainValue>", secret)
+    doc = doc.replace('xmlns:pskc=', 'xmlns:enc="http://www.w3.org/2001/04/xmlenc#" '
+                      'xmlns:ds="http://www.w3.org/2000/09/xmldsig#" xmlns:pskc=', 1)
+    assert KEY not in doc.lower() and b64(bytes.fromhex(KEY)) not in doc
+    return doc
+
+
+def test_cpix_document_with_an_encrypted_key(origin_bin, media, packaged, tmp_path):
+    """--cpix with --cpix-key: a content key encrypted for a recipient (made here with pycryptodome) gives the same
+    bytes as the clear document; another recipient's private key, a forged ValueMAC or no --cpix-key is one line
+    naming the file, and the key is never printed."""
+    from Crypto.PublicKey import RSA
+    recipient, other = RSA.generate(2048), RSA.generate(2048)
+    doc, key_pem, other_pem = tmp_path / "sealed.cpix.xml", tmp_path / "recipient.pem", tmp_path / "other.pem"
+    doc.write_text(encrypted_cpix_document(recipient))
+    key_pem.write_bytes(recipient.export_key(pkcs=8))
+    other_pem.write_bytes(other.export_key())
+    out = str(tmp_path / "sealed")
+    rc, err = run_package(origin_bin, media["vod.mp4"], out, "--encrypt", "cbcs", "--cpix", str(doc),
+                          "--cpix-key", str(key_pem))
+    assert rc == 0, err
+    assert read(out, "init.mp4") == read(packaged["cbcs"], "init.mp4")
+    for n in segment_names(out):
+        assert read(out, n) == read(packaged["cbcs"], n)
+    forged = tmp_path / "forged.cpix.xml"
+    forged.write_text(encrypted_cpix_document(recipient, mac_of=lambda v: v[:-1] + bytes([v[-1] ^ 1])))
+    for args, says in [
+        (["--cpix", str(doc), "--cpix-key", str(other_pem)], "encrypted for another recipient"),
+        (["--cpix", str(forged), "--cpix-key", str(key_pem)], "fails its MAC"),
+        (["--cpix", str(doc)], "give its private key (--cpix-key)"),
+        (["--cpix", str(doc), "--cpix-key", str(doc)], "not an RSA private key"),
+        (["--cpix-key", str(key_pem), "--key", f"{KID}:{KEY}"], "--cpix-key is the private key of a --cpix document"),
+    ]:
+        rc, err = run_package(origin_bin, media["vod.mp4"], str(tmp_path / "bad"), "--encrypt", "cbcs", *args)
+        lines = [ln for ln in err.splitlines() if ln.strip() and "Usage" not in ln and "help" not in ln]
+        assert rc > 0 and says in err and len(lines) == 1, (args, err)
+        assert KEY not in err.lower()
+
+
 def test_single_file(origin_bin, media, packaged, tmp_path):
     """--single-file: the CENC segments tile one file (saio counts from each moof): the sidx's references cover them,
     and the whole file decrypts to the clear segments' samples; its MPD carries the ContentProtection."""
