@@ -30,7 +30,8 @@ import Foundation
 ///
 /// KIDs are the origin's, so redundant origins asking the same server for the same stream get the same keys: period
 /// *n*'s KID is the first 16 bytes of SHA-256(`"hls-origin key-server kid "` ‖ contentId ‖ 0x00 ‖ *n* as 8 big-endian
-/// bytes) (without key periods, *n* = 0). The answer gives each KID's key as a clear `pskc:PlainValue`.
+/// bytes) (without key periods, *n* = 0). The answer gives each KID's key as a clear `pskc:PlainValue`, or encrypted for
+/// the `recipient` the request named in its `DeliveryDataList` (`CPIXDelivery`).
 public struct KeyServerRequest: Sendable, Equatable {
     /// The stream's name (`contentId`).
     public var contentID: String
@@ -40,12 +41,23 @@ public struct KeyServerRequest: Sendable, Equatable {
     public var rotating: Bool
     /// The systems asked for (`--drm`); none: the server's choice, read from the answer's `DRMSystemList`.
     public var systems: [DRMSystem]
+    /// The recipient the keys are to be encrypted for (`--cpix-cert`, `--cpix-key`): its X.509 certificate (DER,
+    /// base64) goes in the request's `DeliveryDataList` (CPIX 2.3 §5.3.4), and its RSA private key (PEM) reads the
+    /// answer's encrypted keys (`CPIXDelivery`). `nil`: the keys come as clear `PlainValue`s.
+    public var recipient: (certificate: String, privateKeyPEM: String)?
 
-    public init(contentID: String, scheme: ProtectionScheme?, rotating: Bool, systems: [DRMSystem] = []) {
+    public init(contentID: String, scheme: ProtectionScheme?, rotating: Bool, systems: [DRMSystem] = [],
+                recipient: (certificate: String, privateKeyPEM: String)? = nil) {
         self.contentID = contentID
         self.scheme = scheme
         self.rotating = rotating
         self.systems = systems
+        self.recipient = recipient
+    }
+
+    public static func == (a: KeyServerRequest, b: KeyServerRequest) -> Bool {
+        a.contentID == b.contentID && a.scheme == b.scheme && a.rotating == b.rotating && a.systems == b.systems
+            && a.recipient?.certificate == b.recipient?.certificate && a.recipient?.privateKeyPEM == b.recipient?.privateKeyPEM
     }
 
     /// Period `n`'s KID.
@@ -61,7 +73,13 @@ public struct KeyServerRequest: Sendable, Equatable {
         let kids = periods.map { Self.uuid(keyID(period: $0)) }
         var x = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
         x += "<cpix:CPIX xmlns:cpix=\"urn:dashif:org:cpix\" xmlns:pskc=\"urn:ietf:params:xml:ns:keyprov:pskc\""
+        if recipient != nil { x += " xmlns:ds=\"http://www.w3.org/2000/09/xmldsig#\"" }
         x += " contentId=\"\(Self.escaped(contentID))\" version=\"2.3\">\n"
+        if let recipient {
+            x += "  <cpix:DeliveryDataList>\n    <cpix:DeliveryData><cpix:DeliveryKey><ds:X509Data><ds:X509Certificate>"
+            x += recipient.certificate
+            x += "</ds:X509Certificate></ds:X509Data></cpix:DeliveryKey></cpix:DeliveryData>\n  </cpix:DeliveryDataList>\n"
+        }
         x += "  <cpix:ContentKeyList>\n"
         for kid in kids {
             x += "    <cpix:ContentKey kid=\"\(kid)\"" + (scheme.map { " commonEncryptionScheme=\"\($0.rawValue)\"" } ?? "") + "/>\n"
@@ -95,13 +113,19 @@ public struct KeyServerRequest: Sendable, Equatable {
         let periods = rotating ? periods : [0]
         guard !CPIXDocument.elements("CPIX", in: text).isEmpty else { throw CPIXError("the answer is not a CPIX document") }
         var byKID: [[UInt8]: [UInt8]] = [:]
+        var delivery: CPIXDelivery?
         for k in CPIXDocument.elements("ContentKey", in: text) {
             guard let kid = k.attributes["kid"].flatMap(CPIXDocument.uuidBytes) else { continue }
             if let s = k.attributes["commonEncryptionScheme"], let scheme, s != scheme.rawValue {
                 throw CPIXError("the key of KID \(Self.uuid(kid)) is for \(s.prefix(8)), not \(scheme.rawValue)")
             }
             if !CPIXDocument.elements("EncryptedValue", in: k.body).isEmpty {
-                throw CPIXError("the key of KID \(Self.uuid(kid)) is encrypted (DocumentKey): only a PlainValue key is read")
+                guard let recipient else {
+                    throw CPIXError("the key of KID \(Self.uuid(kid)) is encrypted (DeliveryData): give --cpix-cert and --cpix-key")
+                }
+                if delivery == nil { delivery = try CPIXDelivery(document: text, privateKeyPEM: recipient.privateKeyPEM) }
+                byKID[kid] = try delivery!.contentKey(k.body, kid: Self.uuid(kid))
+                continue
             }
             guard let plain = CPIXDocument.elements("PlainValue", in: k.body).first else { continue }
             guard let key = Data(base64Encoded: plain.body.filter { !$0.isWhitespace }), key.count == 16 else {

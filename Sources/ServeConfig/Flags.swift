@@ -114,8 +114,11 @@ public struct MediaOptions: ParsableArguments, Sendable {
     @Option(help: ArgumentHelp("With cbcs/cenc: a DASH-IF CPIX 2.3 document giving the content key (its ContentKey's kid and PlainValue) and, unless --drm is given, the DRM systems to signal (its DRMSystemList).", valueName: "file"))
     public var cpix: String?
 
-    @Option(name: .customLong("cpix-key"), help: ArgumentHelp("The PEM RSA private key of the recipient the --cpix document's content key is encrypted for (its DeliveryData: document key and MAC key sealed with RSA-OAEP, the content key with AES-256-CBC and an HMAC-SHA512).", valueName: "file"))
+    @Option(name: .customLong("cpix-key"), help: ArgumentHelp("The PEM RSA private key of the recipient the --cpix document's (or --key-server's) content keys are encrypted for (its DeliveryData: document key and MAC key sealed with RSA-OAEP, the content key with AES-256-CBC and an HMAC-SHA512).", valueName: "file"))
     public var cpixKey: String?
+
+    @Option(name: .customLong("cpix-cert"), help: ArgumentHelp("With --key-server and --cpix-key: the recipient's PEM certificate, sent in the request's DeliveryDataList so that the server encrypts the keys for it.", valueName: "file"))
+    public var cpixCert: String?
 
     @Option(name: .customLong("clear-lead"), help: ArgumentHelp("With cbcs/cenc: leave the first segments covering this much media clear (e.g. 4s), for a faster start; their samples are marked unprotected.", valueName: "duration"))
     public var clearLead: String?
@@ -195,6 +198,7 @@ public struct MediaOptions: ParsableArguments, Sendable {
         o.drm = try read(drm, .drm)
         o.cpix = cpix
         o.cpixKey = cpixKey
+        o.cpixCert = cpixCert
         o.clearLead = try read(clearLead, .clearLead)
         o.keyServer = try read(keyServer, .keyServer)
         o.keyServerCa = keyServerCa

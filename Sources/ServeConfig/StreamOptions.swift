@@ -88,8 +88,10 @@ public struct StreamOptions: Codable, Equatable, Sendable {
     public var drm: DRMSystemList?
     /// A DASH-IF CPIX document (a path) giving the `cbcs`/`cenc` content key, instead of `key`.
     public var cpix: String?
-    /// The PEM RSA private key of the recipient `cpix`'s content keys are encrypted for (its `DeliveryData`).
+    /// The PEM RSA private key of the recipient `cpix`'s (or `keyServer`'s) content keys are encrypted for (its
+    /// `DeliveryData`); `cpixCert` that recipient's PEM certificate, sent to `keyServer` so that it encrypts them.
     public var cpixKey: String?
+    public var cpixCert: String?
     /// `cbcs`/`cenc`: the first segments covering this much media stay clear (faster startup).
     public var clearLead: LongDuration?
     /// A CPIX key server (an http(s) URL) the `cbcs`/`cenc` keys are fetched from, one per key period, instead of
@@ -123,7 +125,7 @@ public struct StreamOptions: Codable, Equatable, Sendable {
         case encrypt, key
         case keyPeriod = "key_period"
         case cueTags = "cue_tags", interstitial, interstitialList = "interstitial_list", events
-        case drm, cpix, cpixKey = "cpix_key"
+        case drm, cpix, cpixKey = "cpix_key", cpixCert = "cpix_cert"
         case clearLead = "clear_lead"
         case keyServer = "key_server", keyServerCa = "key_server_ca", keyServerHeader = "key_server_header"
 
@@ -213,6 +215,7 @@ public struct StreamOptions: Codable, Equatable, Sendable {
         o.drm = drm ?? defaults.drm
         o.cpix = cpix ?? defaults.cpix
         o.cpixKey = cpixKey ?? defaults.cpixKey
+        o.cpixCert = cpixCert ?? defaults.cpixCert
         o.clearLead = clearLead ?? defaults.clearLead
         o.keyServer = keyServer ?? defaults.keyServer
         o.keyServerCa = keyServerCa ?? defaults.keyServerCa
@@ -283,8 +286,14 @@ public struct StreamOptions: Codable, Equatable, Sendable {
         if cpix != nil, encrypt?.isSampleEncryption != true {
             throw naming.error("\(name(.cpix)) needs \(name(.encrypt)) cbcs or cenc", key: .cpix)
         }
-        if cpixKey != nil, cpix == nil {
+        if cpixKey != nil, cpix == nil, keyServer == nil {
             throw naming.error("\(name(.cpixKey)) is the private key of a \(name(.cpix)) document's recipient: give \(name(.cpix)) too", key: .cpixKey)
+        }
+        if cpixCert != nil, keyServer == nil || cpixKey == nil {
+            throw naming.error("\(name(.cpixCert)) asks \(name(.keyServer)) to encrypt its keys for this certificate: give \(name(.keyServer)) and \(name(.cpixKey)) too", key: .cpixCert)
+        }
+        if cpixKey != nil, keyServer != nil, cpixCert == nil {
+            throw naming.error("\(name(.cpixKey)) with \(name(.keyServer)) needs \(name(.cpixCert)), the certificate the server encrypts the keys for", key: .cpixKey)
         }
         if cpix != nil, key != nil {
             throw naming.error("\(name(.cpix)) and \(name(.key)) both give the key: use one", key: .cpix)

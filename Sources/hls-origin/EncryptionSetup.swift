@@ -70,12 +70,31 @@ struct EncryptionSetup: Sendable {
         let rotating = options.keyPeriod != nil
         let client = try KeyServerClient(
             url: server, caFile: options.keyServerCa, headers: options.keyServerHeader ?? [],
-            request: KeyServerRequest(contentID: contentID, scheme: scheme, rotating: rotating, systems: systems),
+            request: KeyServerRequest(contentID: contentID, scheme: scheme, rotating: rotating, systems: systems,
+                                      recipient: try recipient(options)),
             logger: logger)
         let first = try client.fetchAtStart(rotating ? [0, 1] : [0])
         guard rotating else { return (FetchedPeriodKeys(first.keys), first.systems) }
         let fetched = client.rotation(first: first.keys)
         return (waitForKeys ? WaitingPeriodKeys(keys: fetched, wake: { client.wake() }) : fetched, first.systems)
+    }
+
+    /// `--cpix-cert` and `--cpix-key` for a key server: the certificate's DER as base64 (the PEM's body) and the key.
+    static func recipient(_ options: StreamOptions) throws -> (certificate: String, privateKeyPEM: String)? {
+        guard let certPath = options.cpixCert, let keyPath = options.cpixKey else { return nil }
+        guard let pem = try? String(contentsOfFile: certPath, encoding: .utf8) else {
+            throw ValidationError("--cpix-cert \(certPath): cannot be read")
+        }
+        let lines = pem.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
+        guard let begin = lines.firstIndex(of: "-----BEGIN CERTIFICATE-----"),
+              let end = lines[begin...].firstIndex(of: "-----END CERTIFICATE-----"),
+              let der = Data(base64Encoded: lines[(begin + 1)..<end].joined()), !der.isEmpty else {
+            throw ValidationError("--cpix-cert \(certPath): not a PEM certificate")
+        }
+        guard let key = try? String(contentsOfFile: keyPath, encoding: .utf8) else {
+            throw ValidationError("--cpix-key \(keyPath): cannot be read")
+        }
+        return (der.base64EncodedString(), key)
     }
 
     /// The CPIX document at `path`, or one line naming the file and what is wrong (never the key).

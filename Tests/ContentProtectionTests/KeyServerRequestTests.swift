@@ -84,7 +84,7 @@ import Testing
             (Self.answer([(Self.kid4, "AAEC"), (Self.kid5, Self.key5)]), "is not 16 bytes of base64"),
             ("<html>nope</html>", "the answer is not a CPIX document"),
             (Self.answer([(Self.kid4, Self.key4), (Self.kid5, Self.key5)]).replacingOccurrences(of: "PlainValue", with: "EncryptedValue"),
-             "is encrypted (DocumentKey)"),
+             "is encrypted (DeliveryData): give --cpix-cert and --cpix-key"),
         ]
         for (text, message) in cases {
             #expect(throws: CPIXError.self) { try Self.live.keys(periods: [4, 5], answer: text) }

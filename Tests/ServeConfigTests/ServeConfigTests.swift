@@ -125,6 +125,7 @@ import Testing
     drm = "widevine,playready"
     cpix = "keys.cpix.xml"
     cpix_key = "recipient.key.pem"
+    cpix_cert = "recipient.cert.pem"
     clear_lead = "4s"
     key_server = "https://keys.example/cpix"
     key_server_ca = "ca.pem"
@@ -182,6 +183,7 @@ import Testing
         drm: widevine,playready
         cpix: keys.cpix.xml
         cpix_key: recipient.key.pem
+        cpix_cert: recipient.cert.pem
         clear_lead: 4s
         key_server: https://keys.example/cpix
         key_server_ca: ca.pem

@@ -41,6 +41,7 @@ import pytest
 
 from hlsharness import cencdecrypt as cd
 from hlsharness import chromium
+from hlsharness import cpixseal
 from hlsharness import http as h
 from hlsharness import procs
 from hlsharness.mp4 import boxes
@@ -315,36 +316,14 @@ def test_cpix_document_gives_the_key_and_the_systems(origin_bin, media, packaged
 
 
 def encrypted_cpix_document(recipient_key, mac_of=None):
-    """`cpix_document()` with its content key encrypted for `recipient_key` (a pycryptodome RSA key), as DASH-IF CPIX
-    2.3 §5.3.4-5.3.6 and Axinom's CPIX library write it: a random 256-bit document key and a 512-bit MAC key, each
-    RSA-OAEP (SHA-1) sealed in the DeliveryData; the content key's EncryptedValue is IV || AES-256-CBC(PKCS#7) under
-    the document key, its ValueMAC HMAC-SHA512(MAC key, that value) (of `mac_of(value)` to forge one)."""
-    from Crypto.Cipher import AES, PKCS1_OAEP
-    from Crypto.Util.Padding import pad
-    document_key, mac_key, iv = os.urandom(32), os.urandom(64), os.urandom(16)
-    oaep = PKCS1_OAEP.new(recipient_key.publickey())
-    sealed = iv + AES.new(document_key, AES.MODE_CBC, iv).encrypt(pad(bytes.fromhex(KEY), 16))
-    mac = hmac.new(mac_key, mac_of(sealed) if mac_of else sealed, hashlib.sha512).digest()
-    b64 = lambda b: base64.b64encode(b).decode()  # noqa: E731
-    rsa = '<enc:EncryptionMethod Algorithm="http://www.w3.org/2001/04/xmlenc#rsa-oaep-mgf1p"/>'
-    delivery = f"""<cpix:DeliveryDataList><cpix:DeliveryData>
-    <cpix:DeliveryKey><ds:X509Data><ds:X509Certificate>MIIB</ds:X509Certificate></ds:X509Data></cpix:DeliveryKey>
-    <cpix:DocumentKey Algorithm="http://www.w3.org/2001/04/xmlenc#aes256-cbc"><cpix:Data><pskc:Secret><pskc:EncryptedValue>
-      {rsa}<enc:CipherData><enc:CipherValue>{b64(oaep.encrypt(document_key))}</enc:CipherValue></enc:CipherData>
-    </pskc:EncryptedValue></pskc:Secret></cpix:Data></cpix:DocumentKey>
-    <cpix:MACMethod Algorithm="http://www.w3.org/2001/04/xmldsig-more#hmac-sha512"><cpix:Key>
-      {rsa}<enc:CipherData><enc:CipherValue>{b64(oaep.encrypt(mac_key))}</enc:CipherValue></enc:CipherData>
-    </cpix:Key></cpix:MACMethod>
-  </cpix:DeliveryData></cpix:DeliveryDataList>
-  <cpix:ContentKeyList>"""
-    secret = (f'<pskc:EncryptedValue><enc:EncryptionMethod Algorithm="http://www.w3.org/2001/04/xmlenc#aes256-cbc"/>'
-              f'<enc:CipherData><enc:CipherValue>{b64(sealed)}</enc:CipherValue></enc:CipherData></pskc:EncryptedValue>'
-              f'<pskc:ValueMAC>{b64(mac)}</pskc:ValueMAC>')
-    doc = cpix_document().replace("<cpix:ContentKeyList>", delivery, 1)
-    doc = doc.replace(f"<pskc:PlainValue>{b64(bytes.fromhex(KEY))}</pskc:PlainValue>", secret)
-    doc = doc.replace('xmlns:pskc=', 'xmlns:enc="http://www.w3.org/2001/04/xmlenc#" '
-                      'xmlns:ds="http://www.w3.org/2000/09/xmldsig#" xmlns:pskc=', 1)
-    assert KEY not in doc.lower() and b64(bytes.fromhex(KEY)) not in doc
+    """`cpix_document()` with its content key encrypted for `recipient_key` (a pycryptodome RSA key) by
+    `hlsharness.cpixseal` (its ValueMAC of `mac_of(value)` to forge one)."""
+    sealer = cpixseal.Sealer(recipient_key.publickey())
+    doc = cpix_document().replace("<cpix:ContentKeyList>", sealer.delivery_data_list() + "<cpix:ContentKeyList>", 1)
+    plain = f"<pskc:PlainValue>{base64.b64encode(bytes.fromhex(KEY)).decode()}</pskc:PlainValue>"
+    doc = doc.replace(plain, sealer.secret(bytes.fromhex(KEY), mac_of))
+    doc = doc.replace("xmlns:pskc=", cpixseal.NAMESPACES + " xmlns:pskc=", 1)
+    assert KEY not in doc.lower() and base64.b64encode(bytes.fromhex(KEY)).decode() not in doc
     return doc
 
 

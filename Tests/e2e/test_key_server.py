@@ -26,12 +26,13 @@ import hashlib
 
 import pytest
 
+from hlsharness import cpixseal
 from hlsharness import cencdecrypt as cd
 from hlsharness import http as h
 from hlsharness import procs
 from hlsharness import tlscert
 
-NS = {"cpix": "urn:dashif:org:cpix", "pskc": "urn:ietf:params:xml:ns:keyprov:pskc"}
+NS = {"cpix": "urn:dashif:org:cpix", "pskc": "urn:ietf:params:xml:ns:keyprov:pskc", "ds": "http://www.w3.org/2000/09/xmldsig#"}
 WIDEVINE = "edef8ba9-79d6-4ace-a3c8-27dcd51d21ed"
 TOKEN = "Bearer s3cret-token"
 
@@ -56,6 +57,7 @@ class KeyServer:
         self.keys = {}          # kid bytes -> key bytes
         self.requests = []      # (headers, contentId, [(index, kid)], the raw document)
         self.status = 200
+        self.sealed_for = []    # the certificates (DER) the keys were encrypted for
         self.port = port
         self.lock = threading.Lock()
 
@@ -80,12 +82,24 @@ class KeyServer:
                         return
                     scheme = root.find("cpix:ContentKeyList/cpix:ContentKey", NS).get("commonEncryptionScheme")
                     scheme_attr = f' commonEncryptionScheme="{scheme}"' if scheme else ""
+                    # A request naming a recipient (CPIX 2.3 §5.3.4: its X.509 certificate in DeliveryDataList) gets
+                    # its keys encrypted for that certificate's public key.
+                    cert = root.find("cpix:DeliveryDataList/cpix:DeliveryData/cpix:DeliveryKey/ds:X509Data/ds:X509Certificate", NS)
+                    sealer = None
+                    if cert is not None:
+                        from Crypto.PublicKey import RSA
+                        der = base64.b64decode(cert.text)
+                        sealer = cpixseal.Sealer(RSA.import_key(der), der)
+                        server.sealed_for.append(der)
                     out = ['<cpix:CPIX xmlns:cpix="urn:dashif:org:cpix" xmlns:pskc="urn:ietf:params:xml:ns:keyprov:pskc" '
-                           f'contentId="{root.get("contentId")}" version="2.3"><cpix:ContentKeyList>']
+                           f'{cpixseal.NAMESPACES} contentId="{root.get("contentId")}" version="2.3">',
+                           sealer.delivery_data_list() if sealer else "", '<cpix:ContentKeyList>']
                     for k in kids:
                         key = server.keys.setdefault(k, os.urandom(16))
+                        secret = (sealer.secret(key) if sealer
+                                  else f'<pskc:PlainValue>{base64.b64encode(key).decode()}</pskc:PlainValue>')
                         out.append(f'<cpix:ContentKey kid="{uuid(k)}"{scheme_attr}><cpix:Data><pskc:Secret>'
-                                   f'<pskc:PlainValue>{base64.b64encode(key).decode()}</pskc:PlainValue></pskc:Secret></cpix:Data></cpix:ContentKey>')
+                                   f'{secret}</pskc:Secret></cpix:Data></cpix:ContentKey>')
                     out.append("</cpix:ContentKeyList><cpix:DRMSystemList>")
                     out += [f'<cpix:DRMSystem kid="{uuid(k)}" systemId="{WIDEVINE}"/>' for k in kids]
                     out.append("</cpix:DRMSystemList></cpix:CPIX>")
@@ -185,6 +199,34 @@ def test_package_encrypts_each_period_with_the_servers_key(origin_bin, media, ke
     for key in key_server.keys.values():
         assert key.hex() not in err.lower() and base64.b64encode(key).decode() not in err
     assert "s3cret" not in err
+
+
+def test_keys_encrypted_for_the_origins_certificate(origin_bin, media, key_server, tmp_path):
+    """--cpix-cert and --cpix-key: the request names the origin's certificate in its DeliveryDataList (CPIX 2.3
+    §5.3.4), the server (here, pycryptodome) encrypts each period's key for it, and the origin opens them: every
+    segment decrypts with its period's server key to the clear samples. A key that is not the certificate's is one
+    line."""
+    os.makedirs(tmp_path / "recipient")
+    cert, key = tlscert.self_signed(tmp_path / "recipient")
+    clear, out, err = clear_and_sealed(origin_bin, media, tmp_path, "--encrypt", "cbcs", "--key-period", "2s",
+                                       *key_server.args(), "--cpix-cert", cert, "--cpix-key", key)
+    with open(cert) as f:
+        der = base64.b64decode("".join(ln for ln in f.read().splitlines() if "CERTIFICATE" not in ln))
+    assert key_server.sealed_for and set(key_server.sealed_for) == {der}
+    prot = cd.read_protection(read(os.path.join(out, "init.mp4")))
+    names = segment_names(out)
+    assert len(names) == 3
+    for n in names:
+        _, samples, stats = cd.decrypt_segment(read(os.path.join(out, n)), prot, dict(key_server.keys))
+        assert stats["protected_bytes"] > 0 and samples == cd.clear_samples(read(os.path.join(clear, n))), n
+    for k in key_server.keys.values():
+        assert k.hex() not in err.lower()
+    os.makedirs(tmp_path / "other")
+    _, other_key = tlscert.self_signed(tmp_path / "other")
+    rc, err = run_package(origin_bin, media["vod.mp4"], str(tmp_path / "wrong"), "--encrypt", "cbcs",
+                          *key_server.args(), "--cpix-cert", cert, "--cpix-key", other_key)
+    lines = [ln for ln in err.splitlines() if ln.strip() and "Usage" not in ln and "help" not in ln]
+    assert rc != 0 and "encrypted for another recipient" in err and len(lines) == 1, err
 
 
 def test_package_aes128_takes_each_periods_key_from_the_server(origin_bin, media, key_server, tmp_path):
