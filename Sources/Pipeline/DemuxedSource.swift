@@ -55,6 +55,12 @@ final class DemuxedSource: MediaSource {
     }
     var kinds: [TrackFormat.Kind] { setup.kinds }
     var pacedByDefault: Bool { !isLive }
+
+    /// A ladder's rungs run up to 2 pictures apart (`RungLanes`) only when a file is read as fast as it goes
+    /// (`package`, `--no-realtime`); a paced or live input keeps them together (no added latency).
+    static func rungLaneDepth(_ options: PipelineOptions, _ isLive: Bool) -> Int {
+        options.realtime == false && !isLive ? 2 : 0
+    }
     var endIsDisconnect: Bool {
         switch reconnect {
         case .listen: true
@@ -74,7 +80,8 @@ final class DemuxedSource: MediaSource {
         inputKind = InputKind(url)
         isLive = inputKind.isLive || (inputKind == .http && demuxer.duration == nil)
         reconnect = options.reconnect ? inputKind.reconnect : nil
-        setup = try OutputSetup.make(demuxer: demuxer, url: url, options: options, logger: logger)
+        setup = try OutputSetup.make(demuxer: demuxer, url: url, options: options, rungLaneDepth: Self.rungLaneDepth(options, isLive),
+                                     logger: logger)
         keyframes = Self.keyframes(setup, demuxer, live: isLive)
         adopt(demuxer, setup)
     }
@@ -345,7 +352,8 @@ final class DemuxedSource: MediaSource {
                     d.close()
                     return false
                 }
-                let s = try OutputSetup.make(demuxer: d, url: url, options: options, logger: logger)
+                let s = try OutputSetup.make(demuxer: d, url: url, options: options,
+                                             rungLaneDepth: Self.rungLaneDepth(options, isLive), logger: logger)
                 guard s.kinds == setup.kinds, s.plan.groups == setup.plan.groups else {
                     d.close()
                     logger.warning("a new publisher on \(Self.redacted(url)) sends \(s.kinds.map(\.rawValue).joined(separator: "+")), not the stream's \(setup.kinds.map(\.rawValue).joined(separator: "+")): refused; waiting for another")

@@ -2,7 +2,9 @@ import FFmpegBridge
 import MediaCore
 
 /// The encoded video rungs of a ladder from one input stream: one decode, then per rung one libswscale pass and
-/// one encode (no decode per rung), the rungs of a picture at the same time on every core (`RungWork`). Every rung forces its IDRs at the same media times, so segment N and
+/// one encode (no decode per rung), each rung on a lane of its own (`RungLanes`): up to `laneDepth` pictures apart
+/// when the input is read as fast as it goes, so that a lane done early starts on the next picture while a bigger
+/// rung still encodes this one; together (depth 0) when paced or live. Every rung forces its IDRs at the same media times, so segment N and
 /// part N.i start at the same time in every rung: on the segment grid, or — when a `source` rung copies the
 /// input — at the source's keyframe times.
 final class LadderVideoProcessor: StreamProcessor {
@@ -11,6 +13,9 @@ final class LadderVideoProcessor: StreamProcessor {
         let stage: VideoEncodeStage
     }
     private let rungs: [Rung]
+    private let lanes: RungLanes<[Sample]>
+    /// Samples that came back from the lanes while `splice` waited for them: returned with the next call.
+    private var held: [[Sample]]
     private let decoder: VideoDecoder
     private let timeBase: Rational
     private let followSourceKeyframes: Bool
@@ -24,7 +29,8 @@ final class LadderVideoProcessor: StreamProcessor {
     private var captions: CaptionProbe
 
     init(demuxer: Demuxer, stream: StreamInfo, rungs: [LadderRung], settings: VideoSettings, segmentDuration: MediaTime,
-         firstTrackID: UInt32, timescale: Int32, followSourceKeyframes: Bool, startupKeyframe: MediaTime?) throws {
+         firstTrackID: UInt32, timescale: Int32, followSourceKeyframes: Bool, startupKeyframe: MediaTime?,
+         laneDepth: Int = 0) throws {
         guard stream.width > 0, stream.height > 0 else {
             throw PipelineError.missingCodecConfiguration(
                 "the input's video stream (\(stream.codecName)) has no picture size: the data is not a valid stream (raw video needs --video-size)")
@@ -40,24 +46,46 @@ final class LadderVideoProcessor: StreamProcessor {
                                                     segmentDuration: segmentDuration, trackID: firstTrackID + UInt32(i),
                                                     timescale: timescale, startupKeyframe: startupKeyframe))
         }
+        lanes = RungLanes(count: rungs.count, depth: laneDepth)
+        held = rungs.map { _ in [] }
     }
+
+    deinit { lanes.stop() }
 
     func process(_ packet: Packet) throws -> [[Sample]] {
         if captions.look(at: packet) { formatVersion += 1 }
         if followSourceKeyframes, packet.isKeyframe, let pts = packet.pts ?? packet.dts { sourceKeyframes.insert(pts) }
-        var out = rungs.map { _ in [Sample]() }
+        var out = takeHeld()
         for frame in try decoder.decodeFrames(packet) { try encode(frame, into: &out) }
         return out
     }
 
-    /// Every rung gets its IDR on the same frame.
-    func splice(at time: MediaTime) { rungs.forEach { $0.stage.splice(at: time) } }
+    /// Every rung gets its IDR on the same frame: the pictures in flight are finished first (the stages are the
+    /// lanes' while they encode), their samples held for the next call.
+    func splice(at time: MediaTime) {
+        do {
+            add(try lanes.drain(), to: &held)
+        } catch {
+            // A lane's error comes back with its picture; the next encode of that rung fails the same way.
+        }
+        rungs.forEach { $0.stage.splice(at: time) }
+    }
 
     func flush() throws -> [[Sample]] {
-        var out = rungs.map { _ in [Sample]() }
+        var out = takeHeld()
         for frame in try decoder.flushFrames() { try encode(frame, into: &out) }
+        add(try lanes.drain(), to: &out)
         for (i, r) in rungs.enumerated() { out[i] += try r.stage.flush() }
         return out
+    }
+
+    private func takeHeld() -> [[Sample]] {
+        defer { held = rungs.map { _ in [] } }
+        return held
+    }
+
+    private func add(_ pictures: [[[Sample]]], to out: inout [[Sample]]) {
+        for encoded in pictures { for (i, samples) in encoded.enumerated() { out[i] += samples } }
     }
 
     private func encode(_ frame: VideoFrame, into out: inout [[Sample]]) throws {
@@ -68,9 +96,10 @@ final class LadderVideoProcessor: StreamProcessor {
             // Keyframes whose frame never came out of the decoder (corrupt input): forget the old ones.
             sourceKeyframes = sourceKeyframes.filter { $0 > frame.pts }
         }
-        let encoded = try RungWork.map(rungs.count) { i in
+        // Each lane scales and encodes for its own rung only; the frame is read-only and kept by the closure.
+        let done = try lanes.submit { [rungs] i in
             try rungs[i].stage.encode(try rungs[i].scaler.scale(frame), pts: pts, forceKeyframe: key)
         }
-        for (i, samples) in encoded.enumerated() { out[i] += samples }
+        add(done, to: &out)
     }
 }

@@ -54,7 +54,10 @@ struct OutputSetup {
                                             logger: logger))
     }
 
-    static func make(demuxer: Demuxer, url: String, options: PipelineOptions, logger: Logger) throws -> OutputSetup {
+    /// - Parameter rungLaneDepth: how many pictures apart the encoded rungs may run (`RungLanes`): 0 for a paced or
+    ///   live input (no added latency), more when the input is read as fast as it goes (`package`, `--no-realtime`).
+    static func make(demuxer: Demuxer, url: String, options: PipelineOptions, rungLaneDepth: Int = 0,
+                     logger: Logger) throws -> OutputSetup {
         let video = demuxer.streams.first { $0.kind == .video && $0.width > 0 && !isAttachedPicture($0) }
             ?? demuxer.streams.first { $0.kind == .video }
         let audioStreams = demuxer.streams.filter { $0.kind == .audio }
@@ -78,7 +81,8 @@ struct OutputSetup {
                                                             options: options.audioTracks, muxed: ladder == nil)
         audioNotices.forEach { logger.notice("\($0)") }
         if let v = video, let rungs = ladder {
-            try setup.addLadder(v, rungs, audio: audio, demuxer: demuxer, options: options, logger: logger)
+            try setup.addLadder(v, rungs, audio: audio, demuxer: demuxer, options: options, laneDepth: rungLaneDepth,
+                                logger: logger)
         } else {
             try setup.addMuxed(video, audio: audio, demuxer: demuxer, options: options, logger: logger)
         }
@@ -87,7 +91,7 @@ struct OutputSetup {
 
     /// A ladder: the copied `source` rung and one decode for the encoded rungs, then each audio track.
     private mutating func addLadder(_ v: StreamInfo, _ rungs: [LadderRung], audio: [PlannedAudio], demuxer: Demuxer,
-                                    options: PipelineOptions, logger: Logger) throws {
+                                    options: PipelineOptions, laneDepth: Int, logger: Logger) throws {
         let source = rungs.first(where: \.isSource)
         let encoded = rungs.filter { !$0.isSource }
         if source != nil {
@@ -106,7 +110,8 @@ struct OutputSetup {
                                              segmentDuration: options.segmentDuration,
                                              firstTrackID: UInt32(nextTrack + 1), timescale: timescale,
                                              followSourceKeyframes: source != nil,
-                                             startupKeyframe: source != nil ? nil : options.partDuration)
+                                             startupKeyframe: source != nil ? nil : options.partDuration,
+                                             laneDepth: laneDepth)
             if statsProcessor == nil { statsProcessor = processors.count }
             add(v, p)
         }
