@@ -185,11 +185,7 @@ struct EventRequest: Decodable {
     }
 
     /// A `splice_event_id` for an id: FNV-1a of its bytes, so the same id always signals the same event.
-    static func eventID(_ id: String) -> UInt32 {
-        var h: UInt32 = 0x811C_9DC5
-        for b in id.utf8 { h = (h ^ UInt32(b)) &* 0x0100_0193 }
-        return h
-    }
+    static func eventID(_ id: String) -> UInt32 { FNV1a.hash32(id.utf8) }
 
     static func date(_ text: String) -> Date? {
         let f = ISO8601DateFormatter()

@@ -12,26 +12,14 @@ enum Validators {
     static func entityTag(_ buffer: ByteBuffer) -> String { buffer.withUnsafeReadableBytes(entityTag) }
 
     static func entityTag(_ bytes: UnsafeRawBufferPointer) -> String {
-        tag(fnv1a(bytes, from: fnvOffset), count: bytes.count)
+        tag(FNV1a.hash64(bytes), count: bytes.count)
     }
 
     /// The same tag as of the bytes in one array, over the chunks in turn.
     static func entityTag(_ bytes: MediaBytes) -> String {
-        var h = fnvOffset
-        for c in bytes.chunks { h = c.withUnsafeBytes { fnv1a($0, from: h) } }
+        var h = FNV1a.offset64
+        for c in bytes.chunks { h = c.withUnsafeBytes { FNV1a.hash64($0, from: h) } }
         return tag(h, count: bytes.count)
-    }
-
-    private static let fnvOffset: UInt64 = 0xcbf2_9ce4_8422_2325
-
-    /// FNV-1a, 64 bits, continued from `h`.
-    private static func fnv1a(_ bytes: UnsafeRawBufferPointer, from h: UInt64) -> UInt64 {
-        var h = h
-        for byte in bytes {
-            h ^= UInt64(byte)
-            h = h &* 0x0000_0100_0000_01b3
-        }
-        return h
     }
 
     private static func tag(_ h: UInt64, count: Int) -> String {

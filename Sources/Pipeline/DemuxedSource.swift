@@ -215,8 +215,10 @@ final class DemuxedSource: MediaSource {
         }
         let shift = MediaTime.rescale(loopOffsetMicros, from: 1_000_000, to: TimedEvent.ticks, rounding: .down)
         let t = MediaTime.rescale(pts, timeBase: tb, to: TimedEvent.ticks) + shift
-        return TimedEvent(id: "id3-\(t)", kind: .id3, time: .input(MediaTime(value: t, timescale: TimedEvent.ticks)),
-                          section: tag)
+        // The time and the tag's own hash: two different tags at one time are two events (RFC 8216bis §4.4.5.1: one
+        // DATERANGE ID, one set of attributes), the same tag again is the same one, on any origin.
+        let id = "id3-\(t)-" + String(FNV1a.hash32(tag), radix: 16)
+        return TimedEvent(id: id, kind: .id3, time: .input(MediaTime(value: t, timescale: TimedEvent.ticks)), section: tag)
     }
 
     func next() throws -> SourceBatch? {
