@@ -24,14 +24,10 @@ final class H2SendTimeout: ChannelDuplexHandler, RemovableChannelHandler {
 
     init(timeout: TimeAmount) { self.timeout = timeout }
 
-    func handlerRemoved(context: ChannelHandlerContext) {
-        timer?.cancel()
-        timer = nil
-    }
+    func handlerRemoved(context: ChannelHandlerContext) { timer.cancelAndClear() }
 
     func channelInactive(context: ChannelHandlerContext) {
-        timer?.cancel()
-        timer = nil
+        timer.cancelAndClear()
         context.fireChannelInactive()
     }
 
@@ -207,5 +203,13 @@ final class LingeringClose: ChannelDuplexHandler, RemovableChannelHandler {
         guard let promise = closePromise else { return }
         closePromise = nil
         context.close(mode: .all, promise: promise)
+    }
+}
+
+extension Optional where Wrapped == Scheduled<Void> {
+    /// Cancels the task, if any, and forgets it.
+    mutating func cancelAndClear() {
+        self?.cancel()
+        self = nil
     }
 }

@@ -70,14 +70,10 @@ final class H2FrameFastPath: ChannelInboundHandler, RemovableChannelHandler {
         context.fireUserInboundEventTriggered(event)
     }
 
-    func handlerRemoved(context: ChannelHandlerContext) {
-        timer?.cancel()
-        timer = nil
-    }
+    func handlerRemoved(context: ChannelHandlerContext) { timer.cancelAndClear() }
 
     func channelInactive(context: ChannelHandlerContext) {
-        timer?.cancel()
-        timer = nil
+        timer.cancelAndClear()
         context.fireChannelInactive()
     }
 
