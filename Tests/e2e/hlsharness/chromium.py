@@ -378,7 +378,9 @@ def chromium_play(url, seconds=30, poll=0.5, startup_timeout=10.0, screenshots=T
                     t_first_sample = s
             if t_start is None and now > deadline_start:
                 break
-            if end_at is not None and now >= end_at:
+            # A screenshot still due when the time is up is taken now (a poll slowed by a loaded machine can step
+            # over the short window between the last shot's time and the end).
+            if end_at is not None and now >= end_at and not (shot_times and last and last.get("rect")):
                 break
             if shot_times and now >= shot_times[0] and last and last.get("rect"):
                 shot_times.pop(0)
