@@ -44,20 +44,24 @@ public struct KeyServerRequest: Sendable, Equatable {
     /// The recipient the keys are to be encrypted for (`--cpix-cert`, `--cpix-key`): its X.509 certificate (DER,
     /// base64) goes in the request's `DeliveryDataList` (CPIX 2.3 §5.3.4), and its RSA private key (PEM) reads the
     /// answer's encrypted keys (`CPIXDelivery`). `nil`: the keys come as clear `PlainValue`s.
-    public var recipient: (certificate: String, privateKeyPEM: String)?
+    public var recipient: Recipient?
+
+    public struct Recipient: Sendable, Equatable {
+        public var certificate: String
+        public var privateKeyPEM: String
+        public init(certificate: String, privateKeyPEM: String) {
+            self.certificate = certificate
+            self.privateKeyPEM = privateKeyPEM
+        }
+    }
 
     public init(contentID: String, scheme: ProtectionScheme?, rotating: Bool, systems: [DRMSystem] = [],
-                recipient: (certificate: String, privateKeyPEM: String)? = nil) {
+                recipient: Recipient? = nil) {
         self.contentID = contentID
         self.scheme = scheme
         self.rotating = rotating
         self.systems = systems
         self.recipient = recipient
-    }
-
-    public static func == (a: KeyServerRequest, b: KeyServerRequest) -> Bool {
-        a.contentID == b.contentID && a.scheme == b.scheme && a.rotating == b.rotating && a.systems == b.systems
-            && a.recipient?.certificate == b.recipient?.certificate && a.recipient?.privateKeyPEM == b.recipient?.privateKeyPEM
     }
 
     /// Period `n`'s KID.

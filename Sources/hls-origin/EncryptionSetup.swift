@@ -80,44 +80,36 @@ struct EncryptionSetup: Sendable {
     }
 
     /// `--cpix-cert` and `--cpix-key` for a key server: the certificate's DER as base64 (the PEM's body) and the key.
-    static func recipient(_ options: StreamOptions) throws -> (certificate: String, privateKeyPEM: String)? {
+    static func recipient(_ options: StreamOptions) throws -> KeyServerRequest.Recipient? {
         guard let certPath = options.cpixCert, let keyPath = options.cpixKey else { return nil }
-        guard let pem = try? String(contentsOfFile: certPath, encoding: .utf8) else {
-            throw ValidationError("--cpix-cert \(certPath): cannot be read")
-        }
+        let pem = try read(certPath, option: "--cpix-cert")
         let lines = pem.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
         guard let begin = lines.firstIndex(of: "-----BEGIN CERTIFICATE-----"),
               let end = lines[begin...].firstIndex(of: "-----END CERTIFICATE-----"),
               let der = Data(base64Encoded: lines[(begin + 1)..<end].joined()), !der.isEmpty else {
             throw ValidationError("--cpix-cert \(certPath): not a PEM certificate")
         }
-        guard let key = try? String(contentsOfFile: keyPath, encoding: .utf8) else {
-            throw ValidationError("--cpix-key \(keyPath): cannot be read")
-        }
-        return (der.base64EncodedString(), key)
+        return KeyServerRequest.Recipient(certificate: der.base64EncodedString(),
+                                          privateKeyPEM: try read(keyPath, option: "--cpix-key"))
     }
 
     /// The CPIX document at `path`, or one line naming the file and what is wrong (never the key).
     static func cpix(_ path: String, privateKey keyPath: String? = nil) throws -> CPIXDocument {
-        let text: String
-        var privateKey: String?
-        do {
-            text = try String(contentsOfFile: path, encoding: .utf8)
-        } catch {
-            throw ValidationError("--cpix \(path): cannot be read")
-        }
-        if let keyPath {
-            do {
-                privateKey = try String(contentsOfFile: keyPath, encoding: .utf8)
-            } catch {
-                throw ValidationError("--cpix-key \(keyPath): cannot be read")
-            }
-        }
+        let text = try read(path, option: "--cpix")
+        let privateKey = try keyPath.map { try read($0, option: "--cpix-key") }
         do {
             return try CPIXDocument.parse(text, privateKeyPEM: privateKey)
         } catch {
             throw ValidationError("--cpix \(path): \(error)")
         }
+    }
+
+    /// A file an option names, as text; one line naming the option and the file when it cannot be read.
+    static func read(_ path: String, option: String) throws -> String {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+            throw ValidationError("\(option) \(path): cannot be read")
+        }
+        return text
     }
 
     /// `downstream` behind the encryption stage.
