@@ -59,7 +59,7 @@ final class DemuxedSource: MediaSource {
     /// A ladder's rungs run up to 2 pictures apart (`RungLanes`) only when a file is read as fast as it goes
     /// (`package`, `--no-realtime`); a paced or live input keeps them together (no added latency).
     static func rungLaneDepth(_ options: PipelineOptions, _ isLive: Bool) -> Int {
-        options.realtime == false && !isLive ? 2 : 0
+        RungLanes<[Sample]>.depth(readAsFastAsItGoes: options.realtime == false && !isLive)
     }
     var endIsDisconnect: Bool {
         switch reconnect {

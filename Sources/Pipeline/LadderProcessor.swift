@@ -14,8 +14,8 @@ final class LadderVideoProcessor: StreamProcessor {
     }
     private let rungs: [Rung]
     private let lanes: RungLanes<[Sample]>
-    /// Samples that came back from the lanes while `splice` waited for them: returned with the next call.
-    private var held: [[Sample]]
+    /// Samples that came back from the lanes while `splice` waited for them, or a lane's error: the next call's.
+    private var held: Result<[[Sample]], any Error>
     private let decoder: VideoDecoder
     private let timeBase: Rational
     private let followSourceKeyframes: Bool
@@ -47,7 +47,7 @@ final class LadderVideoProcessor: StreamProcessor {
                                                     timescale: timescale, startupKeyframe: startupKeyframe))
         }
         lanes = RungLanes(count: rungs.count, depth: laneDepth)
-        held = rungs.map { _ in [] }
+        held = .success(rungs.map { _ in [] })
     }
 
     deinit { lanes.stop() }
@@ -55,7 +55,7 @@ final class LadderVideoProcessor: StreamProcessor {
     func process(_ packet: Packet) throws -> [[Sample]] {
         if captions.look(at: packet) { formatVersion += 1 }
         if followSourceKeyframes, packet.isKeyframe, let pts = packet.pts ?? packet.dts { sourceKeyframes.insert(pts) }
-        var out = takeHeld()
+        var out = try takeHeld()
         for frame in try decoder.decodeFrames(packet) { try encode(frame, into: &out) }
         return out
     }
@@ -63,25 +63,25 @@ final class LadderVideoProcessor: StreamProcessor {
     /// Every rung gets its IDR on the same frame: the pictures in flight are finished first (the stages are the
     /// lanes' while they encode), their samples held for the next call.
     func splice(at time: MediaTime) {
-        do {
-            add(try lanes.drain(), to: &held)
-        } catch {
-            // A lane's error comes back with its picture; the next encode of that rung fails the same way.
-        }
+        held = held.flatMap { out in Result { try lanes.drain() }.map { pictures in
+            var out = out
+            add(pictures, to: &out)
+            return out
+        } }
         rungs.forEach { $0.stage.splice(at: time) }
     }
 
     func flush() throws -> [[Sample]] {
-        var out = takeHeld()
+        var out = try takeHeld()
         for frame in try decoder.flushFrames() { try encode(frame, into: &out) }
         add(try lanes.drain(), to: &out)
         for (i, r) in rungs.enumerated() { out[i] += try r.stage.flush() }
         return out
     }
 
-    private func takeHeld() -> [[Sample]] {
-        defer { held = rungs.map { _ in [] } }
-        return held
+    private func takeHeld() throws -> [[Sample]] {
+        defer { held = .success(rungs.map { _ in [] }) }
+        return try held.get()
     }
 
     private func add(_ pictures: [[[Sample]]], to out: inout [[Sample]]) {

@@ -25,6 +25,10 @@ final class RungLanes<T>: @unchecked Sendable {
     private var stopping = false
     private let lock = NSCondition()
 
+    /// How far apart the lanes may run: 2 pictures when the input is read as fast as it goes, none when it
+    /// is paced or live (no added latency).
+    static func depth(readAsFastAsItGoes: Bool) -> Int { readAsFastAsItGoes ? 2 : 0 }
+
     init(count: Int, depth: Int) {
         precondition(count >= 1 && depth >= 0)
         self.count = count

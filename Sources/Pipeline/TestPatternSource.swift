@@ -60,7 +60,7 @@ final class TestPatternSource: MediaSource {
             plan = .muxed(trackCount: 2)
         }
         self.rungs = rungs
-        lanes = RungLanes(count: rungs.count, depth: (options.realtime ?? pacedByDefault) ? 0 : 2)
+        lanes = RungLanes(count: rungs.count, depth: RungLanes<[Sample]>.depth(readAsFastAsItGoes: !(options.realtime ?? pacedByDefault)))
         audioStage = try AudioEncodeStage(codec: options.audioCodec, sampleRate: 48_000, channelCount: 2, bitRate: options.audioBitRate,
                                           trackID: UInt32(rungs.count + 1))
         kinds = rungs.map { _ in .video } + [.audio]
