@@ -58,4 +58,4 @@ def test_app_routes_and_mounted_origin(example):
         res = chromium.chromium_play(example + "/live/", 8, screenshots=False)
         print(chromium.summary(res))
         assert res["started"] and res["version"], chromium.summary(res)
-        assert not [e for e in res["errors"] if e in chromium.BAD_ERROR_DETAILS], chromium.summary(res)
+        assert not [e for e in res["errors"] if e.get("details") in chromium.BAD_ERROR_DETAILS], chromium.summary(res)
