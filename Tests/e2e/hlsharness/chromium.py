@@ -557,11 +557,14 @@ def summary(res):
 
 # --- ABR under throttling, and Chromium's own HLS player -------------------------------------------------------
 
-def chromium_abr(url, plan, seconds=None, poll=0.5, startup_timeout=15.0, latency_ms=20, browser_args=()):
+def chromium_abr(url, plan, seconds=None, poll=0.5, startup_timeout=15.0, latency_ms=20, browser_args=(),
+                 after_switch_up=None):
     """Play url (a page that sets window.hls) and apply DevTools network conditions at given times after playback
     starts. plan: [(t, "throttle", bytes_per_s), (t, "release"), ...]; bytes_per_s may be a callable taking the
     hls.js levels sorted by bitrate ({bitrate, height, ...}) and returning bytes/s (e.g. below the middle rung).
-    Runs until `seconds` (default: the last plan time + 20 s) after playback starts.
+    Runs until `seconds` (default: the last plan time + 20 s) after playback starts, or, with after_switch_up=S and
+    a plan ending in a release, S seconds after the first LEVEL_SWITCHED above the level played at that release
+    (what abr_problems looks for: the rest of the run would only watch it play on).
 
     Returns a dict: started, levels (from hls.js), timeline [{t, currentTime, level, height, bitrate, estimate}],
     switches [{t, level, height, bitrate}] (LEVEL_SWITCHED, t relative to playback start), actions
@@ -618,6 +621,15 @@ def chromium_abr(url, plan, seconds=None, poll=0.5, startup_timeout=15.0, latenc
                     res["actions"].append({"t": round(now - t_start, 2), "action": action, "bytes_per_s": None})
             if now - t_start >= end_after:
                 break
+            if after_switch_up is not None and not todo and res["actions"][-1:] and \
+                    res["actions"][-1]["action"] == "release" and offset is not None:
+                released = res["actions"][-1]["t"]
+                at_release = [x["bitrate"] for x in res["timeline"] if x["t"] <= released and x.get("bitrate")]
+                up = [offset + sw["t"] / 1000 - t_start for sw in (last or {}).get("switches") or []
+                      if offset + sw["t"] / 1000 - t_start > released and at_release
+                      and (sw.get("bitrate") or 0) > at_release[-1]]
+                if up:
+                    end_after = min(end_after, up[0] + after_switch_up)
             time.sleep(poll)
         res["console"].extend(b.events)
     if last:
