@@ -117,8 +117,11 @@ enum PlayerPage {
         window.player = { engine: 'none', src, lowLatency, errors: [] };
         if (Hls && Hls.isSupported()) {
           // In LL mode, let hls.js play up to 1.5× to get back to PART-HOLD-BACK after a start on an earlier
-          // keyframe or a stall (its default, 1, never catches up).
-          const hls = new Hls({ lowLatencyMode: lowLatency, backBufferLength: 30,
+          // keyframe or a stall (its default, 1, never catches up). An interstitial plays in a MediaSource of its own:
+          // appended in place into the live stream's buffers (the default), hls.js 1.6.15 raised "Failed to set the
+          // 'timestampOffset' property on 'SourceBuffer': This SourceBuffer is still processing an 'appendBuffer'"
+          // in about half the runs of a break listed seconds ahead.
+          const hls = new Hls({ lowLatencyMode: lowLatency, backBufferLength: 30, interstitialAppendInPlace: false,
                                 ...(lowLatency ? { maxLiveSyncPlaybackRate: 1.5 } : {}) });
           window.hls = hls;
           window.Hls = Hls;

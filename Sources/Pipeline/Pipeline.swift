@@ -226,7 +226,8 @@ public final class Pipeline: @unchecked Sendable {
             chain = ProducerChain(plan: plan, kinds: source.kinds,
                                   settings: .init(segmentDuration: p.options.segmentDuration, partDuration: p.options.partDuration,
                                                   keyframes: source.keyframes, epochLocked: p.options.epochFromInput,
-                                                  scte35Inband: p.options.eventSignalling.scte35Inband),
+                                                  scte35Inband: p.options.eventSignalling.scte35Inband,
+                                                  arrivalFollowsMedia: !(p.options.realtime == false && source.pacedByDefault)),
                                   output: p.output, logger: p.logger)
             pace = Pacer(enabled: p.options.realtime ?? source.pacedByDefault)
             formats = Array(repeating: nil, count: source.kinds.count)

@@ -19,14 +19,19 @@ public struct ProducerChain {
         public var epochLocked: Bool
         /// `--events inband`: every SCTE-35 event is also an `emsg` in the segments (`TimedEvent.scte35InbandScheme`).
         public var scte35Inband: Bool
+        /// Whether the samples' arrival follows the media's time (a live input, or a file paced at real time): the
+        /// program date-time is re-anchored when arrival drifts from it (a stalled input). `false` for a file read as
+        /// fast as it goes (`package`, `--no-realtime`): its dates follow the media from the first segment's.
+        public var arrivalFollowsMedia: Bool
 
         public init(segmentDuration: MediaTime, partDuration: MediaTime?, keyframes: TimingPlanner.Keyframes? = .onGrid,
-                    epochLocked: Bool = false, scte35Inband: Bool = false) {
+                    epochLocked: Bool = false, scte35Inband: Bool = false, arrivalFollowsMedia: Bool = true) {
             self.segmentDuration = segmentDuration
             self.partDuration = partDuration
             self.keyframes = keyframes
             self.epochLocked = epochLocked
             self.scte35Inband = scte35Inband
+            self.arrivalFollowsMedia = arrivalFollowsMedia
         }
     }
 
@@ -66,7 +71,8 @@ public struct ProducerChain {
                                         partDuration: settings.partDuration, epochLocked: settings.epochLocked, logger: logger)
         publisher = SegmentPublisher(targetDuration: TimingPlanner.targetDuration(segmentDuration: settings.segmentDuration,
                                                                                   keyframes: .onGrid),
-                                     epochLocked: settings.epochLocked, logger: logger)
+                                     epochLocked: settings.epochLocked, reanchorsOnDrift: settings.arrivalFollowsMedia,
+                                     logger: logger)
     }
 
     public mutating func accept(_ event: SourceEvent) throws {
@@ -227,7 +233,7 @@ public struct ProducerChain {
     // MARK: - Timed events
 
     /// An event from the source: its time resolved on the input's clock now (the API's "now" is the newest sample
-    /// taken), then held until the segment it falls in is finished.
+    /// taken), then held until a finished segment dates it (`place`).
     private mutating func take(_ e: TimedEvent) throws {
         var at: MediaTime
         switch e.time {
@@ -283,17 +289,35 @@ public struct ProducerChain {
         pendingEvents.append((e, at))
     }
 
-    /// The events held whose output time is before `end` (a finished segment of the first rendition, which started at
-    /// `segmentStart` on `date`), placed on the output timeline and the program date-time clock.
+    /// The events held that can be listed now that a segment of the first rendition (which started at `segmentStart`
+    /// on `date` and ends at `end`) is finished, placed on the output timeline and the program date-time clock. An
+    /// SCTE-35 event is listed up to `listAhead` before its start (when the segments' dates are projected), so that a player learns of a break before its
+    /// playhead reaches it. (Listed only with the segment it starts in, a break posted 8 s ahead reached hls.js about a
+    /// second before its start, and hls.js skipped the interstitial in some runs.) Its `START-DATE` is the program
+    /// date-time clock projected from this segment (`date` + the time from `segmentStart`), and the publisher keeps
+    /// that projection through the break's end, so the segment that starts at the splice is dated alike. An ID3 event
+    /// waits for the segment it falls in (its `emsg` is in that segment).
     private mutating func place(before end: MediaTime, segmentStart: MediaTime, date: WallClock) -> [EventInfo] {
         guard let shift = supervisor.timelineShift else { return [] }
         var placed: [EventInfo] = []
         let logger = logger
         var held = pendingEvents
-        defer { pendingEvents = held }
+        var keepClock = publisher.keepsClockThrough
+        let projects = publisher.projectsClock
+        defer { pendingEvents = held; publisher.keepsClockThrough = keepClock }
         held.removeAll { held in
             let t = held.at.converted(to: end.timescale, rounding: .nearest) + shift
-            guard t < end else { return false }
+            if held.event.kind == .id3 {
+                guard t < end else { return false }
+            } else {
+                let ahead = projects ? Self.listAhead.converted(to: end.timescale, rounding: .nearest) : .zero(end.timescale)
+                guard t < end + ahead else { return false }
+                if t >= end {
+                    let through = t + (held.event.plannedDuration ?? .seconds(0)).converted(to: t.timescale, rounding: .up)
+                        + MediaTime.seconds(5).converted(to: t.timescale, rounding: .up)
+                    keepClock = max(keepClock ?? through, through)
+                }
+            }
             let startDate = WallClock(millisecondsSince1970: date.millisecondsSince1970 + Self.millis(t - segmentStart))
             placed.append(EventInfo(id: held.event.id, kind: held.event.kind, startDate: startDate, mediaTime: t,
                                     plannedDuration: held.event.plannedDuration, section: held.event.section,
@@ -303,6 +327,9 @@ public struct ProducerChain {
         }
         return placed
     }
+
+    /// How long before its start an SCTE-35 event is listed (one posted or cued further ahead waits until then).
+    static let listAhead = MediaTime.seconds(30)
 
     /// An `emsg` id for an event id (FNV-1a): the same event, the same id in every rendition.
     static func messageID(_ id: String) -> UInt32 {

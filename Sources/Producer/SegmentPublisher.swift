@@ -10,8 +10,10 @@ import Segmenter
 ///
 /// `EXT-X-PROGRAM-DATE-TIME` = anchor wall clock + (segment start − anchor media time): it advances exactly with the
 /// media, whatever the arrival jitter. Re-anchored only when arrival drifts from the projection by more than
-/// `maxClockDriftMillis` (a stalled input), and after a reconnect. Epoch-locked, a segment's date is its start on the
-/// input clock: the same on every origin fed the same input.
+/// `maxClockDriftMillis` (a stalled input; never for an input read faster than real time), and after a reconnect;
+/// not for the segments up to `keepsClockThrough` (a daterange listed ahead of its start named its `START-DATE` on
+/// this projection). Epoch-locked, a segment's date is its start on the input clock: the same on every origin fed the
+/// same input.
 public struct SegmentPublisher {
     public let epochLocked: Bool
     let logger: Logger
@@ -20,15 +22,26 @@ public struct SegmentPublisher {
     /// When the samples being accepted now arrived: a part they close was closed then (`PartInfo.closedAt`).
     public var arrival: WallClock?
     static let maxClockDriftMillis: Int64 = 5_000
+    /// Segments that start at or before this output time keep the projection whatever their arrival.
+    public var keepsClockThrough: MediaTime?
     private var clockAnchor: (wall: Int64, media: MediaTime)?
     private var warnedLongSegment = false
     private var warnedEpochSlip = false
 
-    public init(targetDuration: Int, epochLocked: Bool = false, logger: Logger) {
+    /// `false`: never re-anchored on drift (an input read faster than real time arrives ahead of any projection).
+    public let reanchorsOnDrift: Bool
+
+    public init(targetDuration: Int, epochLocked: Bool = false, reanchorsOnDrift: Bool = true, logger: Logger) {
         self.targetDuration = targetDuration
         self.epochLocked = epochLocked
+        self.reanchorsOnDrift = reanchorsOnDrift
         self.logger = logger
     }
+
+    /// Whether the next segments' dates follow from the last one's by their media times (what a daterange listed
+    /// ahead of its start needs): epoch-locked, or anchored on samples' arrival. Segments with no arrival are dated
+    /// when they are published.
+    public var projectsClock: Bool { epochLocked || clockAnchor != nil }
 
     /// A new connection's program date-time is anchored afresh.
     public mutating func reconnected() { clockAnchor = nil }
@@ -74,7 +87,8 @@ public struct SegmentPublisher {
         }
         guard let arrival = s.programDateTime?.millisecondsSince1970 else { return s.programDateTime }
         let projected = clockAnchor.map { $0.wall + MediaTime.rescale((s.startTime - $0.media).value, from: s.startTime.timescale, to: 1000) }
-        if let projected, abs(arrival - projected) <= Self.maxClockDriftMillis {
+        if let projected, !reanchorsOnDrift || abs(arrival - projected) <= Self.maxClockDriftMillis
+            || keepsClockThrough.map({ s.startTime <= $0 }) == true {
             return WallClock(millisecondsSince1970: projected)
         }
         if projected != nil { logger.info("input clock drifted from the wall clock; re-anchoring program date-time") }

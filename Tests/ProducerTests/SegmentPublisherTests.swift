@@ -45,6 +45,28 @@ import Testing
         #expect(Self.infos(&q, [segs[1]]).first?.programDateTime?.millisecondsSince1970 == Self.t0 + 3000)
     }
 
+    @Test func aFileReadFasterThanRealTimeIsNeverReanchored() throws {
+        // `package` / `--no-realtime`: every segment arrives within 100 ms; the dates still advance by the media.
+        let arrivals = (0..<8).map { Self.t0 + Int64($0) * 10 }
+        var p = SegmentPublisher(targetDuration: 1, reanchorsOnDrift: false, logger: quiet)
+        let dates = Self.infos(&p, try Self.segments(arrivals: arrivals)).compactMap { $0.programDateTime?.millisecondsSince1970 }
+        #expect(dates == (0..<8).map { Self.t0 + Int64($0) * 1000 })
+        // The same arrivals on a live input: re-anchored once the projection runs 5 s ahead of them.
+        var live = SegmentPublisher(targetDuration: 1, logger: quiet)
+        let liveDates = Self.infos(&live, try Self.segments(arrivals: arrivals)).compactMap { $0.programDateTime?.millisecondsSince1970 }
+        #expect(liveDates != dates)
+    }
+
+    /// A daterange listed ahead named its date on the projection: the segments up to `keepsClockThrough` keep it
+    /// through a stall.
+    @Test func theClockIsKeptThroughAListedBreak() throws {
+        let arrivals = [0, 1000, 9000, 10000].map { Self.t0 + $0 }
+        var p = SegmentPublisher(targetDuration: 1, logger: quiet)
+        p.keepsClockThrough = .seconds(2)
+        let dates = Self.infos(&p, try Self.segments(arrivals: arrivals)).compactMap { $0.programDateTime?.millisecondsSince1970 }
+        #expect(dates == [Self.t0, Self.t0 + 1000, Self.t0 + 2000, Self.t0 + 10000])
+    }
+
     @Test func epochLockedDatesAreTheSegmentsStartOnTheInputClock() throws {
         var p = SegmentPublisher(targetDuration: 1, epochLocked: true, logger: quiet)
         let infos = Self.infos(&p, try Self.segments(arrivals: [Self.t0, Self.t0 + 5000]))
