@@ -58,13 +58,17 @@ public final class EventInbox: Sendable {
 }
 
 /// A subtitle cue posted to a stream (`POST /NAME/subtitles`): for its subtitle rendition in `language` (BCP 47), its
-/// `start` and `end` counted from the live edge (the newest media the stream has taken when the pipeline takes it).
+/// `start` and `end` counted from the live edge (the newest media the stream has taken when the pipeline takes it),
+/// or, `onInputClock`, already on the input's clock (a pulled playlist's WebVTT rendition followed live, each cue
+/// placed by its segment's `X-TIMESTAMP-MAP`).
 public struct PostedCue: Sendable, Equatable {
     public var language: String
     public var cue: SubtitleCue
+    public var onInputClock: Bool
 
-    public init(language: String, cue: SubtitleCue) {
+    public init(language: String, cue: SubtitleCue, onInputClock: Bool = false) {
         self.language = language
         self.cue = cue
+        self.onInputClock = onInputClock
     }
 }

@@ -187,13 +187,14 @@ public struct ProducerChain {
     // MARK: - Subtitles
 
     /// A cue posted to the stream (the live cue API) as the source event of its subtitle rendition: its times, counted
-    /// from the live edge (the newest media taken), on the input's clock. `nil` (logged) before any media, or for a
-    /// language the stream has no subtitle rendition in.
+    /// from the live edge (the newest media taken), on the input's clock (or already on it: `onInputClock`). `nil`
+    /// (logged) before any media, or for a language the stream has no subtitle rendition in.
     public func resolve(_ posted: PostedCue) -> SourceEvent? {
         guard let k = plan.subtitles.firstIndex(where: { $0.language == posted.language }) else {
             logger.warning("posted subtitle cue in \(posted.language): the stream has no subtitle rendition in it: dropped")
             return nil
         }
+        if posted.onInputClock { return .cues(subtitle: k, [posted.cue]) }
         guard let edge = inputEdge else {
             logger.warning("posted subtitle cue before any media: dropped")
             return nil

@@ -24,18 +24,10 @@ struct RemoteSelections {
     static let maxBytes = 4 << 20
 
     static func read(_ input: String, into directory: String, logger: Logger) async throws -> RemoteSelections? {
-        guard let base = URL(string: input), ["http", "https"].contains(base.scheme?.lowercased() ?? "") else { return nil }
-        guard let text = try? await fetch(base), text.hasPrefix("#EXTM3U"), text.contains("#EXT-X-STREAM-INF"),
-              let multivariant = try? MultivariantPlaylist.parse(text) else { return nil }
+        guard let (multivariant, base) = await multivariant(input) else { return nil }
         var out = RemoteSelections()
         out.defaultAudio = multivariant.media.first { $0.type == .audio && $0.isDefault }?.language
-        for (i, m) in multivariant.media.enumerated() where m.type == .subtitles {
-            guard let uri = m.uri, let url = URL(string: uri, relativeTo: base)?.absoluteURL else { continue }
-            let what = "subtitle rendition '\(m.name)' (\(url.absoluteString))"
-            guard let tag = m.language.flatMap(LanguageTag.init) else {
-                logger.warning("\(what): no LANGUAGE, skipped")
-                continue
-            }
+        for (i, (tag, url, what)) in subtitleRenditions(of: multivariant, base: base, logger: logger).enumerated() {
             let cues: [SubtitleCue]
             do {
                 cues = try await Self.cues(of: url, logger: logger)
@@ -54,6 +46,31 @@ struct RemoteSelections {
         return out
     }
 
+    /// The multivariant playlist at `url`, or `nil` when it is not one (or cannot be fetched).
+    /// Only a URL whose path ends in `.m3u8` or that answers with an `mpegurl` type is read (a live MPEG-TS or an MP4
+    /// over HTTP is left to the demuxer at once, not read here first).
+    static func multivariant(_ input: String) async -> (MultivariantPlaylist, URL)? {
+        guard let base = URL(string: input), ["http", "https"].contains(base.scheme?.lowercased() ?? "") else { return nil }
+        guard let text = try? await fetch(base, onlyPlaylists: true), text.hasPrefix("#EXTM3U"), text.contains("#EXT-X-STREAM-INF"),
+              let multivariant = try? MultivariantPlaylist.parse(text) else { return nil }
+        return (multivariant, base)
+    }
+
+    /// The subtitle renditions (`EXT-X-MEDIA:TYPE=SUBTITLES` with a URI and a `LANGUAGE`) of a multivariant playlist
+    /// fetched from `base`: each one's language, media playlist URL and a name for messages.
+    static func subtitleRenditions(of multivariant: MultivariantPlaylist, base: URL,
+                                   logger: Logger) -> [(LanguageTag, URL, String)] {
+        multivariant.media.filter { $0.type == .subtitles }.compactMap { m in
+            guard let uri = m.uri, let url = URL(string: uri, relativeTo: base)?.absoluteURL else { return nil }
+            let what = "subtitle rendition '\(m.name)' (\(url.absoluteString))"
+            guard let tag = m.language.flatMap(LanguageTag.init) else {
+                logger.warning("\(what): no LANGUAGE, skipped")
+                return nil
+            }
+            return (tag, url, what)
+        }
+    }
+
     /// Every cue of a WebVTT media playlist, on the media timeline, in order, each once.
     static func cues(of playlistURL: URL, logger: Logger) async throws -> [SubtitleCue] {
         let playlist = try MediaPlaylist.parse(try await fetch(playlistURL))
@@ -63,23 +80,26 @@ struct RemoteSelections {
             guard let url = URL(string: segment.uri, relativeTo: playlistURL)?.absoluteURL else {
                 throw RemoteSelectionsError("segment URI '\(segment.uri)' is not a URL")
             }
-            let text = try await fetch(url)
-            let file: SubtitleFile
-            do {
-                file = try SubtitleFile(parsing: text, format: .webVTT)
-            } catch {
-                // A segment with no cue is the header alone (§3.5): nothing to take.
-                if text.hasPrefix("WEBVTT") || text.hasPrefix("\u{FEFF}WEBVTT") { continue }
-                throw RemoteSelectionsError("\(url.absoluteString): \(error)")
-            }
-            for w in file.warnings { logger.warning("\(url.absoluteString): \(w)") }
-            let offset = timestampMap(text)
-            for cue in file.cues {
-                let placed = cue.shifted(by: offset)
-                if seen.insert(placed).inserted { cues.append(placed) }
+            for placed in try segmentCues(try await fetch(url), from: url, logger: logger) where seen.insert(placed).inserted {
+                cues.append(placed)
             }
         }
         return cues.sorted { $0.start != $1.start ? $0.start < $1.start : $0.end < $1.end }
+    }
+
+    /// The cues of one WebVTT segment (`text`, fetched from `url`), on the media timeline by its `X-TIMESTAMP-MAP`.
+    static func segmentCues(_ text: String, from url: URL, logger: Logger) throws -> [SubtitleCue] {
+        let file: SubtitleFile
+        do {
+            file = try SubtitleFile(parsing: text, format: .webVTT)
+        } catch {
+            // A segment with no cue is the header alone (§3.5): nothing to take.
+            if text.hasPrefix("WEBVTT") || text.hasPrefix("\u{FEFF}WEBVTT") { return [] }
+            throw RemoteSelectionsError("\(url.absoluteString): \(error)")
+        }
+        for w in file.warnings { logger.warning("\(url.absoluteString): \(w)") }
+        let offset = timestampMap(text)
+        return file.cues.map { $0.shifted(by: offset) }
     }
 
     /// What to add to a segment's cue times to put them on the media timeline: `MPEGTS/90000 - LOCAL` from its
@@ -113,9 +133,13 @@ struct RemoteSelections {
         return (total * 60 + whole) * 1000 + frac
     }
 
-    static func fetch(_ url: URL) async throws -> String {
+    static func fetch(_ url: URL, onlyPlaylists: Bool = false) async throws -> String {
         let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: url.absoluteString), timeout: .seconds(30))
         guard response.status == .ok else { throw RemoteSelectionsError("\(url.absoluteString): HTTP \(response.status.code)") }
+        if onlyPlaylists, !url.path.lowercased().hasSuffix(".m3u8"),
+           !(response.headers.first(name: "content-type") ?? "").lowercased().contains("mpegurl") {
+            throw RemoteSelectionsError("\(url.absoluteString): not a playlist")
+        }
         let body = try await response.body.collect(upTo: maxBytes)
         return String(buffer: body)
     }

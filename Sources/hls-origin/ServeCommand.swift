@@ -185,8 +185,22 @@ struct ServeCommand: AsyncParsableCommand {
         let reloads = ReloadSignal()
         let logger = makeLogger(level: logLevel, format: logFormat)
         let plan = try makePlan()
+        // A pulled HLS presentation's subtitle renditions become the stream's own, followed while it runs.
+        var served = plan
+        let subtitles = await LiveSubtitles.plan(&served, logger: logger)
         let factory = try streamFactory(logger: logger)
-        let streams = openStreams(plan, factory: factory)
+        let streams = openStreams(served, factory: factory)
+        let following = streams.flatMap { stream in
+            (subtitles.follows[stream.name] ?? []).map { f in
+                var streamLogger = logger
+                if !stream.name.isEmpty { streamLogger[metadataKey: "stream"] = "\(stream.name)" }
+                return Task { [streamLogger] in
+                    await LiveSubtitles.follow(f, into: stream.presentation.eventInbox, running: { stream.isRunning },
+                                               logger: streamLogger)
+                }
+            }
+        }
+        defer { following.forEach { $0.cancel() } }
         if pushing.noServe {
             let hups = Task { for await _ in reloads.signals { Self.reloadRefused() } }
             await pushOnly(streams, signals: signals)

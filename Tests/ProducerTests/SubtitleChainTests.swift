@@ -34,7 +34,6 @@ import Testing
         #expect(subs.map(\.0.programDateTime) == video.map(\.programDateTime))
         #expect(subs.allSatisfy { $0.0.byteCount == $0.1.utf8.count })
         let header = "WEBVTT\nX-TIMESTAMP-MAP=MPEGTS:0,LOCAL:00:00:00.000\n"
-        let end = "\n"
         let across = "\n00:00:00.500 --> 00:00:01.500\nacross\n\n"
         #expect(subs.map(\.1) == [header + across, header + across, header + "\n00:00:02.200 --> 00:00:02.400\nthird\n\n", header + "\n"])
         // Each subtitle segment follows its video segment: a playlist lists both at once.
@@ -51,6 +50,30 @@ import Testing
                                                       to: video[0].startTime + video[0].duration, sequenceNumber: 1)))
         // No parts for WebVTT.
         #expect(!all.contains { if case .part(1, _, _) = $0 { true } else { false } })
+    }
+
+    /// A posted cue counts from the live edge (the newest media taken); a followed rendition's cue (`onInputClock`) is
+    /// on the input's clock already, and is taken before any media too.
+    @Test func postedCuesOnEitherClock() throws {
+        var plan = RenditionPlan.muxed(trackCount: 2)
+        plan.subtitles = [.subtitles(SubtitleLabel(language: LanguageTag("en"), name: "English"), position: 0)]
+        var c = ProducerChain(plan: plan, kinds: [.video, .audio],
+                              settings: .init(segmentDuration: .seconds(1), partDuration: nil), output: Recorded(), logger: quiet)
+        let ms = { (v: Int64) in MediaTime(value: v, timescale: 1000) }
+        let cue = SubtitleCue(start: ms(500), end: ms(1500), text: "x")
+        #expect(c.resolve(PostedCue(language: "en", cue: cue)) == nil)  // no media yet: no live edge
+        guard case .cues(0, let early)? = c.resolve(PostedCue(language: "en", cue: cue, onInputClock: true)) else {
+            Issue.record("an input-clock cue before any media was dropped"); return
+        }
+        #expect(early == [cue])
+        for e in events(seconds: 2, offset: 900_000) { try c.accept(e) }
+        guard case .cues(0, let relative)? = c.resolve(PostedCue(language: "en", cue: cue)),
+              case .cues(0, let absolute)? = c.resolve(PostedCue(language: "en", cue: cue, onInputClock: true)) else {
+            Issue.record("not resolved"); return
+        }
+        #expect(absolute == [cue])
+        #expect(relative[0].start > MediaTime.seconds(11) && relative[0].end - relative[0].start == ms(1000))
+        #expect(c.resolve(PostedCue(language: "fr", cue: cue, onInputClock: true)) == nil)
     }
 
     /// Through a presentation: the subtitle playlist has no map and no parts, answers by segment, and the multivariant
