@@ -26,20 +26,41 @@ struct LiveSubtitles {
     static func plan(_ plan: inout ServePlan, logger: Logger) async -> LiveSubtitles {
         var out = LiveSubtitles()
         for i in plan.streams.indices {
-            guard case .url(let input) = plan.streams[i].input,
-                  let (multivariant, base) = await RemoteSelections.multivariant(input) else { continue }
-            var streamLogger = logger
-            if !plan.streams[i].name.isEmpty { streamLogger[metadataKey: "stream"] = "\(plan.streams[i].name)" }
-            var subtitles = plan.streams[i].options.subtitles ?? []
-            for (tag, url, what) in RemoteSelections.subtitleRenditions(of: multivariant, base: base, logger: streamLogger)
-            where !subtitles.contains(where: { $0.language == tag }) {
-                subtitles.append(SubtitleSidecar(language: tag))
-                out.follows[plan.streams[i].name, default: []].append(Follow(language: tag, playlist: url, what: what))
-                streamLogger.info("\(what): followed")
-            }
-            plan.streams[i].options.subtitles = subtitles
+            let follows = await Self.plan(&plan.streams[i], logger: logger)
+            if !follows.isEmpty { out.follows[plan.streams[i].name] = follows }
         }
         return out
+    }
+
+    /// Adds one stream's pulled subtitle renditions to its options (a stream started at run time: the control API, a
+    /// reload) and says which to follow.
+    static func plan(_ stream: inout ServePlan.Stream, logger: Logger) async -> [Follow] {
+        guard case .url(let input) = stream.input, let (multivariant, base) = await RemoteSelections.multivariant(input) else {
+            return []
+        }
+        var streamLogger = logger
+        if !stream.name.isEmpty { streamLogger[metadataKey: "stream"] = "\(stream.name)" }
+        var subtitles = stream.options.subtitles ?? []
+        var follows: [Follow] = []
+        for (tag, url, what) in RemoteSelections.subtitleRenditions(of: multivariant, base: base, logger: streamLogger)
+        where !subtitles.contains(where: { $0.language == tag }) {
+            subtitles.append(SubtitleSidecar(language: tag))
+            follows.append(Follow(language: tag, playlist: url, what: what))
+            streamLogger.info("\(what): followed")
+        }
+        if !follows.isEmpty { stream.options.subtitles = subtitles }
+        return follows
+    }
+
+    /// One task per followed rendition of `stream`, each ending once the stream does (or when cancelled).
+    static func start(_ follows: [Follow], for stream: ServedStream, logger: Logger) -> [Task<Void, Never>] {
+        var streamLogger = logger
+        if !stream.name.isEmpty { streamLogger[metadataKey: "stream"] = "\(stream.name)" }
+        return follows.map { f in
+            Task { [streamLogger] in
+                await follow(f, into: stream.presentation.eventInbox, running: { stream.isRunning }, logger: streamLogger)
+            }
+        }
     }
 
     /// Follows `follow` into `inbox` while `running()` says so (the stream's pipeline runs) and the playlist has no

@@ -190,16 +190,7 @@ struct ServeCommand: AsyncParsableCommand {
         let subtitles = await LiveSubtitles.plan(&served, logger: logger)
         let factory = try streamFactory(logger: logger)
         let streams = openStreams(served, factory: factory)
-        let following = streams.flatMap { stream in
-            (subtitles.follows[stream.name] ?? []).map { f in
-                var streamLogger = logger
-                if !stream.name.isEmpty { streamLogger[metadataKey: "stream"] = "\(stream.name)" }
-                return Task { [streamLogger] in
-                    await LiveSubtitles.follow(f, into: stream.presentation.eventInbox, running: { stream.isRunning },
-                                               logger: streamLogger)
-                }
-            }
-        }
+        let following = streams.flatMap { LiveSubtitles.start(subtitles.follows[$0.name] ?? [], for: $0, logger: logger) }
         defer { following.forEach { $0.cancel() } }
         if pushing.noServe {
             let hups = Task { for await _ in reloads.signals { Self.reloadRefused() } }

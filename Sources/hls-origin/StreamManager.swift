@@ -139,7 +139,12 @@ final class StreamManager: StreamControl {
         }
         if taken { throw StreamControlError(.conflict, "stream '\(name)' exists (DELETE it first)", field: "name") }
         let factory = self.factory
-        let opened: Result<ServedStream, any Error> = await Self.offLoop { Result { try factory.open(planned, later: true) } }
+        // A pulled HLS presentation's subtitle renditions become the stream's own, followed while it runs.
+        var served = planned
+        let follows = await LiveSubtitles.plan(&served, logger: factory.logger)
+        let opened: Result<ServedStream, any Error> = await Self.offLoop { [served] in
+            Result { try factory.open(served, later: true) }
+        }
         switch opened {
         case .failure(let error):
             entries.withLock { e in if e[name]?.stream == nil { e[name] = previous } }
@@ -149,6 +154,7 @@ final class StreamManager: StreamControl {
             publish(stream)
             entries.withLock { $0[name]?.stream = stream }
             stream.start()
+            _ = LiveSubtitles.start(follows, for: stream, logger: factory.logger)
             note("\(name): added, served at /\(name)/index.m3u8")
         }
     }

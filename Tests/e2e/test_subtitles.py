@@ -467,20 +467,21 @@ def test_the_recording_keeps_the_subtitle_rendition(live):
     assert [m.uri for m in master.media if m.type == "SUBTITLES"] == ["subs-en.m3u8", "subs-de.m3u8"]
 
 
-def cue_offsets(server, text):
-    """For each cue `text` in `server`'s English subtitle playlist: its start minus the start (tfdt) of the video
-    segment it starts in, both on the server's own timeline (its WebVTT segments' X-TIMESTAMP-MAP maps LOCAL 0 to
-    tfdt 0)."""
-    vid = m3u8.loads(h.get(server.url("/stream.m3u8")).text)
-    init = mp4.parse_init(h.get(server.url("/" + vid.segment_map[0].uri)).body)
+def cue_offsets(server, text, stream=""):
+    """For each cue `text` in `server`'s English subtitle playlist (of `stream`, a named stream, or the root one): its
+    start minus the start (tfdt) of the video segment it starts in, both on the server's own timeline (its WebVTT
+    segments' X-TIMESTAMP-MAP maps LOCAL 0 to tfdt 0)."""
+    base = f"/{stream}/" if stream else "/"
+    vid = m3u8.loads(h.get(server.url(base + "stream.m3u8")).text)
+    init = mp4.parse_init(h.get(server.url(base + vid.segment_map[0].uri)).body)
     video = next(t for t in init.tracks if t.handler == "vide")
     starts = []
     for seg in (seg for seg in vid.segments if seg.uri):   # (the segment in progress: its parts only, no URI)
-        frag = mp4.parse_fragment(h.get(server.url("/" + seg.uri)).body, init)
+        frag = mp4.parse_fragment(h.get(server.url(base + seg.uri)).body, init)
         run = next(r for r in frag.runs if r.track_id == video.track_id)
         starts.append(run.base_decode_time / video.timescale)
-    sub = m3u8.loads(h.get(server.url("/subs-en.m3u8")).text)
-    cues = {c for seg in sub.segments for c in read_cues(webvtt.from_string(h.get(server.url("/" + seg.uri)).text))}
+    sub = m3u8.loads(h.get(server.url(base + "subs-en.m3u8")).text)
+    cues = {c for seg in sub.segments for c in read_cues(webvtt.from_string(h.get(server.url(base + seg.uri)).text))}
     return sorted(round(c[0] - max(b for b in starts if b <= c[0] + MS), 3)
                   for c in cues if c[2] == text and starts and starts[0] <= c[0] + MS)
 
@@ -490,22 +491,33 @@ def test_serve_url_follows_the_subtitle_renditions(origin_bin, live):
     renditions. libavformat's HLS demuxer does not read them: each is followed while the stream runs, its new WebVTT
     segments fetched and their cues placed on the input's clock by each segment's X-TIMESTAMP-MAP. The cues keep their
     place against the video: each starts as far into its video segment as it does upstream (the pull copies the
-    video, so its segments start on the same keyframes)."""
-    with serving(origin_bin, [live.url("/index.m3u8")], label="pulled subtitles") as s:
-        master = m3u8.loads(h.get(s.url("/index.m3u8")).text)
+    video, so its segments start on the same keyframes). A stream added at run time (the control API) is followed too."""
+    def followed(s, stream):
+        master = m3u8.loads(h.get(s.url(f"/{stream}/index.m3u8")).text)
         assert [m.language for m in master.media if m.type == "SUBTITLES"] == ["en", "de"], master.dumps()
         assert all(v.stream_info.subtitles == "subs" for v in master.playlists), master.dumps()
         deadline, got = time.monotonic() + 25, {}
         while time.monotonic() < deadline:
-            got = {t: cue_offsets(s, t) for _, _, t in EN}
+            got = {t: cue_offsets(s, t, stream) for _, _, t in EN}
             if all(got.values()):
                 break
             time.sleep(1)
         want = {t: cue_offsets(live, t) for _, _, t in EN}
-        print("pulled:", got, "origin:", want)
+        print(f"{stream}:", got, "origin:", want)
         for _, _, t in EN:
-            assert got[t], f"{t!r} never reached the pulled stream's subtitle rendition: {got}"
+            assert got[t], f"{t!r} never reached {stream}'s subtitle rendition: {got}"
             assert set(got[t]) <= set(want[t]) | {x + d for x in want[t] for d in (-0.001, 0.001)}, (t, got, want)
+
+    source = live.url("/index.m3u8")
+    with serving(origin_bin, [f"pulled={source}", "--api-token", TOKEN], label="pulled subtitles",
+                 ready="/pulled/index.m3u8") as s:
+        followed(s, "pulled")
+        req = urllib.request.Request(s.url("/api/v1/streams"), data=json.dumps({"name": "added", "input": source}).encode(),
+                                     method="POST", headers={"Content-Type": "application/json",
+                                                             "Authorization": f"Bearer {TOKEN}"})
+        with urllib.request.urlopen(req, timeout=30) as r:
+            assert r.status in (200, 201), r.status
+        followed(s, "added")
         errors = s.stderr()
         assert "retrying" not in errors, errors[-2000:]
 

@@ -112,16 +112,16 @@ class OriginServer:
 
 
 @contextlib.contextmanager
-def serving(binary, args=(), label="server", timeout=20):
-    """A module-scoped origin: started with the local hls.js, ready (or RuntimeError), stopped at the end with its
-    stderr tail printed so a failing test shows it."""
+def serving(binary, args=(), label="server", timeout=20, ready="/index.m3u8"):
+    """A module-scoped origin: started with the local hls.js, ready (`ready` answers 200, or RuntimeError), stopped at
+    the end with its stderr tail printed so a failing test shows it."""
     args = list(args)
     if os.path.exists(HLSJS_PATH) and "--hlsjs" not in args:
         args += ["--hlsjs", HLSJS_PATH]
     s = OriginServer(binary, args)
     s.start()
     try:
-        s.ready_after = s.wait_ready(timeout)
+        s.ready_after = s.wait_ready(timeout, path=ready)
         yield s
     finally:
         rc = s.stop()
