@@ -292,12 +292,12 @@ public struct ProducerChain {
 
     /// The events held that can be listed now that a segment of the first rendition (which started at `segmentStart`
     /// on `date` and ends at `end`) is finished, placed on the output timeline and the program date-time clock. An
-    /// SCTE-35 event is listed up to `listAhead` before its start (when the segments' dates are projected), so that a player learns of a break before its
-    /// playhead reaches it. (Listed only with the segment it starts in, a break posted 8 s ahead reached hls.js about a
-    /// second before its start, and hls.js skipped the interstitial in some runs.) Its `START-DATE` is the program
-    /// date-time clock projected from this segment (`date` + the time from `segmentStart`), and the publisher keeps
-    /// that projection through the break's end, so the segment that starts at the splice is dated alike. An ID3 event
-    /// waits for the segment it falls in (its `emsg` is in that segment).
+    /// SCTE-35 event is listed up to `listAhead` before its start (when the segments' dates are projected), so that a
+    /// player learns of a break before its playhead reaches it. (Listed only with the segment it starts in, a break
+    /// posted 8 s ahead reached hls.js about a second before its start, and hls.js skipped the interstitial in some
+    /// runs.) Its `START-DATE` is the program date-time clock projected from this segment (`date` + the time from
+    /// `segmentStart`), and the publisher keeps that projection through the break's end, so the segment that starts at
+    /// the splice is dated alike. An ID3 event waits for the segment it falls in (its `emsg` is in that segment).
     private mutating func place(before end: MediaTime, segmentStart: MediaTime, date: WallClock) -> [EventInfo] {
         guard let shift = supervisor.timelineShift else { return [] }
         var placed: [EventInfo] = []
