@@ -38,8 +38,7 @@ struct LiveSubtitles {
         guard case .url(let input) = stream.input, let (multivariant, base) = await RemoteSelections.multivariant(input) else {
             return []
         }
-        var streamLogger = logger
-        if !stream.name.isEmpty { streamLogger[metadataKey: "stream"] = "\(stream.name)" }
+        let streamLogger = logger.forStream(stream.name)
         var subtitles = stream.options.subtitles ?? []
         var follows: [Follow] = []
         for (tag, url, what) in RemoteSelections.subtitleRenditions(of: multivariant, base: base, logger: streamLogger)
@@ -54,8 +53,7 @@ struct LiveSubtitles {
 
     /// One task per followed rendition of `stream`, each ending once the stream does (or when cancelled).
     static func start(_ follows: [Follow], for stream: ServedStream, logger: Logger) -> [Task<Void, Never>] {
-        var streamLogger = logger
-        if !stream.name.isEmpty { streamLogger[metadataKey: "stream"] = "\(stream.name)" }
+        let streamLogger = logger.forStream(stream.name)
         return follows.map { f in
             Task { [streamLogger] in
                 await follow(f, into: stream.presentation.eventInbox, running: { stream.isRunning }, logger: streamLogger)

@@ -21,8 +21,7 @@ struct StreamFactory: Sendable {
     /// `DIR/NAME`, `DIR/NAME.2`, … that is empty (a stream ended and added again keeps its earlier recording).
     func make(_ planned: ServePlan.Stream, later: Bool = false) throws -> ServedStream {
         let name = planned.name
-        var streamLogger = logger
-        if !name.isEmpty { streamLogger[metadataKey: "stream"] = "\(name)" }
+        let streamLogger = logger.forStream(name)
         return try ServedStream(name: name, options: PipelineOptions(planned.options, testPattern: testPattern),
                                 window: planned.window, history: history,
                                 recordDirectory: recordDirectory(name, later: later), serve: serve,
@@ -50,5 +49,14 @@ struct StreamFactory: Sendable {
             if contents.isEmpty { return path }
         }
         return base  // the recorder says why it cannot record there
+    }
+}
+
+extension Logger {
+    /// This logger with the stream's name as `stream` metadata (none for the root stream, `""`).
+    func forStream(_ name: String) -> Logger {
+        var l = self
+        if !name.isEmpty { l[metadataKey: "stream"] = "\(name)" }
+        return l
     }
 }
