@@ -188,11 +188,7 @@ final class DemuxedSource: MediaSource {
         }
         if case .input(var t) = event.time {
             // 33 bits of 90 kHz: the turn of the wrap nearest the packet (libavformat's timestamps run on past a wrap).
-            if let p = packetTime {
-                let wrap = TimelineAnchor.mpegTSWrap.value
-                let d = p.value - t.value + wrap / 2
-                t.value += (d >= 0 ? d / wrap : (d - wrap + 1) / wrap) * wrap
-            }
+            if let p = packetTime { t = TimelineAnchor.nearestTurn(of: t, to: p) }
             event.time = .input(MediaTime(value: t.value + shift, timescale: t.timescale))
         }
         if case .input(let t) = event.time, event.kind.isSplice {

@@ -194,7 +194,18 @@ public struct ProducerChain {
             logger.warning("posted subtitle cue in \(posted.language): the stream has no subtitle rendition in it: dropped")
             return nil
         }
-        if posted.onInputClock { return .cues(subtitle: k, [posted.cue]) }
+        if posted.onInputClock {
+            // Placed by an `X-TIMESTAMP-MAP` MPEGTS value, 33 bits of 90 kHz, where the demuxer's clock runs on past a
+            // wrap (26.5 h): the turn nearest the media. (A cue taken before any media stays where it says.)
+            guard let edge = inputEdge else { return .cues(subtitle: k, [posted.cue]) }
+            var cue = posted.cue
+            let start = TimelineAnchor.nearestTurn(of: cue.start, to: edge)
+            let moved = start - cue.start.converted(to: start.timescale, rounding: .nearest)
+            guard moved.value != 0 else { return .cues(subtitle: k, [cue]) }
+            cue.start = start
+            cue.end = cue.end.converted(to: start.timescale, rounding: .nearest) + moved
+            return .cues(subtitle: k, [cue])
+        }
         guard let edge = inputEdge else {
             logger.warning("posted subtitle cue before any media: dropped")
             return nil
@@ -247,12 +258,7 @@ public struct ProducerChain {
             at = edge + after
         }
         // An SCTE-35 time is 33 bits of 90 kHz; the demuxer's timestamps run on past a wrap: the turn nearest the media.
-        if at.timescale == TimedEvent.ticks, let edge = inputEdge?.converted(to: TimedEvent.ticks) {
-            let wrap = TimelineAnchor.mpegTSWrap.value
-            let d = edge.value - at.value + wrap / 2
-            let turns = d >= 0 ? d / wrap : (d - wrap + 1) / wrap
-            at = MediaTime(value: at.value + turns * wrap, timescale: at.timescale)
-        }
+        if at.timescale == TimedEvent.ticks, let edge = inputEdge { at = TimelineAnchor.nearestTurn(of: at, to: edge) }
         if let edge = inputEdge, edge - at > MediaTime.seconds(1) {
             logger.notice("timed event '\(e.id)' (\(e.kind.rawValue)) is \(Self.millis(edge - at)) ms behind the media: placed where it was due")
         }

@@ -19,6 +19,16 @@ public enum TimelineAnchor: Sendable, Equatable {
 
     public static func epochLocked(now: WallClock = .now) -> TimelineAnchor { .inputClock(now: now, wrap: mpegTSWrap) }
 
+    /// `t`, a time on a clock that wraps every `wrap` (an SCTE-35 time, an `X-TIMESTAMP-MAP` MPEGTS value: 33 bits of
+    /// 90 kHz), moved by whole wraps to the turn nearest `near`, a time on a clock that runs on past a wrap (libavformat's
+    /// timestamps). In `wrap`'s timescale.
+    public static func nearestTurn(of t: MediaTime, to near: MediaTime, wrap: MediaTime = mpegTSWrap) -> MediaTime {
+        let m = wrap.value
+        let v = t.converted(to: wrap.timescale, rounding: .nearest).value
+        let d = near.converted(to: wrap.timescale, rounding: .nearest).value - v + m / 2
+        return MediaTime(value: v + (d >= 0 ? d / m : (d - m + 1) / m) * m, timescale: wrap.timescale)
+    }
+
     var isEpoch: Bool {
         if case .inputClock = self { return true }
         return false
@@ -30,11 +40,9 @@ public enum TimelineAnchor: Sendable, Equatable {
         let t = earliest.converted(to: ts, rounding: .down).value
         let m = wrap.value
         let phase = ((t % m) + m) % m
-        let nowTicks = MediaTime.rescale(now.millisecondsSince1970, from: 1000, to: ts)
-        // The k for which phase + k·m is nearest to now.
-        let d = nowTicks - phase + m / 2
-        let k = d >= 0 ? d / m : (d - m + 1) / m
-        return MediaTime(value: phase + k * m - t, timescale: ts)
+        let nowTicks = MediaTime(value: MediaTime.rescale(now.millisecondsSince1970, from: 1000, to: ts), timescale: ts)
+        let turn = nearestTurn(of: MediaTime(value: phase, timescale: ts), to: nowTicks, wrap: wrap)
+        return MediaTime(value: turn.value - t, timescale: ts)
     }
 }
 

@@ -76,6 +76,25 @@ import Testing
         #expect(c.resolve(PostedCue(language: "fr", cue: cue, onInputClock: true)) == nil)
     }
 
+    /// A followed rendition's cue is placed by its segment's `X-TIMESTAMP-MAP` MPEGTS value, 33 bits of 90 kHz; past a
+    /// wrap (26.5 h) the demuxer's clock runs on: the cue goes to the turn nearest the media, not a wrap before it.
+    @Test func followedCuePastTheMPEGTSWrap() throws {
+        var plan = RenditionPlan.muxed(trackCount: 2)
+        plan.subtitles = [.subtitles(SubtitleLabel(language: LanguageTag("en"), name: "English"), position: 0)]
+        var c = ProducerChain(plan: plan, kinds: [.video, .audio],
+                              settings: .init(segmentDuration: .seconds(1), partDuration: nil), output: Recorded(), logger: quiet)
+        let wrap: Int64 = 1 << 33
+        for e in events(seconds: 2, offset: wrap + 900_000) { try c.accept(e) }
+        let ms = { (v: Int64) in MediaTime(value: v, timescale: 1000) }
+        guard case .cues(0, let placed)? = c.resolve(PostedCue(language: "en", cue: SubtitleCue(start: ms(10_500), end: ms(11_500), text: "x"),
+                                                               onInputClock: true)) else {
+            Issue.record("not resolved"); return
+        }
+        #expect(placed[0].start == MediaTime(value: wrap + 945_000, timescale: 90_000))
+        #expect(placed[0].end == MediaTime(value: wrap + 1_035_000, timescale: 90_000))
+        #expect(placed[0].text == "x")
+    }
+
     /// Through a presentation: the subtitle playlist has no map and no parts, answers by segment, and the multivariant
     /// playlist names the group on its variant.
     @Test func playlists() throws {
