@@ -23,49 +23,126 @@ import Foundation
 /// </cpix:CPIX>
 /// ```
 ///
+/// Several content keys are per-track keys: each key's `ContentKeyUsageRule`s (`ContentKeyUsageRuleList`) say which
+/// tracks it protects, by their `VideoFilter` (`minPixels`, `maxPixels`) and `AudioFilter` (`minChannels`,
+/// `maxChannels`) (`KeyUsage`), as SPEKE v2's encryption contract writes them (SD, HD, UHD, AUDIO):
+///
+/// ```xml
+///   <cpix:ContentKeyUsageRuleList>
+///     <cpix:ContentKeyUsageRule kid="…" intendedTrackType="SD"><cpix:VideoFilter maxPixels="442368"/></cpix:ContentKeyUsageRule>
+///     <cpix:ContentKeyUsageRule kid="…" intendedTrackType="HD"><cpix:VideoFilter minPixels="442369"/></cpix:ContentKeyUsageRule>
+///     <cpix:ContentKeyUsageRule kid="…" intendedTrackType="AUDIO"><cpix:AudioFilter/></cpix:ContentKeyUsageRule>
+///   </cpix:ContentKeyUsageRuleList>
+/// ```
+///
 /// Element names are matched by local name (any namespace prefix). A content key encrypted for a recipient (a
 /// `DeliveryData` with its `DocumentKey`, and `pskc:EncryptedValue`) is read with that recipient's private key
-/// (`CPIXDelivery`). Not read: key periods and usage rules (one key serves every track here): a document that needs
-/// them is refused, one line, rather than half used.
+/// (`CPIXDelivery`). Not read, and refused (one line) rather than half used: key periods (`ContentKeyPeriodList`,
+/// `KeyPeriodFilter`: a key server gives them), and filters by bitrate, label, HDR, colour gamut or frame rate.
 public struct CPIXDocument: Sendable, Equatable {
-    public var keyID: [UInt8]
-    public var key: [UInt8]
-    /// `commonEncryptionScheme` of the content key, when stated.
+    /// One content key and the tracks it protects.
+    public struct Key: Sendable, Equatable {
+        public var keyID: [UInt8]
+        public var key: [UInt8]
+        public var usage: KeyUsage
+    }
+    /// In document order.
+    public var keys: [Key]
+    /// `commonEncryptionScheme` of the content keys, when stated.
     public var scheme: ProtectionScheme?
     /// The systems of `DRMSystemList` this origin can signal, in document order.
     public var systems: [DRMSystem]
+
+    /// The first key's KID (the one key of most documents).
+    public var keyID: [UInt8] { keys[0].keyID }
+    /// The first key.
+    public var key: [UInt8] { keys[0].key }
 
     /// - Parameter privateKeyPEM: the recipient's RSA private key, for a document whose content key is encrypted
     ///   (`CPIXDelivery`); without it such a document is refused, one line.
     public static func parse(_ text: String, privateKeyPEM: String? = nil) throws(CPIXError) -> CPIXDocument {
         guard !elements("CPIX", in: text).isEmpty else { throw CPIXError("not a CPIX document (no CPIX element)") }
-        let keys = elements("ContentKey", in: text)
-        guard let first = keys.first else { throw CPIXError("no ContentKey in its ContentKeyList") }
-        guard keys.count == 1 else {
-            throw CPIXError("\(keys.count) content keys: one key for every track is supported (key periods and per-track keys are not yet)")
+        let contentKeys = elements("ContentKey", in: text)
+        guard !contentKeys.isEmpty else { throw CPIXError("no ContentKey in its ContentKeyList") }
+        if !elements("ContentKeyPeriod", in: text).isEmpty || !elements("KeyPeriodFilter", in: text).isEmpty {
+            throw CPIXError("it has key periods, which a --cpix file does not give yet (a key server does: --key-server)")
         }
-        guard let kidText = first.attributes["kid"], let kid = uuidBytes(kidText) else {
-            throw CPIXError("the ContentKey has no kid UUID")
+        var keys: [(kid: String, bytes: [UInt8], key: [UInt8])] = []
+        var scheme: ProtectionScheme?
+        for k in contentKeys {
+            guard let kidText = k.attributes["kid"], let kid = uuidBytes(kidText) else {
+                throw CPIXError("a ContentKey has no kid UUID")
+            }
+            guard !keys.contains(where: { $0.bytes == kid }) else { throw CPIXError("ContentKey \(kidText) is listed twice") }
+            keys.append((kidText, kid, try contentKey(k.body, kid: kidText, document: text, privateKeyPEM: privateKeyPEM)))
+            if let s = k.attributes["commonEncryptionScheme"] {
+                guard let known = ProtectionScheme(rawValue: s) else { throw CPIXError("commonEncryptionScheme '\(s.prefix(8))' is not cenc or cbcs") }
+                guard scheme == nil || scheme == known else { throw CPIXError("its content keys are for both cenc and cbcs") }
+                scheme = known
+            }
         }
-        let key: [UInt8]
-        if !elements("EncryptedValue", in: first.body).isEmpty {
+        var usages: [[UInt8]: KeyUsage] = [:]
+        for rule in elements("ContentKeyUsageRule", in: text) {
+            guard let kidText = rule.attributes["kid"], let kid = uuidBytes(kidText), keys.contains(where: { $0.bytes == kid }) else {
+                throw CPIXError("a ContentKeyUsageRule names no ContentKey of the document (kid \(rule.attributes["kid"] ?? "missing"))")
+            }
+            let label = rule.attributes["intendedTrackType"] ?? kidText
+            let usage = try usage(rule.body, label: label)
+            if var u = usages[kid] {
+                u.video += usage.video
+                u.audio += usage.audio
+                u.label += "+" + label
+                usages[kid] = u
+            } else {
+                usages[kid] = usage
+            }
+        }
+        if keys.count > 1, let bare = keys.first(where: { usages[$0.bytes] == nil }) {
+            throw CPIXError("ContentKey \(bare.kid) has no ContentKeyUsageRule: with several content keys, each one's rules say which tracks it protects")
+        }
+        return CPIXDocument(keys: keys.map { Key(keyID: $0.bytes, key: $0.key, usage: usages[$0.bytes] ?? .all) },
+                            scheme: scheme, systems: systems(in: text))
+    }
+
+    /// A content key's 16 bytes: its `PlainValue`, or its `EncryptedValue` read with the recipient's private key.
+    static func contentKey(_ body: String, kid: String, document: String, privateKeyPEM: String?) throws(CPIXError) -> [UInt8] {
+        if !elements("EncryptedValue", in: body).isEmpty {
             guard let privateKeyPEM else {
                 throw CPIXError("the content key is encrypted for a recipient (DeliveryData): give its private key (--cpix-key)")
             }
-            key = try CPIXDelivery(document: text, privateKeyPEM: privateKeyPEM).contentKey(first.body, kid: kidText)
-        } else {
-            guard let plain = elements("PlainValue", in: first.body).first,
-                  let clear = Data(base64Encoded: plain.body.filter { !$0.isWhitespace }), clear.count == 16 else {
-                throw CPIXError("the ContentKey has no 16-byte PlainValue (base64)")
+            return try CPIXDelivery(document: document, privateKeyPEM: privateKeyPEM).contentKey(body, kid: kid)
+        }
+        guard let plain = elements("PlainValue", in: body).first,
+              let clear = Data(base64Encoded: plain.body.filter { !$0.isWhitespace }), clear.count == 16 else {
+            throw CPIXError("the ContentKey \(kid) has no 16-byte PlainValue (base64)")
+        }
+        return Array(clear)
+    }
+
+    /// The tracks one `ContentKeyUsageRule` takes, from its filters (none: every track).
+    static func usage(_ body: String, label: String) throws(CPIXError) -> KeyUsage {
+        for other in ["BitrateFilter", "LabelFilter"] where !elements(other, in: body).isEmpty {
+            throw CPIXError("usage rule \(label): its \(other) is not read (video by pixels and audio by channels are)")
+        }
+        func range(_ a: [String: String], _ low: String, _ high: String, filter: String) throws(CPIXError) -> ClosedRange<Int> {
+            if let extra = a.keys.sorted().first(where: { $0 != low && $0 != high }) {
+                throw CPIXError("usage rule \(label): \(filter)@\(extra) is not read (\(low) and \(high) are)")
             }
-            key = Array(clear)
+            var bounds = (0, Int.max)
+            for (name, slot) in [(low, 0), (high, 1)] {
+                guard let text = a[name] else { continue }
+                guard let v = Int(text), v >= 0 else { throw CPIXError("usage rule \(label): \(filter)@\(name) '\(text.prefix(12))' is not a whole number") }
+                if slot == 0 { bounds.0 = v } else { bounds.1 = v }
+            }
+            guard bounds.0 <= bounds.1 else { throw CPIXError("usage rule \(label): \(filter)'s \(low) is above its \(high)") }
+            return bounds.0...bounds.1
         }
-        var scheme: ProtectionScheme?
-        if let s = first.attributes["commonEncryptionScheme"] {
-            guard let known = ProtectionScheme(rawValue: s) else { throw CPIXError("commonEncryptionScheme '\(s.prefix(8))' is not cenc or cbcs") }
-            scheme = known
-        }
-        return CPIXDocument(keyID: kid, key: key, scheme: scheme, systems: systems(in: text))
+        var video: [ClosedRange<Int>] = []
+        for f in elements("VideoFilter", in: body) { video.append(try range(f.attributes, "minPixels", "maxPixels", filter: "VideoFilter")) }
+        var audio: [ClosedRange<Int>] = []
+        for f in elements("AudioFilter", in: body) { audio.append(try range(f.attributes, "minChannels", "maxChannels", filter: "AudioFilter")) }
+        if video.isEmpty && audio.isEmpty { return KeyUsage(label: label, video: KeyUsage.all.video, audio: KeyUsage.all.audio) }
+        return KeyUsage(label: label, video: video, audio: audio)
     }
 
     /// The systems of a document's `DRMSystemList` this origin can signal, in document order.

@@ -17,12 +17,15 @@ import Synchronization
 /// (a new `EXT-X-KEY` at the boundary, listed ahead through `nextEncryption`), and the init segment's `tenc` names
 /// the key of the period it was made in.
 ///
+/// With per-track keys (`TrackKeys`), each rendition's init segment decides its key (by its video track's picture, or
+/// its audio): its `tenc`, `pssh`, fragments and `EXT-X-KEY` are that key's.
+///
 /// With a clear lead, the segments that start less than `clearLead` into the stream keep their samples clear, each
 /// `traf` saying so (a `seig` entry with isProtected 0), and carry no `encryption` (no `EXT-X-KEY` before them).
 public final class SampleEncryptionStage: PresentationConsumer, Sendable {
     private let downstream: any PresentationConsumer
     public var holdBackMillis: Int64 { downstream.holdBackMillis }
-    public let protection: SampleProtection
+    public let keys: TrackKeys
     /// The first segments covering this much media stay clear (`--clear-lead`).
     public let clearLead: MediaTime?
 
@@ -33,8 +36,10 @@ public final class SampleEncryptionStage: PresentationConsumer, Sendable {
         var leadRendition: Int?
         var elapsed: MediaTime?
         var clearDecisions: [UInt64: Bool] = [:]
-        /// The latest period's protection (its key derived once).
-        var current: SampleProtection?
+        /// Per key (`keys.entries`): the latest period's protection (its key derived once).
+        var current: [Int: SampleProtection] = [:]
+        /// Per rendition: its key (`keys.entries` index), from its latest init segment.
+        var keyOf: [Int: Int] = [:]
         /// Per rendition: how its tracks are protected (from its latest init segment).
         var protectors: [Int: FragmentProtector] = [:]
         /// Renditions of no media track (subtitles), which stay in the clear.
@@ -53,8 +58,12 @@ public final class SampleEncryptionStage: PresentationConsumer, Sendable {
         var protectedCount: Int { parts.reduce(0) { $0 + $1.count } }
     }
 
-    public init(_ protection: SampleProtection, clearLead: MediaTime? = nil, downstream: any PresentationConsumer) {
-        self.protection = protection
+    public convenience init(_ protection: SampleProtection, clearLead: MediaTime? = nil, downstream: any PresentationConsumer) {
+        self.init(TrackKeys(protection), clearLead: clearLead, downstream: downstream)
+    }
+
+    public init(_ keys: TrackKeys, clearLead: MediaTime? = nil, downstream: any PresentationConsumer) {
+        self.keys = keys
         self.clearLead = clearLead
         self.downstream = downstream
     }
@@ -82,15 +91,16 @@ public final class SampleEncryptionStage: PresentationConsumer, Sendable {
         }
     }
 
-    private var rotating: Bool { protection.keyPeriod != nil }
+    private var rotating: Bool { keys.keyPeriod != nil }
 
-    /// Segment `sequence`'s key period's protection.
-    private func protection(segment sequence: UInt64) -> SampleProtection {
+    /// Rendition `r`'s key in segment `sequence`'s key period.
+    private func protection(segment sequence: UInt64, rendition r: Int) -> SampleProtection {
         state.withLock { s in
             let n = sequence / max(1, s.segmentsPerPeriod)
-            if let c = s.current, c.key.id == n { return c }
-            let p = protection.period(n)
-            s.current = p
+            let k = s.keyOf[r] ?? 0
+            if let c = s.current[k], c.key.id == n { return c }
+            let p = keys.entries[k].protection.period(n)
+            s.current[k] = p
             return p
         }
     }
@@ -103,14 +113,14 @@ public final class SampleEncryptionStage: PresentationConsumer, Sendable {
         case .layout(_, let policy):
             // Key periods in whole segments of the duration segments are cut at (as AES-128's).
             let duration = policy.segmentDuration ?? .seconds(Int64(policy.targetDuration))
-            if let period = protection.keyPeriod {
-                let n = KeySchedule(master: protection.key.bytes, period: period).segmentsPerPeriod(segmentDuration: duration)
+            if let period = keys.keyPeriod {
+                let n = KeySchedule(master: keys.first.key.bytes, period: period).segmentsPerPeriod(segmentDuration: duration)
                 state.withLock { $0.segmentsPerPeriod = n }
             }
 
             try downstream.consume(event)
         case .end:
-            protection.finish()
+            keys.finish()
             try downstream.consume(event)
         case .event:
             try downstream.consume(event)
@@ -122,8 +132,12 @@ public final class SampleEncryptionStage: PresentationConsumer, Sendable {
             try downstream.consume(event)
         case .initSegment(let r, _, let tracks):
             var protected: [UInt32: ProtectedTrack] = [:]
-            for t in tracks { protected[t.trackID] = try ProtectedTrack(t, scheme: protection.scheme) }
-            let key = state.withLock { $0.current } ?? protection.period(0)
+            for t in tracks { protected[t.trackID] = try ProtectedTrack(t, scheme: keys.scheme) }
+            let k = try keys.entry(for: tracks)
+            let key = state.withLock { s in
+                s.keyOf[r] = k
+                return s.current[k]
+            } ?? keys.entries[k].protection.period(0)
             let bytes = try InitSegment.make(tracks: tracks,
                                              protection: protected.mapValues { $0.encryption(keyID: key.keyID, constantIV: key.constantIV) },
                                              systems: key.systemHeaders)
@@ -131,7 +145,7 @@ public final class SampleEncryptionStage: PresentationConsumer, Sendable {
             state.withLock { $0.protectors[r] = protector }
             try downstream.consume(.initSegment(rendition: r, bytes: bytes, tracks: tracks))
         case .part(let r, var info, let bytes):
-            let key = protection(segment: info.segmentSequence)
+            let key = protection(segment: info.segmentSequence, rendition: r)
             let clear = isClear(info.segmentSequence)
             let (sealed, map) = try protector(r).protect(bytes.joined, key: key, rotating: rotating, clearLead: clear)
             let offset = state.withLock { s -> Int in
@@ -152,7 +166,7 @@ public final class SampleEncryptionStage: PresentationConsumer, Sendable {
             info.encryption = clear ? nil : key.segmentEncryption
             try downstream.consume(.part(rendition: r, info, bytes: MediaBytes(sealed)))
         case .segment(let r, var info, let bytes):
-            let key = protection(segment: info.sequence)
+            let key = protection(segment: info.sequence, rendition: r)
             let clear = isClear(info.sequence)
             let done = state.withLock { s -> SegmentInProgress? in
                 defer { s.parts[r] = nil }
@@ -185,7 +199,7 @@ public final class SampleEncryptionStage: PresentationConsumer, Sendable {
             }
             info.encryption = clear ? nil : key.segmentEncryption
             count(r, info)
-            info.nextEncryption = isClear(info.sequence &+ 1) ? nil : protection(segment: info.sequence &+ 1).segmentEncryption
+            info.nextEncryption = isClear(info.sequence &+ 1) ? nil : protection(segment: info.sequence &+ 1, rendition: r).segmentEncryption
             try downstream.consume(.segment(rendition: r, info, bytes: MediaBytes(chunks: pieces)))
         }
     }

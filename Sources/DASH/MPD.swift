@@ -103,6 +103,10 @@ public struct MPD: Sendable, Equatable {
         /// DASH-IF IOP 4.3 §3.2.9: the `@id` of the AdaptationSet this one is the trick mode of (written as
         /// `EssentialProperty schemeIdUri="http://dashif.org/guidelines/trickmode"`).
         public var trickModeOf: Int?
+        /// The `@id`s of the AdaptationSets a player may switch to from this one as if they were one set (DASH-IF IOP 4.3
+        /// §3.8: `SupplementalProperty schemeIdUri="urn:mpeg:dash:adaptation-set-switching:2016"`): the sets one set of
+        /// video is split into when its representations have different keys.
+        public var switchableWith: [Int] = []
         /// `Accessibility` descriptors (§5.8.4.3), e.g. the closed captions in the video (`closedCaptions(_:)`).
         public var accessibility: [Descriptor] = []
         /// `InbandEventStream` schemes (§5.10.3.2): the `emsg` boxes its segments carry (ID3 timed metadata).

@@ -71,6 +71,10 @@ extension MPD {
         if let main = a.trickModeOf {
             x.empty("EssentialProperty", [("schemeIdUri", "http://dashif.org/guidelines/trickmode"), ("value", String(main))])
         }
+        if !a.switchableWith.isEmpty {
+            x.empty("SupplementalProperty", [("schemeIdUri", "urn:mpeg:dash:adaptation-set-switching:2016"),
+                                             ("value", a.switchableWith.map(String.init).joined(separator: ","))])
+        }
         // §5.3.3.2: InbandEventStream (RepresentationBaseType) comes before Accessibility and Role.
         for scheme in a.inbandEventSchemes { x.empty("InbandEventStream", [("schemeIdUri", scheme), ("value", "")]) }
         for d in a.accessibility {

@@ -146,8 +146,9 @@ public struct MultivariantPlaylist: Sendable, Equatable {
     /// `EXT-X-IMAGE-STREAM-INF` tags (thumbnail sheets), rendered after the variants.
     public var imageStreams: [ImageStream] = []
     /// `EXT-X-SESSION-KEY` (RFC 8216bis §4.4.6.5): the media playlists' keys stated up front, so a client can set up
-    /// its DRM session before loading one; one line per key format (`PlaylistKey.sessionLines`).
-    public var sessionKey: PlaylistKey? = nil
+    /// its DRM session before loading one; one line per key format (`PlaylistKey.sessionLines`), for each key (per-track
+    /// keys: one each, in order).
+    public var sessionKeys: [PlaylistKey] = []
 
     public init(variants: [VariantStream], media: [MediaRendition] = [], iFrameStreams: [IFrameStream] = [],
                 independentSegments: Bool = true) {
@@ -175,7 +176,7 @@ public struct MultivariantPlaylist: Sendable, Equatable {
         var out = "#EXTM3U\n"
         if let v = requiredVersion { out += "#EXT-X-VERSION:\(v)\n" }
         if independentSegments { out += "#EXT-X-INDEPENDENT-SEGMENTS\n" }
-        for line in sessionKey?.sessionLines ?? [] { out += line + "\n" }
+        for line in sessionKeys.flatMap(\.sessionLines) { out += line + "\n" }
         for m in media {
             out += "#EXT-X-MEDIA:TYPE=" + m.type.rawValue + ",GROUP-ID=" + AttributeList.quoted(m.groupID)
             out += ",NAME=" + AttributeList.quoted(m.name)

@@ -18,6 +18,7 @@ extension ManifestBuilder {
             guard !reps.isEmpty else { continue }
             var trick = MPD.AdaptationSet(id: nextID, contentType: .video, mimeType: "video/mp4", representations: reps)
             trick.trickModeOf = set.id
+            trick.contentProtection = set.contentProtection
             out.append(trick)
             nextID += 1
         }

@@ -55,7 +55,7 @@ public enum ManifestBuilder {
                             availabilityOffset: renditions[r].scheme.wholeSegments ? nil : availabilityOffset,
                             uriQuery: options.uriQuery)
         }
-        let allSets = protected(sets + (options.trickMode ? trickModeSets(renditions, snapshots, main: sets, uriQuery: options.uriQuery) : []), snapshots)
+        let allSets = sets + (options.trickMode ? trickModeSets(renditions, snapshots, main: sets, uriQuery: options.uriQuery) : [])
         let window = listedDuration(snapshots)
         let target = MediaTime.seconds(Int64(snapshots.map(\.targetDuration).max() ?? 1))
         // HOLD-BACK and PART-HOLD-BACK of the HLS playlists (RFC 8216bis §4.4.3.8): three target durations, or
@@ -90,7 +90,7 @@ public enum ManifestBuilder {
         }
         let total = listedDuration(snapshots)
         let target = MediaTime.seconds(Int64(snapshots.map(\.targetDuration).max() ?? 1))
-        let allSets = protected(sets + (trickMode ? trickModeSets(renditions, snapshots, main: sets, uriQuery: "") : []), snapshots)
+        let allSets = sets + (trickMode ? trickModeSets(renditions, snapshots, main: sets, uriQuery: "") : [])
         return MPD(type: .static, profiles: profiles(renditions), minBufferTime: target,
                    periods: [period(allSets, snapshots)], mediaPresentationDuration: total,
                    maxSegmentDuration: target)
@@ -116,7 +116,7 @@ public enum ManifestBuilder {
         let target = MediaTime.seconds(Int64(snapshots.map(\.targetDuration).max() ?? 1))
         let cmaf = !renditions.contains { $0.kind == .muxed }
         return MPD(type: .static, profiles: [MPD.onDemandProfile] + (cmaf ? [MPD.cmafProfile] : []), minBufferTime: target,
-                   periods: [MPD.Period(id: "0", adaptationSets: protected(sets, snapshots))], mediaPresentationDuration: listedDuration(snapshots),
+                   periods: [MPD.Period(id: "0", adaptationSets: sets)], mediaPresentationDuration: listedDuration(snapshots),
                    maxSegmentDuration: target)
     }
 
@@ -142,29 +142,18 @@ public enum ManifestBuilder {
         return period
     }
 
-    /// `sets` with the `ContentProtection` of sample-encrypted segments (DASH-IF IOP 4.3 §7.5.2): the common scheme
-    /// with `value` `cenc`/`cbcs` and `cenc:default_KID`, then one per DRM system with its `cenc:pssh` (FairPlay,
-    /// which has no `pssh` and no DASH signalling, is left out). One key for the presentation, so every set says the same.
-    static func protected<P>(_ sets: [MPD.AdaptationSet], _ snapshots: [WindowSnapshot<P>]) -> [MPD.AdaptationSet] {
-        guard let e = snapshots.lazy.compactMap({ $0.window.last?.info.encryption ?? $0.partial.last?.info.encryption }).first
-        else { return sets }
-        return protected(sets, e)
-    }
-
-    /// Every AdaptationSet of `mpd` with the `ContentProtection` of `encryption` (a recording's MPD, made from facts).
-    public static func protect(_ mpd: inout MPD, _ encryption: SegmentEncryption) {
-        for p in mpd.periods.indices { mpd.periods[p].adaptationSets = protected(mpd.periods[p].adaptationSets, encryption) }
-    }
-
-    static func protected(_ sets: [MPD.AdaptationSet], _ e: SegmentEncryption) -> [MPD.AdaptationSet] {
-        guard e.method.isSampleEncryption, let kid = e.key.keyID else { return sets }
+    /// The `ContentProtection` of sample-encrypted segments (DASH-IF IOP 4.3 §7.5.2): the common scheme with `value`
+    /// `cenc`/`cbcs` and `cenc:default_KID`, then one per DRM system with its `cenc:pssh` (FairPlay, which has no
+    /// `pssh` and no DASH signalling, is left out). Each AdaptationSet has its representations' key's.
+    static func descriptors(_ e: SegmentEncryption) -> [MPD.ContentProtection] {
+        guard e.method.isSampleEncryption, let kid = e.key.keyID else { return [] }
         var descriptors = [MPD.ContentProtection(schemeIdUri: MPD.ContentProtection.mp4Protection,
                                                  value: e.method == .sampleAES ? "cbcs" : "cenc", defaultKID: uuid(kid))]
         for k in e.keySystems {
             guard let pssh = k.pssh else { continue }
             descriptors.append(MPD.ContentProtection(schemeIdUri: "urn:uuid:" + uuid(k.systemID), pssh: base64(pssh)))
         }
-        return sets.map { var s = $0; s.contentProtection = descriptors; return s }
+        return descriptors
     }
 
     /// Lower-case `8-4-4-4-12` text of 16 bytes.
@@ -241,11 +230,15 @@ public enum ManifestBuilder {
         public var tracks: [TrackFormat]
         public var statistics: VariantStatistics
         public var segments: MPD.Segments
-        public init(rendition: Rendition, tracks: [TrackFormat], statistics: VariantStatistics, segments: MPD.Segments) {
+        /// How its latest segment is encrypted (its set's `ContentProtection`).
+        public var encryption: SegmentEncryption?
+        public init(rendition: Rendition, tracks: [TrackFormat], statistics: VariantStatistics, segments: MPD.Segments,
+                    encryption: SegmentEncryption? = nil) {
             self.rendition = rendition
             self.tracks = tracks
             self.statistics = statistics
             self.segments = segments
+            self.encryption = encryption
         }
     }
 
@@ -263,12 +256,15 @@ public enum ManifestBuilder {
                                           segments: (Int, WindowSnapshot<P>) -> MPD.Segments) -> [MPD.AdaptationSet] {
         adaptationSets(renditions.enumerated().map { i, r in
             RepresentationFacts(rendition: r, tracks: snapshots[i].inits.last?.tracks ?? [],
-                                statistics: PlaylistBuilder.statistics(r, snapshots[i]), segments: segments(i, snapshots[i]))
+                                statistics: PlaylistBuilder.statistics(r, snapshots[i]), segments: segments(i, snapshots[i]),
+                                encryption: snapshots[i].window.last?.info.encryption ?? snapshots[i].partial.last?.info.encryption)
         })
     }
 
     private static func adaptationSets(_ facts: [RepresentationFacts]) -> [MPD.AdaptationSet] {
         var video: [MPD.Representation] = []
+        // Per Representation (by id): its key's ContentProtection descriptors and KID.
+        var protection: [String: (kid: [UInt8], descriptors: [MPD.ContentProtection])] = [:]
         var captions: [String: [CaptionService]] = [:]   // per codec family
         var audio: [(key: AudioSetKey, representation: MPD.Representation)] = []
         var muxed = false
@@ -296,8 +292,11 @@ public enum ManifestBuilder {
                 representation.supplementalCodecs = String(codec)
                 representation.supplementalProfiles = dv.dropFirst().first.map(String.init)
             }
+            if let e = f.encryption, e.method.isSampleEncryption, let kid = e.key.keyID {
+                protection[representation.id] = (kid, descriptors(e))
+            }
             if r.kind == .audio {
-                audio.append((AudioSetKey(language: r.language, label: r.audioLabel), representation))
+                audio.append((AudioSetKey(language: r.language, label: r.audioLabel, kid: protection[representation.id]?.kid), representation))
             } else {
                 muxed = muxed || r.kind == .muxed
                 video.append(representation)
@@ -309,15 +308,28 @@ public enum ManifestBuilder {
         video.sort { $0.bandwidth > $1.bandwidth }
         // One video AdaptationSet per codec family (avc1, hvc1, av01): a player switches seamlessly within a set,
         // and DASH-IF IOP 4.3 §3.2.13 keeps one codec per set so a client that cannot decode one skips the set.
-        var families: [String] = []
-        for r in video where !families.contains(family(r.codecs)) { families.append(family(r.codecs)) }
-        families.sort { ($0 == "avc1" ? 0 : 1, $0) < ($1 == "avc1" ? 0 : 1, $1) }   // H.264, the one every player has, first
+        // Representations of different keys (per-track keys: SD and HD) are in sets of their own (DASH-IF IOP 4.3 §7.5.2:
+        // "For an encrypted Adaptation Set, ContentProtection Descriptors SHALL always be present in the AdaptationSet
+        // element, and apply to all contained Representations"), which say they can be switched between (§3.8,
+        // `urn:mpeg:dash:adaptation-set-switching:2016`).
+        var groups: [(family: String, kid: [UInt8]?)] = []
+        for r in video where !groups.contains(where: { $0.family == family(r.codecs) && $0.kid == protection[r.id]?.kid }) {
+            groups.append((family(r.codecs), protection[r.id]?.kid))
+        }
+        // H.264, the one every player has, first; then by codec; in order of bandwidth within one.
+        let rank = { (f: String) in f == "avc1" ? 0 : 1 }
+        groups = groups.enumerated().sorted {
+            (rank($0.element.family), $0.element.family, $0.offset) < (rank($1.element.family), $1.element.family, $1.offset)
+        }.map(\.element)
         var sets: [MPD.AdaptationSet] = []
-        for (i, f) in families.enumerated() {
+        for (i, g) in groups.enumerated() {
             // ids: the first video set 0, the audio 1 (as before a ladder could mix codecs), other video sets 2, 3 ...
+            let members = video.filter { family($0.codecs) == g.family && protection[$0.id]?.kid == g.kid }
             var set = MPD.AdaptationSet(id: i == 0 ? 0 : i + 1, contentType: muxed ? nil : .video, mimeType: "video/mp4",
-                                        representations: video.filter { family($0.codecs) == f })
-            set.accessibility = MPD.Descriptor.closedCaptions(captions[f] ?? [])
+                                        representations: members)
+            set.accessibility = MPD.Descriptor.closedCaptions(captions[g.family] ?? [])
+            set.contentProtection = members.first.flatMap { protection[$0.id]?.descriptors } ?? []
+            set.switchableWith = groups.indices.filter { $0 != i && groups[$0].family == g.family }.map { $0 == 0 ? 0 : $0 + 1 }
             sets.append(set)
         }
         // One audio AdaptationSet per language and label (DASH-IF IOP 4.3 §3.9.4: each language its own set, told
@@ -325,13 +337,15 @@ public enum ManifestBuilder {
         // first set has id 1; the others follow every video set.
         var keys: [AudioSetKey] = []
         for a in audio where !keys.contains(a.key) { keys.append(a.key) }
-        var nextID = max(1, families.count) + 1
+        var nextID = max(1, groups.count) + 1
         for (i, key) in keys.enumerated() {
             let id = i == 0 ? 1 : nextID
             if i > 0 { nextID += 1 }
-            sets.append(MPD.AdaptationSet(id: id, contentType: .audio, mimeType: "audio/mp4", language: key.language,
-                                          role: key.label?.role.rawValue,
-                                          representations: audio.filter { $0.key == key }.map(\.representation)))
+            var set = MPD.AdaptationSet(id: id, contentType: .audio, mimeType: "audio/mp4", language: key.language,
+                                        role: key.label?.role.rawValue,
+                                        representations: audio.filter { $0.key == key }.map(\.representation))
+            set.contentProtection = set.representations.first.flatMap { protection[$0.id]?.descriptors } ?? []
+            sets.append(set)
         }
         // One text AdaptationSet per subtitle language (DASH-IF IOP 4.3 §6.4.5: `contentType="text"`,
         // `mimeType="application/mp4"`, `codecs="wvtt"`), after every other set; Role `subtitle`, or `forced-subtitle`
@@ -350,6 +364,8 @@ public enum ManifestBuilder {
     private struct AudioSetKey: Equatable {
         var language: String?
         var label: AudioLabel?
+        /// Its key's KID: renditions of different keys are in sets of their own.
+        var kid: [UInt8]?
     }
 
     /// The sample entry of a representation's first codec: `avc1`, `hvc1`, `av01`.

@@ -57,14 +57,15 @@ public final class Recorder: PresentationConsumer, Sendable {
         var segmentCount = 0
         var statistics = VariantStatistics.Accumulator()
         var statisticsInit: Int?
+        /// How its latest segment was encrypted (its set's ContentProtection in manifest.mpd).
+        var encryption: SegmentEncryption?
     }
 
     private struct State {
         var renditions: [Rendition] = []
         var policy = TimingPolicy(targetDuration: 1)
         var keysWritten: Set<UInt64> = []
-        /// How the latest segment was encrypted: AES-128 has no DASH signalling (no manifest.mpd), CENC's MPD gets
-        /// its ContentProtection.
+        /// How the latest segment was encrypted: AES-128 has no DASH signalling (no manifest.mpd).
         var encryption: SegmentEncryption?
         var tracks: [Track] = []
         var multivariantWritten = false
@@ -142,7 +143,10 @@ public final class Recorder: PresentationConsumer, Sendable {
             let scheme = s.renditions[r].scheme
             // 1. The segment's bytes (and, the first time it is used, its content key: `keys/<N>.key`, mode 0600).
             try MediaFiles.write(bytes, to: path(scheme.segmentURI(info.sequence)))
-            if let e = info.encryption { s.encryption = e }
+            if let e = info.encryption {
+                s.encryption = e
+                s.tracks[r].encryption = e
+            }
             if let e = info.encryption, e.method == .aes128, case let key = e.key, !s.keysWritten.contains(key.id) {
                 try writeKey(key)
                 s.keysWritten.insert(key.id)
@@ -296,7 +300,7 @@ public final class Recorder: PresentationConsumer, Sendable {
             let renditions = s.tracks.indices.map { r in
                 RecordingSummary.RenditionRecording(rendition: s.renditions[r], inits: s.tracks[r].inits,
                                                     timeline: s.tracks[r].timeline, segmentCount: s.tracks[r].segmentCount,
-                                                    statistics: s.tracks[r].statistics.result)
+                                                    statistics: s.tracks[r].statistics.result, encryption: s.tracks[r].encryption)
             }
             return RecordingSummary(directory: directory, policy: s.policy, renditions: renditions)
         }
@@ -306,8 +310,7 @@ public final class Recorder: PresentationConsumer, Sendable {
         do {
             if encryption?.method == .aes128 {
                 logger.notice("recording: no manifest.mpd (whole-segment AES-128 has no DASH signalling)")
-            } else if var mpd = summary.manifest() {
-                if let encryption { ManifestBuilder.protect(&mpd, encryption) }
+            } else if let mpd = summary.manifest() {
                 try MediaFiles.replace(Array(mpd.render().utf8), at: path("manifest.mpd"))
             } else if summary.renditions.contains(where: { $0.inits.count > 1 }) {
                 logger.notice("recording: no manifest.mpd (the codec changed mid-stream; DASH here has one Period)")

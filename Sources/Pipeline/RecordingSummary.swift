@@ -23,6 +23,8 @@ public struct RecordingSummary: Sendable {
         public let segmentCount: Int
         /// Over the segments of the last init segment (what `BANDWIDTH` says in `index.m3u8`).
         public let statistics: VariantStatistics?
+        /// How its latest segment was encrypted (`nil`: in the clear).
+        public var encryption: SegmentEncryption? = nil
     }
 
     /// The recording's directory; every URI above is relative to it.
@@ -94,7 +96,8 @@ extension RecordingSummary {
                                                           averageBitRate: r.rendition.declaredBitRate ?? 1,
                                                           frameRate: r.rendition.declaredFrameRate)
             facts.append(ManifestBuilder.RepresentationFacts(rendition: r.rendition, tracks: r.inits[0].tracks,
-                                                             statistics: stats, segments: .template(template)))
+                                                             statistics: stats, segments: .template(template),
+                                                             encryption: r.encryption))
         }
         return ManifestBuilder.onDemand(facts, duration: .milliseconds(longest), targetDuration: policy.targetDuration)
     }

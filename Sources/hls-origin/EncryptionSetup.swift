@@ -15,7 +15,7 @@ import ServeConfig
 struct EncryptionSetup: Sendable {
     enum Kind: Sendable {
         case segments(KeySchedule)
-        case samples(SampleProtection, clearLead: MediaTime?)
+        case samples(TrackKeys, clearLead: MediaTime?)
     }
     let kind: Kind
 
@@ -38,27 +38,29 @@ struct EncryptionSetup: Sendable {
         case .cbcs, .cenc:
             let protectionScheme: ProtectionScheme = scheme == .cbcs ? .cbcs : .cenc
             var systems = (options.drm?.systems ?? []).map { DRMSystem(rawValue: $0.rawValue)! }
-            var key = key, keyID = options.key?.keyID
             if let path = options.cpix {
                 let document = try Self.cpix(path, privateKey: options.cpixKey)
                 if let s = document.scheme, s != protectionScheme {
                     throw ValidationError("--cpix \(path): its content key is for \(s.rawValue), not \(protectionScheme.rawValue)")
                 }
-                key = document.key
-                keyID = document.keyID
                 if options.drm == nil { systems = document.systems }
+                // Each content key with the tracks its usage rules give it (one key: every track).
+                kind = .samples(TrackKeys(try document.keys.map { k in
+                    (k.usage, try SampleProtection(scheme: protectionScheme, key: k.key, keyID: k.keyID, systems: systems))
+                }), clearLead: options.clearLead?.time)
+                return
             }
             if let server = options.keyServer {
                 let fetched = try Self.serverKeys(server, options, contentID: contentID, scheme: protectionScheme,
                                                   systems: systems, waitForKeys: waitForKeys, logger: logger)
                 if options.drm == nil { systems = fetched.systems }
                 let keys = fetched.keys
-                kind = .samples(try SampleProtection(scheme: protectionScheme, systems: systems, keyPeriod: options.keyPeriod?.time,
-                                                     keys: keys), clearLead: options.clearLead?.time)
+                kind = .samples(TrackKeys(try SampleProtection(scheme: protectionScheme, systems: systems, keyPeriod: options.keyPeriod?.time,
+                                                               keys: keys)), clearLead: options.clearLead?.time)
                 return
             }
-            kind = .samples(try SampleProtection(scheme: protectionScheme, key: key, keyID: keyID, systems: systems,
-                                                 keyPeriod: options.keyPeriod?.time), clearLead: options.clearLead?.time)
+            kind = .samples(TrackKeys(try SampleProtection(scheme: protectionScheme, key: key, keyID: options.key?.keyID, systems: systems,
+                                                           keyPeriod: options.keyPeriod?.time)), clearLead: options.clearLead?.time)
         }
     }
 
@@ -116,7 +118,7 @@ struct EncryptionSetup: Sendable {
     func stage(_ downstream: any PresentationConsumer) -> any PresentationConsumer {
         switch kind {
         case .segments(let schedule): EncryptionStage(schedule, downstream: downstream)
-        case .samples(let protection, let clearLead): SampleEncryptionStage(protection, clearLead: clearLead, downstream: downstream)
+        case .samples(let keys, let clearLead): SampleEncryptionStage(keys, clearLead: clearLead, downstream: downstream)
         }
     }
 }

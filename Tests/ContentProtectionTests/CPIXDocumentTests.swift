@@ -37,13 +37,49 @@ import Testing
         #expect(d.systems == [.playready, .widevine], "an unknown system is not signalled")
     }
 
+    static let secondKey = """
+        <cpix:ContentKey kid="01234567-89ab-cdef-0123-456789abcde0"><cpix:Data><pskc:Secret><pskc:PlainValue>EBESExQVFhcYGRobHB0eHw==</pskc:PlainValue></pskc:Secret></cpix:Data></cpix:ContentKey>
+        <cpix:ContentKey kid="01234567-89ab-cdef-0123-456789abcde1"><cpix:Data><pskc:Secret><pskc:PlainValue>ICEiIyQlJicoKSorLC0uLw==</pskc:PlainValue></pskc:Secret></cpix:Data></cpix:ContentKey>
+        """
+    /// Three keys as SPEKE v2's encryption contract gives them: SD video, HD video and up, audio.
+    static let perTrack = document.replacingOccurrences(of: "</cpix:ContentKeyList>", with: secondKey + "</cpix:ContentKeyList>")
+        .replacingOccurrences(of: "</cpix:CPIX>", with: """
+            <cpix:ContentKeyUsageRuleList>
+              <cpix:ContentKeyUsageRule kid="01234567-89ab-cdef-0123-456789abcdef" intendedTrackType="SD"><cpix:VideoFilter maxPixels="442368"/></cpix:ContentKeyUsageRule>
+              <cpix:ContentKeyUsageRule kid="01234567-89ab-cdef-0123-456789abcde0" intendedTrackType="HD"><cpix:VideoFilter minPixels="442369"/></cpix:ContentKeyUsageRule>
+              <cpix:ContentKeyUsageRule kid="01234567-89ab-cdef-0123-456789abcde1" intendedTrackType="AUDIO"><cpix:AudioFilter/></cpix:ContentKeyUsageRule>
+            </cpix:ContentKeyUsageRuleList>
+            </cpix:CPIX>
+            """)
+
+    @Test func readsPerTrackKeysByTheirUsageRules() throws {
+        let d = try CPIXDocument.parse(Self.perTrack)
+        #expect(d.keys.map(\.usage.label) == ["SD", "HD", "AUDIO"])
+        #expect(d.keys.map { $0.keyID.last! } == [0xEF, 0xE0, 0xE1])
+        #expect(d.keys[1].key == Array(0x10...0x1F) && d.keys[2].key == Array(0x20...0x2F))
+        #expect(d.keys[0].usage.video == [0...442_368] && d.keys[0].usage.audio.isEmpty)
+        #expect(d.keys[1].usage.video == [442_369...Int.max] && d.keys[2].usage.audio == [0...Int.max])
+        // One key, no rule: every track.
+        #expect(try CPIXDocument.parse(Self.document).keys.map(\.usage) == [.all])
+    }
+
     @Test func refusals() {
         let key = "ABEiM0RVZneImaq7zN3u/w=="
         let cases: [(String, String)] = [
             ("<html/>", "not a CPIX document"),
             ("<cpix:CPIX><cpix:ContentKeyList/></cpix:CPIX>", "no ContentKey"),
-            (Self.document.replacingOccurrences(of: "</cpix:ContentKeyList>", with: "<cpix:ContentKey kid=\"01234567-89ab-cdef-0123-456789abcde0\"/></cpix:ContentKeyList>"),
-             "2 content keys"),
+            (Self.document.replacingOccurrences(of: "</cpix:ContentKeyList>", with: Self.secondKey + "</cpix:ContentKeyList>"),
+             "has no ContentKeyUsageRule"),
+            (Self.perTrack.replacingOccurrences(of: "<cpix:VideoFilter maxPixels=\"442368\"/>", with: "<cpix:VideoFilter maxPixels=\"442368\" hdr=\"true\"/>"),
+             "VideoFilter@hdr is not read"),
+            (Self.perTrack.replacingOccurrences(of: "<cpix:AudioFilter/>", with: "<cpix:BitrateFilter minBitrate=\"1\"/>"), "BitrateFilter is not read"),
+            (Self.perTrack.replacingOccurrences(of: "<cpix:AudioFilter/>", with: "<cpix:KeyPeriodFilter periodId=\"p\"/>"), "key periods"),
+            (Self.perTrack.replacingOccurrences(of: "maxPixels=\"442368\"", with: "maxPixels=\"many\""), "is not a whole number"),
+            (Self.perTrack.replacingOccurrences(of: "minPixels=\"442369\"", with: "minPixels=\"442369\" maxPixels=\"5\""), "above its maxPixels"),
+            (Self.perTrack.replacingOccurrences(of: "kid=\"01234567-89ab-cdef-0123-456789abcde0\" intendedTrackType", with: "kid=\"99999999-89ab-cdef-0123-456789abcde0\" intendedTrackType"),
+             "names no ContentKey"),
+            (Self.perTrack.replacingOccurrences(of: "commonEncryptionScheme=\"cbcs\"", with: "commonEncryptionScheme=\"cenc\"").replacingOccurrences(of: Self.secondKey, with: Self.secondKey.replacingOccurrences(of: "<cpix:ContentKey ", with: "<cpix:ContentKey commonEncryptionScheme=\"cbcs\" ")),
+             "both cenc and cbcs"),
             (Self.document.replacingOccurrences(of: "<pskc:PlainValue>", with: "<pskc:EncryptedValue>").replacingOccurrences(of: "</pskc:PlainValue>", with: "</pskc:EncryptedValue>"),
              "the content key is encrypted"),
             (Self.document.replacingOccurrences(of: key, with: "AAEC"), "no 16-byte PlainValue"),

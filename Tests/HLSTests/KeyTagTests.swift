@@ -97,7 +97,7 @@ import Testing
             "#EXT-X-SESSION-KEY:METHOD=SAMPLE-AES,URI=\"data:text/plain;base64,AAEC\",KEYFORMAT=\"org.w3.clearkey\",KEYFORMATVERSIONS=\"1\"",
         ])
         var multivariant = MultivariantPlaylist(variants: [])
-        multivariant.sessionKey = key
+        multivariant.sessionKeys = [key]
         #expect(multivariant.render().contains("#EXT-X-INDEPENDENT-SEGMENTS\n#EXT-X-SESSION-KEY:METHOD=SAMPLE-AES,URI=\"skd://"))
     }
 }

@@ -578,6 +578,101 @@ def test_hlsjs_plays_with_clearkey(live_cbcs, tmp_path):
     assert crypto == [], crypto[:3]
 
 
+TRACK_KEYS = {label: (f"0123456789abcdef0123456789abcde{n}", bytes([0x10 * n + i for i in range(16)]).hex())
+              for n, label in ((1, "SD"), (2, "HD"), (3, "AUDIO"))}
+
+
+def per_track_cpix(rules=None, keys=None):
+    """A CPIX 2.3 document of three content keys and SPEKE v2's usage rules for them: SD video up to 50,000 pixels
+    (the 240x180 rung), HD above (the 320x240 source), and the audio."""
+    def uuid(k):
+        return f"{k[:8]}-{k[8:12]}-{k[12:16]}-{k[16:20]}-{k[20:]}"
+    rules = rules or {"SD": '<cpix:VideoFilter maxPixels="50000"/>', "HD": '<cpix:VideoFilter minPixels="50001"/>',
+                      "AUDIO": "<cpix:AudioFilter/>"}
+    keys = "".join(f'<cpix:ContentKey kid="{uuid(kid)}" commonEncryptionScheme="cbcs"><cpix:Data><pskc:Secret><pskc:PlainValue>'
+                   f'{base64.b64encode(bytes.fromhex(key)).decode()}</pskc:PlainValue></pskc:Secret></cpix:Data></cpix:ContentKey>'
+                   for kid, key in (TRACK_KEYS[label] for label in keys or rules))
+    usage = "".join(f'<cpix:ContentKeyUsageRule kid="{uuid(TRACK_KEYS[label][0])}" intendedTrackType="{label}">{f}</cpix:ContentKeyUsageRule>'
+                    for label, f in rules.items())
+    return f"""<?xml version="1.0" encoding="UTF-8"?>
+<cpix:CPIX xmlns:cpix="urn:dashif:org:cpix" xmlns:pskc="urn:ietf:params:xml:ns:keyprov:pskc" version="2.3">
+  <cpix:ContentKeyList>{keys}</cpix:ContentKeyList>
+  <cpix:ContentKeyUsageRuleList>{usage}</cpix:ContentKeyUsageRuleList>
+</cpix:CPIX>
+"""
+
+
+def test_per_track_keys(origin_bin, media, tmp_path):
+    """Issue 23, per-track keys: `package --ladder source,180 --encrypt cbcs --cpix` of a document with SD, HD and
+    AUDIO keys (SPEKE v2's usage rules: VideoFilter by pixels, AudioFilter). Each rendition is encrypted with its
+    usage's key: its `tenc` names that KID, its samples decrypt (pycryptodome, ISO/IEC 23001-7) with that key and no
+    other; each media playlist's EXT-X-KEY names its KID and the multivariant lists each key once
+    (EXT-X-SESSION-KEY); DASH puts the SD and HD representations in sets of their own (DASH-IF IOP 4.3 §7.5.2: a set's
+    ContentProtection applies to all its representations) that say they can be switched between (§3.8)."""
+    doc = tmp_path / "keys.xml"
+    doc.write_text(per_track_cpix())
+    clear, sealed = str(tmp_path / "clear"), str(tmp_path / "sealed")
+    for out, extra in ((clear, []), (sealed, ["--encrypt", "cbcs", "--cpix", str(doc)])):
+        rc, err = run_package(origin_bin, media["vod.mp4"], out, "--ladder", "source,180", *extra)
+        assert rc == 0, err
+    assert all(key not in err for _, key in TRACK_KEYS.values())
+    want = {"source": "HD", "180p": "SD", "audio": "AUDIO"}
+    for rendition, label in want.items():
+        kid, key = TRACK_KEYS[label]
+        prot = cd.read_protection(read(sealed, f"{rendition}/init.mp4"))
+        assert [p["kid"].hex() for p in prot.values()] == [kid], (rendition, prot)
+        text = open(os.path.join(sealed, f"{rendition}.m3u8")).read()
+        clearkey = [k for k in key_lines(text) if k.get("KEYFORMAT") == "org.w3.clearkey"]
+        assert {base64.b64decode(k["URI"].split(",", 1)[1]).hex() for k in clearkey} == {kid}, (rendition, text)
+        names = sorted(os.listdir(os.path.join(sealed, rendition)))
+        names = [n for n in names if n.endswith(".m4s")]
+        assert len(names) >= 3
+        others = [k for lbl, (_, k) in TRACK_KEYS.items() if lbl != label]
+        for n in names:
+            data = read(sealed, f"{rendition}/{n}")
+            _, samples, stats = cd.decrypt_segment(data, prot, bytes.fromhex(key))
+            assert stats["protected_bytes"] > 0, (rendition, n)
+            if rendition != "180p":   # copied: the clear package's samples, byte for byte (the 180p rung is encoded)
+                assert samples == cd.clear_samples(read(clear, f"{rendition}/{n}")), (rendition, n)
+            for other in others:   # the checker can fail: another usage's key gives other samples
+                assert cd.decrypt_segment(data, prot, bytes.fromhex(other))[1] != samples, (rendition, n)
+    # The encoded rung decrypted with its key decodes (its clear init: same tracks, no sinf) as many frames as the
+    # clear package's rung, with no error.
+    prot = cd.read_protection(read(sealed, "180p/init.mp4"))
+    names = sorted((n for n in os.listdir(os.path.join(sealed, "180p")) if n.endswith(".m4s")), key=lambda n: int(n[3:-4]))
+    plain = [cd.decrypt_segment(read(sealed, f"180p/{n}"), prot, bytes.fromhex(TRACK_KEYS["SD"][1]))[0] for n in names]
+    got, err = framemd5(read(clear, "180p/init.mp4") + b"".join(plain))
+    want_frames, _ = framemd5(read(clear, "180p/init.mp4") + b"".join(read(clear, f"180p/{n}") for n in names))
+    assert not err and len(got) == len(want_frames) > 100, err
+    # Each key once in the multivariant playlist.
+    master = open(os.path.join(sealed, "index.m3u8")).read()
+    session = [base64.b64decode(k["URI"].split(",", 1)[1]).hex() for k in key_lines(master, "#EXT-X-SESSION-KEY:")]
+    assert sorted(session) == sorted(kid for kid, _ in TRACK_KEYS.values()), master
+    # DASH: each set its own key; the two video sets switchable.
+    text = open(os.path.join(sealed, "manifest.mpd")).read()
+    check_mpd(text, "cbcs", {"common"}, kids=[kid for kid, _ in TRACK_KEYS.values()])
+    root = ET.fromstring(text)
+    by_rep = {}
+    for a in root.findall(".//mpd:AdaptationSet", NS):
+        kid = a.find("mpd:ContentProtection", NS).get(f"{{{NS['cenc']}}}default_KID").replace("-", "")
+        switch = [p.get("value") for p in a.findall("mpd:SupplementalProperty", NS)
+                  if p.get("schemeIdUri") == "urn:mpeg:dash:adaptation-set-switching:2016"]
+        for r in a.findall("mpd:Representation", NS):
+            by_rep[r.get("id")] = (kid, a.get("id"), switch)
+    assert {r: k for r, (k, _, _) in by_rep.items()} == {r: TRACK_KEYS[lbl][0] for r, lbl in want.items()}, by_rep
+    assert by_rep["source"][2] == [by_rep["180p"][1]] and by_rep["180p"][2] == [by_rep["source"][1]], by_rep
+    assert by_rep["audio"][2] == []
+    # A rendition no usage rule takes is one line naming it; so is a key no rule names.
+    video_only = {"SD": '<cpix:VideoFilter maxPixels="50000"/>', "HD": '<cpix:VideoFilter minPixels="50001"/>'}
+    for text, says in [(per_track_cpix(video_only), "no content key is for audio of 2 channels: the usage rules are SD, HD"),
+                       (per_track_cpix(video_only, keys=TRACK_KEYS), f"ContentKey {TRACK_KEYS['AUDIO'][0][:8]}-")]:
+        doc.write_text(text)
+        rc, err = run_package(origin_bin, media["vod.mp4"], str(tmp_path / "bad"), "--ladder", "source,180", "--encrypt", "cbcs",
+                              "--cpix", str(doc))
+        lines = [ln for ln in err.splitlines() if ln.strip() and not ln.startswith("Usage:") and "--help" not in ln]
+        assert rc > 0 and len(lines) == 1 and says in err, err
+
+
 def test_the_recording_keeps_the_encrypted_bytes_and_its_mpd_says_how(live_cbcs):
     """Last in the module: it ends the live stream (the recording's manifest.mpd is written at its end)."""
     s = live_cbcs
