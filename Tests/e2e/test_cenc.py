@@ -530,6 +530,13 @@ window.hls = hls;
 hls.loadSource(p.get('src'));
 hls.attachMedia(video);
 hls.on(Hls.Events.MANIFEST_PARSED, () => video.play().catch(e => console.warn('play()', e.message)));
+// ?switch=S: after S s of playback, the next variant (another key with per-track keys).
+const after = Number(p.get('switch') || 0);
+if (after > 0) video.addEventListener('timeupdate', function once() {
+  if (video.currentTime < after) return;
+  video.removeEventListener('timeupdate', once);
+  hls.nextLevel = (hls.currentLevel + 1) % hls.levels.length;
+});
 </script></body></html>
 """
 
@@ -548,6 +555,7 @@ class ClearKeyLicence(http.server.SimpleHTTPRequestHandler):
         ClearKeyLicence.requests.append(kids)
         by_kid = {b64url(kid): b64url(key) for kid, key in ROTATED.items()}
         by_kid[b64url(bytes.fromhex(KID))] = b64url(bytes.fromhex(KEY))
+        by_kid.update({b64url(bytes.fromhex(kid)): b64url(bytes.fromhex(key)) for kid, key in TRACK_KEYS.values()})
         keys = [{"kty": "oct", "kid": k, "k": by_kid[k]} for k in kids if k in by_kid]
         out = json.dumps({"keys": keys, "type": "temporary"}).encode()
         self.send_response(200)
@@ -671,6 +679,53 @@ def test_per_track_keys(origin_bin, media, tmp_path):
                               "--cpix", str(doc))
         lines = [ln for ln in err.splitlines() if ln.strip() and not ln.startswith("Usage:") and "--help" not in ln]
         assert rc > 0 and len(lines) == 1 and says in err, err
+
+
+@pytest.fixture(scope="module")
+def live_tracks(origin_bin, tmp_path_factory):
+    """The test pattern as a two-rung ladder (320x240: HD, 240x180: SD) and its audio, per-track keys from a CPIX
+    document, recorded."""
+    root = tmp_path_factory.mktemp("tracks")
+    doc = root / "keys.xml"
+    doc.write_text(per_track_cpix())
+    record = str(root / "record")
+    s = procs.OriginServer(origin_bin, ["--test-pattern-size", "320x240", "--ladder", "240,180", "--encrypt", "cbcs",
+                                        "--cpix", str(doc), "--record", record])
+    s.record = record
+    s.start()
+    try:
+        s.wait_ready(30, path="/index.m3u8")
+        yield s
+    finally:
+        s.stop()
+
+
+def test_hlsjs_plays_per_track_keys_and_switches_between_them(live_tracks, tmp_path):
+    """hls.js with Chromium's ClearKey CDM plays the live ladder of per-track keys: it asks the licence endpoint for the
+    audio's key and its first variant's, and, switched to the other variant after 2 s, for that one's key too; no
+    key or decryption error. Then the recording's MPD gives each set its key."""
+    need_chromium()
+    if not os.path.exists(procs.HLSJS_PATH):
+        pytest.skip(f"{procs.HLSJS_PATH} missing (scripts/install-deps fetches it)")
+    shutil.copy(procs.HLSJS_PATH, tmp_path / "hls.mjs")
+    (tmp_path / "clearkey.html").write_text(CLEARKEY_PAGE)
+    ClearKeyLicence.requests = []
+    handler = functools.partial(ClearKeyLicence, directory=str(tmp_path))
+    with procs.LoopbackHTTPServer(handler) as page:
+        src = live_tracks.url("/index.m3u8")
+        res = chromium.chromium_play(page.base_url + "/clearkey.html?switch=2&src=" + src, 6, startup_timeout=15)
+    print(chromium.summary(res), ClearKeyLicence.requests)
+    asked = {k for kids in ClearKeyLicence.requests for k in kids}
+    assert asked == {b64url(bytes.fromhex(kid)) for kid, _ in TRACK_KEYS.values()}, ClearKeyLicence.requests
+    assert chromium.playback_problems(res, max_dropped=0.5, min_advance=0.5) == []
+    crypto = [e for e in res["errors"] if re.search(r"key|decrypt|eme|drm", str(e.get("details", "")), re.I)]
+    assert crypto == [], crypto[:3]
+    live_tracks.stop()
+    text = open(os.path.join(live_tracks.record, "manifest.mpd")).read()
+    check_mpd(text, "cbcs", {"common"}, kids=[kid for kid, _ in TRACK_KEYS.values()])
+    sets = {r.get("id"): a.find("mpd:ContentProtection", NS).get(f"{{{NS['cenc']}}}default_KID").replace("-", "")
+            for a in ET.fromstring(text).findall(".//mpd:AdaptationSet", NS) for r in a.findall("mpd:Representation", NS)}
+    assert sets == {"240p": TRACK_KEYS["HD"][0], "180p": TRACK_KEYS["SD"][0], "audio": TRACK_KEYS["AUDIO"][0]}, sets
 
 
 def test_the_recording_keeps_the_encrypted_bytes_and_its_mpd_says_how(live_cbcs):
