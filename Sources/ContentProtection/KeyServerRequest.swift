@@ -28,9 +28,14 @@ import Foundation
 /// </cpix:CPIX>
 /// ```
 ///
+/// With per-track keys (`tracks`, `--track-keys`), one key per track type and period, each with its usage rule
+/// (SPEKE v2's encryption contract): `<cpix:ContentKeyUsageRule kid="…" intendedTrackType="HD"><cpix:VideoFilter
+/// minPixels="442369" maxPixels="2073600"/><cpix:KeyPeriodFilter periodId="period-7"/></cpix:ContentKeyUsageRule>`.
+///
 /// KIDs are the origin's, so redundant origins asking the same server for the same stream get the same keys: period
 /// *n*'s KID is the first 16 bytes of SHA-256(`"hls-origin key-server kid "` ‖ contentId ‖ 0x00 ‖ *n* as 8 big-endian
-/// bytes) (without key periods, *n* = 0). The answer gives each KID's key as a clear `pskc:PlainValue`, or encrypted for
+/// bytes) (without key periods, *n* = 0); a track type's, SHA-256(`"hls-origin key-server kid "` ‖ contentId ‖ 0x00 ‖
+/// its label ‖ 0x00 ‖ *n*). The answer gives each KID's key as a clear `pskc:PlainValue`, or encrypted for
 /// the `recipient` the request named in its `DeliveryDataList` (`CPIXDelivery`).
 public struct KeyServerRequest: Sendable, Equatable {
     /// The stream's name (`contentId`).
@@ -45,6 +50,8 @@ public struct KeyServerRequest: Sendable, Equatable {
     /// base64) goes in the request's `DeliveryDataList` (CPIX 2.3 §5.3.4), and its RSA private key (PEM) reads the
     /// answer's encrypted keys (`CPIXDelivery`). `nil`: the keys come as clear `PlainValue`s.
     public var recipient: Recipient?
+    /// The track types each asked a key of their own (per-track keys); `[.all]`: one key for every track.
+    public var tracks: [KeyUsage]
 
     public struct Recipient: Sendable, Equatable {
         public var certificate: String
@@ -56,7 +63,9 @@ public struct KeyServerRequest: Sendable, Equatable {
     }
 
     public init(contentID: String, scheme: ProtectionScheme?, rotating: Bool, systems: [DRMSystem] = [],
-                recipient: Recipient? = nil) {
+                recipient: Recipient? = nil, tracks: [KeyUsage] = [.all]) {
+        precondition(!tracks.isEmpty, "at least one track type")
+        self.tracks = tracks
         self.contentID = contentID
         self.scheme = scheme
         self.rotating = rotating
@@ -64,17 +73,23 @@ public struct KeyServerRequest: Sendable, Equatable {
         self.recipient = recipient
     }
 
-    /// Period `n`'s KID.
-    public func keyID(period n: UInt64) -> [UInt8] {
+    /// Period `n`'s KID (of track type `track`, an index of `tracks`).
+    public func keyID(period n: UInt64, track: Int = 0) -> [UInt8] {
         var message = Array("hls-origin key-server kid ".utf8) + Array(contentID.utf8) + [0]
+        if tracks[track] != .all { message += Array(tracks[track].label.utf8) + [0] }
         withUnsafeBytes(of: n.bigEndian) { message.append(contentsOf: $0) }
         return Array(SHA256.hash(data: message).prefix(16))
     }
 
+    /// Whether the document states usage rules: key periods or per-track keys.
+    private var hasRules: Bool { rotating || tracks != [.all] }
+
     /// The request document for `periods` (just period 0 when not rotating).
     public func document(periods: [UInt64]) -> String {
         let periods = rotating ? periods : [0]
-        let kids = periods.map { Self.uuid(keyID(period: $0)) }
+        // Per track type, then per period.
+        let asked = tracks.indices.flatMap { t in periods.map { n in (track: t, period: n, kid: Self.uuid(keyID(period: n, track: t))) } }
+        let kids = asked.map(\.kid)
         var x = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
         x += "<cpix:CPIX xmlns:cpix=\"urn:dashif:org:cpix\" xmlns:pskc=\"urn:ietf:params:xml:ns:keyprov:pskc\""
         if recipient != nil { x += " xmlns:ds=\"http://www.w3.org/2000/09/xmldsig#\"" }
@@ -100,10 +115,14 @@ public struct KeyServerRequest: Sendable, Equatable {
             x += "  <cpix:ContentKeyPeriodList>\n"
             for n in periods { x += "    <cpix:ContentKeyPeriod id=\"period-\(n)\" index=\"\(n)\"/>\n" }
             x += "  </cpix:ContentKeyPeriodList>\n"
+        }
+        if hasRules {
             x += "  <cpix:ContentKeyUsageRuleList>\n"
-            for (n, kid) in zip(periods, kids) {
-                x += "    <cpix:ContentKeyUsageRule kid=\"\(kid)\" intendedTrackType=\"ALL\">"
-                x += "<cpix:KeyPeriodFilter periodId=\"period-\(n)\"/></cpix:ContentKeyUsageRule>\n"
+            for a in asked {
+                x += "    <cpix:ContentKeyUsageRule kid=\"\(a.kid)\" intendedTrackType=\"\(Self.escaped(tracks[a.track].label))\">"
+                x += tracks[a.track].filterElements
+                if rotating { x += "<cpix:KeyPeriodFilter periodId=\"period-\(a.period)\"/>" }
+                x += "</cpix:ContentKeyUsageRule>\n"
             }
             x += "  </cpix:ContentKeyUsageRuleList>\n"
         }
@@ -111,9 +130,9 @@ public struct KeyServerRequest: Sendable, Equatable {
     }
 
     /// The keys of `periods` in a server's answer (each `ContentKey` of a requested KID, its clear `PlainValue`), as
-    /// period keys (`id` the period), and the systems of its `DRMSystemList`; or one line saying what is missing or
-    /// wrong (never a key).
-    public func keys(periods: [UInt64], answer text: String) throws(CPIXError) -> (keys: [ContentKey], systems: [DRMSystem]) {
+    /// period keys (`id` the period), per track type (`tracks`' order), and the systems of its `DRMSystemList`; or one
+    /// line saying what is missing or wrong (never a key).
+    public func keys(periods: [UInt64], answer text: String) throws(CPIXError) -> (keys: [[ContentKey]], systems: [DRMSystem]) {
         let periods = rotating ? periods : [0]
         guard !CPIXDocument.elements("CPIX", in: text).isEmpty else { throw CPIXError("the answer is not a CPIX document") }
         var byKID: [[UInt8]: [UInt8]] = [:]
@@ -137,13 +156,18 @@ public struct KeyServerRequest: Sendable, Equatable {
             }
             byKID[kid] = Array(key)
         }
-        var keys: [ContentKey] = []
-        for n in periods {
-            let kid = keyID(period: n)
-            guard let key = byKID[kid] else {
-                throw CPIXError("no key for \(rotating ? "period \(n)" : "the stream") (KID \(Self.uuid(kid)))")
+        var keys: [[ContentKey]] = []
+        for t in tracks.indices {
+            var track: [ContentKey] = []
+            for n in periods {
+                let kid = keyID(period: n, track: t)
+                guard let key = byKID[kid] else {
+                    let whose = tracks[t] == .all ? "" : " of the \(tracks[t].label) tracks"
+                    throw CPIXError("no key\(whose) for \(rotating ? "period \(n)" : "the stream") (KID \(Self.uuid(kid)))")
+                }
+                track.append(ContentKey(id: n, bytes: key, keyID: kid))
             }
-            keys.append(ContentKey(id: n, bytes: key, keyID: kid))
+            keys.append(track)
         }
         return (keys, CPIXDocument.systems(in: text))
     }

@@ -90,6 +90,12 @@ public struct SampleProtection: Sendable, CustomStringConvertible, CustomReflect
         self.keys = keys
     }
 
+    /// Per-track keys from one key `K` (`--track-keys` with `--key`): a track type's key is the first 16 bytes of
+    /// HMAC-SHA256(K, "hls-origin track key " ‖ its label), so a licence server given K derives each.
+    public static func trackKey(_ key: [UInt8], label: String) -> [UInt8] {
+        Array(Array(HMAC<SHA256>.authenticationCode(for: Array("hls-origin track key \(label)".utf8), using: SymmetricKey(data: key))).prefix(16))
+    }
+
     /// Never the key: a protection that reaches a log line or a failure message stays secret.
     public var description: String { "\(scheme.rawValue) with \(key)" }
     /// `dump` and the like see the scheme and the key's number only.

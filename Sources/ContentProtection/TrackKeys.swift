@@ -22,6 +22,24 @@ public struct KeyUsage: Sendable, Equatable, CustomStringConvertible {
     /// Every track (a rule with no filter, or the one key of a stream).
     public static let all = KeyUsage(label: "ALL", video: [0...Int.max], audio: [0...Int.max])
 
+    /// SPEKE v2's encryption contract's track types (its examples' pixel bounds): SD up to 768 × 576 (442,368
+    /// pixels), HD up to 1920 × 1080 (2,073,600), UHD above; all video; all audio.
+    public static let sd = KeyUsage(label: "SD", video: [0...442_368], audio: [])
+    public static let hd = KeyUsage(label: "HD", video: [442_369...2_073_600], audio: [])
+    public static let uhd = KeyUsage(label: "UHD", video: [2_073_601...Int.max], audio: [])
+    public static let video = KeyUsage(label: "VIDEO", video: [0...Int.max], audio: [])
+    public static let audio = KeyUsage(label: "AUDIO", video: [], audio: [0...Int.max])
+
+    /// The rule's filters as CPIX elements (`VideoFilter`, `AudioFilter`, open bounds left out); none for `all`.
+    public var filterElements: String {
+        guard self != .all else { return "" }
+        func bounds(_ r: ClosedRange<Int>, _ low: String, _ high: String) -> String {
+            (r.lowerBound > 0 ? " \(low)=\"\(r.lowerBound)\"" : "") + (r.upperBound < Int.max ? " \(high)=\"\(r.upperBound)\"" : "")
+        }
+        return video.map { "<cpix:VideoFilter\(bounds($0, "minPixels", "maxPixels"))/>" }.joined()
+            + audio.map { "<cpix:AudioFilter\(bounds($0, "minChannels", "maxChannels"))/>" }.joined()
+    }
+
     /// Whether `track` is one this key protects.
     public func matches(_ track: TrackFormat) -> Bool {
         switch track.kind {

@@ -51,6 +51,33 @@ public struct DRMSystemList: OptionValue, Hashable {
     public var description: String { systems.map(\.rawValue).joined(separator: ",") }
 }
 
+/// `--track-keys` / `track_keys`: the track types of a `cbcs`/`cenc` stream that each get a key of their own
+/// (per-track keys), comma-separated: `sd`, `hd`, `uhd` (video up to 768 × 576, up to 1920 × 1080, above), `video`
+/// (all video), `audio`. `video` and `sd`/`hd`/`uhd` exclude each other.
+public struct TrackKeyClasses: OptionValue, Hashable {
+    public enum TrackClass: String, Sendable, Hashable, CaseIterable {
+        case sd, hd, uhd, video, audio
+    }
+    public let classes: [TrackClass]
+
+    public init(parsing text: String) throws(OptionError) {
+        var out: [TrackClass] = []
+        for name in text.lowercased().split(separator: ",").map({ String($0.filter { $0 != " " }) }) where !name.isEmpty {
+            guard let c = TrackClass(rawValue: name) else {
+                throw OptionError(" lists sd, hd, uhd, video, audio (got '\(name.prefix(32))')")
+            }
+            if !out.contains(c) { out.append(c) }
+        }
+        guard !out.isEmpty else { throw OptionError(" lists at least one of sd, hd, uhd, video, audio") }
+        if out.contains(.video), out.contains(where: { [.sd, .hd, .uhd].contains($0) }) {
+            throw OptionError(" lists video (every picture) or sd/hd/uhd (by size), not both")
+        }
+        classes = out
+    }
+
+    public var description: String { classes.map(\.rawValue).joined(separator: ",") }
+}
+
 /// `--key` / `key`: a 16-byte AES-128 key as 32 hexadecimal digits (`0x` allowed), or `KID:KEY` (two such values:
 /// the key ID of sample encryption, then the key). Its text never appears anywhere once read: not in an error (which
 /// says only what is wrong with it), not in `description`, not when the options are encoded (the control API's view

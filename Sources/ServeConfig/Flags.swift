@@ -111,8 +111,11 @@ public struct MediaOptions: ParsableArguments, Sendable {
     @Option(help: ArgumentHelp("With cbcs/cenc: the DRM systems signalled, comma-separated: widevine, playready, fairplay, clearkey (pssh boxes, EXT-X-KEY KEYFORMATs, DASH ContentProtection). ClearKey is always signalled.", valueName: "systems"))
     public var drm: String?
 
-    @Option(help: ArgumentHelp("With cbcs/cenc: a DASH-IF CPIX 2.3 document giving the content key (its ContentKey's kid and PlainValue) and, unless --drm is given, the DRM systems to signal (its DRMSystemList).", valueName: "file"))
+    @Option(help: ArgumentHelp("With cbcs/cenc: a DASH-IF CPIX 2.3 document giving the content keys (each ContentKey's kid and PlainValue; several: per-track keys by their ContentKeyUsageRules) and, unless --drm is given, the DRM systems to signal (its DRMSystemList).", valueName: "file"))
     public var cpix: String?
+
+    @Option(name: .customLong("track-keys"), help: ArgumentHelp("With cbcs/cenc: per-track keys, a key of its own for each track type listed: sd, hd, uhd (video up to 768x576, up to 1920x1080, above), video, audio. Asked of --key-server (SPEKE v2 usage rules), or derived from --key.", valueName: "types"))
+    public var trackKeys: String?
 
     @Option(name: .customLong("cpix-key"), help: ArgumentHelp("The PEM RSA private key of the recipient the --cpix document's (or --key-server's) content keys are encrypted for (its DeliveryData: document key and MAC key sealed with RSA-OAEP, the content key with AES-256-CBC and an HMAC-SHA512).", valueName: "file"))
     public var cpixKey: String?
@@ -200,6 +203,7 @@ public struct MediaOptions: ParsableArguments, Sendable {
         o.cpixKey = cpixKey
         o.cpixCert = cpixCert
         o.clearLead = try read(clearLead, .clearLead)
+        o.trackKeys = try read(trackKeys, .trackKeys)
         o.keyServer = try read(keyServer, .keyServer)
         o.keyServerCa = keyServerCa
         o.keyServerHeader = keyServerHeader.isEmpty ? nil : try keyServerHeader.map { text throws(ValidationError) in

@@ -92,6 +92,9 @@ public struct StreamOptions: Codable, Equatable, Sendable {
     /// `DeliveryData`); `cpixCert` that recipient's PEM certificate, sent to `keyServer` so that it encrypts them.
     public var cpixKey: String?
     public var cpixCert: String?
+    /// `cbcs`/`cenc`: the track types that each get a key of their own (per-track keys: from the key server, or
+    /// derived from `key`).
+    public var trackKeys: TrackKeyClasses?
     /// `cbcs`/`cenc`: the first segments covering this much media stay clear (faster startup).
     public var clearLead: LongDuration?
     /// A CPIX key server (an http(s) URL) the `cbcs`/`cenc` keys are fetched from, one per key period, instead of
@@ -125,7 +128,7 @@ public struct StreamOptions: Codable, Equatable, Sendable {
         case encrypt, key
         case keyPeriod = "key_period"
         case cueTags = "cue_tags", interstitial, interstitialList = "interstitial_list", events
-        case drm, cpix, cpixKey = "cpix_key", cpixCert = "cpix_cert"
+        case drm, cpix, cpixKey = "cpix_key", cpixCert = "cpix_cert", trackKeys = "track_keys"
         case clearLead = "clear_lead"
         case keyServer = "key_server", keyServerCa = "key_server_ca", keyServerHeader = "key_server_header"
 
@@ -217,6 +220,7 @@ public struct StreamOptions: Codable, Equatable, Sendable {
         o.cpixKey = cpixKey ?? defaults.cpixKey
         o.cpixCert = cpixCert ?? defaults.cpixCert
         o.clearLead = clearLead ?? defaults.clearLead
+        o.trackKeys = trackKeys ?? defaults.trackKeys
         o.keyServer = keyServer ?? defaults.keyServer
         o.keyServerCa = keyServerCa ?? defaults.keyServerCa
         o.keyServerHeader = keyServerHeader ?? defaults.keyServerHeader
@@ -279,6 +283,12 @@ public struct StreamOptions: Codable, Equatable, Sendable {
         }
         if keyPeriod != nil, key?.keyID != nil || cpix != nil {
             throw naming.error("\(name(.keyPeriod)) derives each period's KID and key from \(name(.key)) KEY: give the key alone, not KID:KEY or \(name(.cpix))", key: .keyPeriod)
+        }
+        if trackKeys != nil, encrypt?.isSampleEncryption != true {
+            throw naming.error("\(name(.trackKeys)) needs \(name(.encrypt)) cbcs or cenc", key: .trackKeys)
+        }
+        if trackKeys != nil, cpix != nil || key?.keyID != nil {
+            throw naming.error("\(name(.trackKeys)) derives each track type's KID and key from \(name(.key)) KEY or asks \(name(.keyServer)) for them: give the key alone, not KID:KEY or \(name(.cpix)) (a CPIX document's usage rules say which keys are for which tracks)", key: .trackKeys)
         }
         if clearLead != nil, encrypt?.isSampleEncryption != true {
             throw naming.error("\(name(.clearLead)) needs \(name(.encrypt)) cbcs or cenc", key: .clearLead)

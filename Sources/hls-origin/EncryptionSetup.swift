@@ -30,7 +30,8 @@ struct EncryptionSetup: Sendable {
         case .aes128:
             if let server = options.keyServer {
                 kind = .segments(KeySchedule(keys: try Self.serverKeys(server, options, contentID: contentID, scheme: nil,
-                                                                       systems: [], waitForKeys: waitForKeys, logger: logger).keys,
+                                                                       systems: [], tracks: [.all], waitForKeys: waitForKeys,
+                                                                       logger: logger).keys[0],
                                              period: options.keyPeriod?.time))
                 return
             }
@@ -51,12 +52,21 @@ struct EncryptionSetup: Sendable {
                 return
             }
             if let server = options.keyServer {
+                let tracks = Self.trackUsages(options)
                 let fetched = try Self.serverKeys(server, options, contentID: contentID, scheme: protectionScheme,
-                                                  systems: systems, waitForKeys: waitForKeys, logger: logger)
+                                                  systems: systems, tracks: tracks, waitForKeys: waitForKeys, logger: logger)
                 if options.drm == nil { systems = fetched.systems }
-                let keys = fetched.keys
-                kind = .samples(TrackKeys(try SampleProtection(scheme: protectionScheme, systems: systems, keyPeriod: options.keyPeriod?.time,
-                                                               keys: keys)), clearLead: options.clearLead?.time)
+                kind = .samples(TrackKeys(try zip(tracks, fetched.keys).map { usage, keys in
+                    (usage, try SampleProtection(scheme: protectionScheme, systems: systems, keyPeriod: options.keyPeriod?.time, keys: keys))
+                }), clearLead: options.clearLead?.time)
+                return
+            }
+            if options.trackKeys != nil {
+                // Per-track keys from the one key given: each track type's key derived from it (docs/encryption.md).
+                kind = .samples(TrackKeys(try Self.trackUsages(options).map { usage in
+                    (usage, try SampleProtection(scheme: protectionScheme, key: SampleProtection.trackKey(key, label: usage.label),
+                                                 systems: systems, keyPeriod: options.keyPeriod?.time))
+                }), clearLead: options.clearLead?.time)
                 return
             }
             kind = .samples(TrackKeys(try SampleProtection(scheme: protectionScheme, key: key, keyID: options.key?.keyID, systems: systems,
@@ -67,18 +77,32 @@ struct EncryptionSetup: Sendable {
     /// `--key-server`: the first keys fetched now (blocking: one line and a non-zero exit when the server refuses) and,
     /// with `--key-period`, a fetcher for the next periods; `scheme` `nil` for AES-128.
     static func serverKeys(_ server: KeyServerURL, _ options: StreamOptions, contentID: String, scheme: ProtectionScheme?,
-                           systems: [DRMSystem], waitForKeys: Bool, logger: Logger) throws
-        -> (keys: any PeriodKeySource, systems: [DRMSystem]) {
+                           systems: [DRMSystem], tracks: [KeyUsage], waitForKeys: Bool, logger: Logger) throws
+        -> (keys: [any PeriodKeySource], systems: [DRMSystem]) {
         let rotating = options.keyPeriod != nil
         let client = try KeyServerClient(
             url: server, caFile: options.keyServerCa, headers: options.keyServerHeader ?? [],
             request: KeyServerRequest(contentID: contentID, scheme: scheme, rotating: rotating, systems: systems,
-                                      recipient: try recipient(options)),
+                                      recipient: try recipient(options), tracks: tracks),
             logger: logger)
         let first = try client.fetchAtStart(rotating ? [0, 1] : [0])
-        guard rotating else { return (FetchedPeriodKeys(first.keys), first.systems) }
+        guard rotating else { return (first.keys.map { FetchedPeriodKeys($0) }, first.systems) }
         let fetched = client.rotation(first: first.keys)
-        return (waitForKeys ? WaitingPeriodKeys(keys: fetched, wake: { client.wake() }) : fetched, first.systems)
+        return (fetched.map { waitForKeys ? WaitingPeriodKeys(keys: $0, wake: { client.wake() }) : $0 as any PeriodKeySource }, first.systems)
+    }
+
+    /// `--track-keys`: the track types that each get a key (SPEKE v2's), or one key for every track.
+    static func trackUsages(_ options: StreamOptions) -> [KeyUsage] {
+        guard let classes = options.trackKeys?.classes else { return [.all] }
+        return classes.map { c in
+            switch c {
+            case .sd: .sd
+            case .hd: .hd
+            case .uhd: .uhd
+            case .video: .video
+            case .audio: .audio
+            }
+        }
     }
 
     /// `--cpix-cert` and `--cpix-key` for a key server: the certificate's DER as base64 (the PEM's body) and the key.

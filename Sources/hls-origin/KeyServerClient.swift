@@ -66,7 +66,7 @@ final class KeyServerClient: Sendable {
     }
 
     /// One request for `periods`, blocking this thread (never an event loop's) until the answer or the timeout.
-    func fetch(_ periods: [UInt64]) throws(Failure) -> (keys: [ContentKey], systems: [DRMSystem]) {
+    func fetch(_ periods: [UInt64]) throws(Failure) -> (keys: [[ContentKey]], systems: [DRMSystem]) {
         let response: HTTPClient.Response
         do {
             var r = try HTTPClient.Request(url: url.text, method: .POST)
@@ -91,7 +91,7 @@ final class KeyServerClient: Sendable {
     }
 
     /// The keys at start: `startAttempts` tries (0.5 s, then 1 s apart) unless refused for good; else one line.
-    func fetchAtStart(_ periods: [UInt64]) throws -> (keys: [ContentKey], systems: [DRMSystem]) {
+    func fetchAtStart(_ periods: [UInt64]) throws -> (keys: [[ContentKey]], systems: [DRMSystem]) {
         var attempt = 0
         while true {
             attempt += 1
@@ -106,26 +106,29 @@ final class KeyServerClient: Sendable {
         }
     }
 
-    /// The store of a rotating stream's keys, its fetcher started: a thread that fetches the next periods whenever
-    /// the store lacks one, retrying with backoff (0.5 s doubling to 8 s) while the server fails.
-    func rotation(first: [ContentKey]) -> FetchedPeriodKeys {
-        let keys = FetchedPeriodKeys(first, onEvent: { [self] event in report(event) }, onNeed: { [wakeup] in wakeup.signal() })
-        let thread = Thread { [self] in run(keys) }
+    /// The stores of a rotating stream's keys, one per track type (`request.tracks`), their fetcher started: a thread
+    /// that fetches the next periods (every track type's at once) whenever a store lacks one, retrying with backoff
+    /// (0.5 s doubling to 8 s) while the server fails. The first store reports keeping an old key and resuming.
+    func rotation(first: [[ContentKey]]) -> [FetchedPeriodKeys] {
+        let stores = first.enumerated().map { t, keys in
+            FetchedPeriodKeys(keys, onEvent: { [self] event in if t == 0 { report(event) } }, onNeed: { [wakeup] in wakeup.signal() })
+        }
+        let thread = Thread { [self] in run(stores) }
         thread.name = "key-server"
         thread.start()
-        return keys
+        return stores
     }
 
     /// Wake the fetcher (a period's key is wanted now).
     func wake() { wakeup.signal() }
 
-    private func run(_ keys: FetchedPeriodKeys) {
+    private func run(_ stores: [FetchedPeriodKeys]) {
         var failures = 0
-        while !keys.isFinished {
+        while !stores.allSatisfy(\.isFinished) {
             _ = wakeup.wait(timeout: .now() + (failures == 0 ? 5 : min(8, 0.25 * Double(1 << min(failures, 5)))))
-            guard let n = keys.wanted else { continue }
+            guard let n = stores.compactMap(\.wanted).min() else { continue }
             do {
-                keys.store(try fetch([n, n + 1]).keys)
+                for (store, keys) in zip(stores, try fetch([n, n + 1]).keys) { store.store(keys) }
                 if failures > 0 { logger.debug("key server \(url) answers again") }
                 failures = 0
             } catch {

@@ -70,11 +70,45 @@ import Testing
     @Test func theAnswerGivesEachPeriodsKeyByKID() throws {
         // The server may answer in any order, with more keys than asked.
         let text = Self.answer([(Self.kid5, Self.key5), (Self.kid0, Self.key4), (Self.kid4, Self.key4)])
-        let (keys, systems) = try Self.live.keys(periods: [4, 5], answer: text)
+        let (tracks, systems) = try Self.live.keys(periods: [4, 5], answer: text)
+        #expect(tracks.count == 1)
+        let keys = tracks[0]
         #expect(keys.map(\.id) == [4, 5])
         #expect(keys[0].bytes == Array(0..<16) && keys[1].bytes == (0..<16).map { UInt8(100 + $0) })
         #expect(keys[0].keyID == Self.live.keyID(period: 4))
         #expect(systems == [.widevine])
+    }
+
+    /// Per-track keys (`--track-keys sd,audio`): a key per track type and period, each with SPEKE v2's usage rule
+    /// (its filter, then its period); the answer's keys per track type. KIDs computed with Python's hashlib:
+    /// SHA-256("hls-origin key-server kid " ‖ "live" ‖ 0 ‖ label ‖ 0 ‖ n).
+    @Test func perTrackKeysAskOneKeyPerTrackTypeAndPeriod() throws {
+        let r = KeyServerRequest(contentID: "live", scheme: .cbcs, rotating: true, tracks: [.sd, .audio])
+        let sd4 = "34fdcd48-1a19-3f63-d1d3-537515914a0b", sd5 = "1d8859ef-e783-f214-25d0-a0616ed707f1"
+        let audio4 = "81cfdc8c-f52b-a6b6-a5e2-7cef090deb42", audio5 = "16f4dd36-08e8-6907-b2ff-722f78c7c3e9"
+        let text = r.document(periods: [4, 5])
+        let doc = try XMLDocument(xmlString: text)
+        #expect(try attributes(doc, "ContentKey", "kid") == [sd4, sd5, audio4, audio5])
+        #expect(try attributes(doc, "ContentKeyUsageRule", "kid") == [sd4, sd5, audio4, audio5])
+        #expect(try attributes(doc, "ContentKeyUsageRule", "intendedTrackType") == ["SD", "SD", "AUDIO", "AUDIO"])
+        #expect(try attributes(doc, "VideoFilter", "maxPixels") == ["442368", "442368"])
+        #expect(try attributes(doc, "VideoFilter", "minPixels").isEmpty)
+        #expect(try doc.nodes(forXPath: "//*[local-name()='AudioFilter']").count == 2)
+        #expect(try attributes(doc, "KeyPeriodFilter", "periodId") == ["period-4", "period-5", "period-4", "period-5"])
+        #expect(text.contains("intendedTrackType=\"SD\"><cpix:VideoFilter maxPixels=\"442368\"/><cpix:KeyPeriodFilter periodId=\"period-4\"/>"))
+        let answer = Self.answer([(audio5, Self.key5), (sd4, Self.key4), (sd5, Self.key5), (audio4, Self.key4)])
+        let keys = try r.keys(periods: [4, 5], answer: answer).keys
+        #expect(keys.map { $0.map { KeyServerRequest.uuid($0.keyID!) } } == [[sd4, sd5], [audio4, audio5]])
+        #expect(keys[1][1].bytes == (0..<16).map { UInt8(100 + $0) } && keys[1].map(\.id) == [4, 5])
+        #expect(throws: CPIXError("no key of the AUDIO tracks for period 5 (KID \(audio5))")) {
+            try r.keys(periods: [4, 5], answer: Self.answer([(sd4, Self.key4), (sd5, Self.key5), (audio4, Self.key4)]))
+        }
+        // Without key periods: a rule per track type, no period filter.
+        let one = KeyServerRequest(contentID: "live", scheme: .cbcs, rotating: false, tracks: [.hd, .audio]).document(periods: [0])
+        let oneDoc = try XMLDocument(xmlString: one)
+        #expect(try attributes(oneDoc, "VideoFilter", "minPixels") == ["442369"] && attributes(oneDoc, "VideoFilter", "maxPixels") == ["2073600"])
+        #expect(try attributes(oneDoc, "KeyPeriodFilter", "periodId").isEmpty && attributes(oneDoc, "ContentKeyPeriod", "id").isEmpty)
+        #expect(oneDoc.rootElement()?.children?.compactMap(\.localName) == ["ContentKeyList", "ContentKeyUsageRuleList"])
     }
 
     @Test func refusalsAreOneLineWithoutTheKey() {

@@ -126,6 +126,7 @@ import Testing
     cpix = "keys.cpix.xml"
     cpix_key = "recipient.key.pem"
     cpix_cert = "recipient.cert.pem"
+    track_keys = "sd,hd,audio"
     clear_lead = "4s"
     key_server = "https://keys.example/cpix"
     key_server_ca = "ca.pem"
@@ -184,6 +185,7 @@ import Testing
         cpix: keys.cpix.xml
         cpix_key: recipient.key.pem
         cpix_cert: recipient.cert.pem
+        track_keys: sd,hd,audio
         clear_lead: 4s
         key_server: https://keys.example/cpix
         key_server_ca: ca.pem

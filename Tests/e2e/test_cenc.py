@@ -681,6 +681,37 @@ def test_per_track_keys(origin_bin, media, tmp_path):
         assert rc > 0 and len(lines) == 1 and says in err, err
 
 
+def test_track_keys_derived_from_one_key(origin_bin, media, tmp_path):
+    """--track-keys video,audio with --key KEY: each track type's key is HMAC-SHA256(KEY, "hls-origin track key " +
+    its label)[:16] and its KID SHA-256("hls-origin kid " + that key)[:16] (docs/encryption.md), computed here: the
+    video renditions decrypt with the VIDEO key, the audio with the AUDIO key. Bad --track-keys are one line each."""
+    out = str(tmp_path / "derived")
+    rc, err = run_package(origin_bin, media["vod.mp4"], out, "--ladder", "source,180", "--encrypt", "cbcs", "--key", KEY,
+                          "--track-keys", "video,audio")
+    assert rc == 0, err
+    derived = {}
+    for label in ("VIDEO", "AUDIO"):
+        key = hmac.new(bytes.fromhex(KEY), b"hls-origin track key " + label.encode(), hashlib.sha256).digest()[:16]
+        derived[label] = (hashlib.sha256(b"hls-origin kid " + key).digest()[:16], key)
+    for rendition, label in (("source", "VIDEO"), ("180p", "VIDEO"), ("audio", "AUDIO")):
+        kid, key = derived[label]
+        prot = cd.read_protection(read(out, f"{rendition}/init.mp4"))
+        assert [p["kid"] for p in prot.values()] == [kid], rendition
+        seg = read(out, f"{rendition}/seg1.m4s")
+        _, samples, stats = cd.decrypt_segment(seg, prot, key)
+        assert stats["protected_bytes"] > 0
+        other = derived["AUDIO" if label == "VIDEO" else "VIDEO"][1]
+        assert cd.decrypt_segment(seg, prot, other)[1] != samples
+    for args, says in [(["--track-keys", "sd,tiny"], "lists sd, hd, uhd, video, audio (got 'tiny')"),
+                       (["--track-keys", "video,hd"], "video (every picture) or sd/hd/uhd (by size), not both"),
+                       (["--track-keys", "sd,hd", "--key", f"{KID}:{KEY}"], "--track-keys derives each track type's KID"),
+                       (["--track-keys", "audio", "--encrypt", "aes-128"], "--track-keys needs --encrypt cbcs or cenc")]:
+        full = (["--encrypt", "cbcs", "--key", KEY] if "--encrypt" not in args else ["--key", KEY]) + args
+        rc, err = run_package(origin_bin, media["vod.mp4"], str(tmp_path / "bad"), *full)
+        lines = [ln for ln in err.splitlines() if ln.strip() and not ln.startswith("Usage:") and "--help" not in ln]
+        assert rc > 0 and len(lines) == 1 and says in err, (args, err)
+
+
 @pytest.fixture(scope="module")
 def live_tracks(origin_bin, tmp_path_factory):
     """The test pattern as a two-rung ladder (320x240: HD, 240x180: SD) and its audio, per-track keys from a CPIX

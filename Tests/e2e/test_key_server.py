@@ -58,6 +58,7 @@ class KeyServer:
         self.requests = []      # (headers, contentId, [(index, kid)], the raw document)
         self.status = 200
         self.sealed_for = []    # the certificates (DER) the keys were encrypted for
+        self.usage = {}         # kid bytes -> (intendedTrackType, [(filter element, attributes)]) of its usage rule
         self.port = port
         self.lock = threading.Lock()
 
@@ -73,8 +74,13 @@ class KeyServer:
                 root = ET.fromstring(body)      # the request must be well-formed XML
                 kids = [bytes.fromhex(k.get("kid").replace("-", "")) for k in root.findall("cpix:ContentKeyList/cpix:ContentKey", NS)]
                 periods = {p.get("id"): int(p.get("index")) for p in root.findall("cpix:ContentKeyPeriodList/cpix:ContentKeyPeriod", NS)}
-                rules = {bytes.fromhex(r.get("kid").replace("-", "")): periods[r.find("cpix:KeyPeriodFilter", NS).get("periodId")]
-                         for r in root.findall("cpix:ContentKeyUsageRuleList/cpix:ContentKeyUsageRule", NS)}
+                rules = {}
+                for r in root.findall("cpix:ContentKeyUsageRuleList/cpix:ContentKeyUsageRule", NS):
+                    kid = bytes.fromhex(r.get("kid").replace("-", ""))
+                    period = r.find("cpix:KeyPeriodFilter", NS)
+                    rules[kid] = periods[period.get("periodId")] if period is not None else None
+                    filters = [(f.tag.split("}")[1], dict(f.attrib)) for f in r if not f.tag.endswith("KeyPeriodFilter")]
+                    server.usage[kid] = (r.get("intendedTrackType"), filters)
                 with server.lock:
                     server.requests.append((dict(self.headers), root.get("contentId"), [(rules.get(k), k) for k in kids], body))
                     if server.status != 200:
@@ -199,6 +205,58 @@ def test_package_encrypts_each_period_with_the_servers_key(origin_bin, media, ke
     for key in key_server.keys.values():
         assert key.hex() not in err.lower() and base64.b64encode(key).decode() not in err
     assert "s3cret" not in err
+
+
+def kid_for_track(content_id, label, n):
+    """docs/encryption.md: SHA-256("hls-origin key-server kid " + contentId + 0x00 + label + 0x00 + n)[:16]."""
+    return hashlib.sha256(b"hls-origin key-server kid " + content_id.encode() + b"\0" + label.encode() + b"\0"
+                          + n.to_bytes(8, "big")).digest()[:16]
+
+
+def test_per_track_keys_from_the_key_server(origin_bin, key_server, tmp_path):
+    """--track-keys sd,hd,audio with --key-period: the request asks a key per track type and period with SPEKE v2's
+    usage rules (VideoFilter by pixels, AudioFilter, KeyPeriodFilter); `package --ladder source,360` of a 1280x720
+    clip encrypts the 720p source with the HD keys, the 360p rung with the SD keys and the audio with the AUDIO keys,
+    each segment with its period's: every segment names that KID and decrypts with the server's key for it (to the
+    clear package's samples for the copied renditions), not with another track type's."""
+    src = str(tmp_path / "hd.mp4")
+    subprocess.run(["ffmpeg", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=1280x720:rate=25", "-f", "lavfi",
+                    "-i", "sine=frequency=440:sample_rate=48000", "-ac", "2", "-t", "4", "-c:v", "libx264", "-preset",
+                    "ultrafast", "-g", "50", "-c:a", "aac", "-shortest", src], check=True, timeout=60)
+    probe = subprocess.run(["ffprobe", "-v", "error", "-show_entries", "stream=codec_type,width,height,channels", "-of",
+                            "csv=p=0", src], capture_output=True, text=True, check=True).stdout.split()
+    assert sorted(probe) == ["audio,2", "video,1280,720"], probe      # the fixture is what it says
+    clear, out = str(tmp_path / "clear"), str(tmp_path / "movie")
+    rc, err = run_package(origin_bin, src, clear, "--ladder", "source,360", "--segment-duration", "2")
+    assert rc == 0, err
+    rc, err = run_package(origin_bin, src, out, "--ladder", "source,360", "--segment-duration", "2", "--encrypt", "cbcs",
+                          "--key-period", "2s", "--track-keys", "sd,hd,audio", *key_server.args())
+    assert rc == 0, err
+    want_rules = {"SD": [("VideoFilter", {"maxPixels": "442368"})],
+                  "HD": [("VideoFilter", {"minPixels": "442369", "maxPixels": "2073600"})],
+                  "AUDIO": [("AudioFilter", {})]}
+    for _, content_id, periods, _ in key_server.requests:
+        assert content_id == "movie"
+        for n, kid in periods:
+            label, filters = key_server.usage[kid]
+            assert filters == want_rules[label] and kid == kid_for_track("movie", label, n), (label, n)
+    keys = dict(key_server.keys)
+    for rendition, label in (("source", "HD"), ("360p", "SD"), ("audio", "AUDIO")):
+        prot = cd.read_protection(read(os.path.join(out, rendition, "init.mp4")))
+        assert {p["kid"] for p in prot.values()} == {kid_for_track("movie", label, 0)}, rendition
+        names = segment_names(os.path.join(out, rendition))
+        assert len(names) == 2, names
+        for period, n in enumerate(names):
+            sealed = read(os.path.join(out, rendition, n))
+            _, samples, stats = cd.decrypt_segment(sealed, prot, keys)
+            kid = kid_for_track("movie", label, period)
+            assert set(stats["kids"]) == {kid} and stats["protected_bytes"] > 0, (rendition, n)
+            if rendition != "360p":
+                assert samples == cd.clear_samples(read(os.path.join(clear, rendition, n))), (rendition, n)
+            other = keys[kid_for_track("movie", "SD" if label != "SD" else "HD", period)]
+            assert cd.decrypt_segment(sealed, prot, {kid: other})[1] != samples, (rendition, n)
+    for key in keys.values():
+        assert key.hex() not in err.lower()
 
 
 def test_keys_encrypted_for_the_origins_certificate(origin_bin, media, key_server, tmp_path):
