@@ -37,14 +37,22 @@ import Foundation
 ///
 /// Element names are matched by local name (any namespace prefix). A content key encrypted for a recipient (a
 /// `DeliveryData` with its `DocumentKey`, and `pskc:EncryptedValue`) is read with that recipient's private key
-/// (`CPIXDelivery`). Not read, and refused (one line) rather than half used: key periods (`ContentKeyPeriodList`,
-/// `KeyPeriodFilter`: a key server gives them), and filters by bitrate, label, HDR, colour gamut or frame rate.
+/// (`CPIXDelivery`).
+///
+/// Key periods: a `ContentKeyPeriodList` of periods by `index` (the stream's key period *n*, `--key-period` long), and
+/// each key's usage rule naming its period (`KeyPeriodFilter periodId`), with or without track filters: keys for a
+/// rotation made ahead (a VOD package, a live stream whose keys were issued for its first periods).
+///
+/// Not read, and refused (one line) rather than half used: periods by time (`@start`/`@end` without `@index`), filters
+/// by bitrate, label, HDR, colour gamut or frame rate.
 public struct CPIXDocument: Sendable, Equatable {
     /// One content key and the tracks it protects.
     public struct Key: Sendable, Equatable {
         public var keyID: [UInt8]
         public var key: [UInt8]
         public var usage: KeyUsage
+        /// The key period it is for (`KeyPeriodFilter`'s period's `index`); `nil`: every period.
+        public var period: UInt64?
     }
     /// In document order.
     public var keys: [Key]
@@ -57,6 +65,8 @@ public struct CPIXDocument: Sendable, Equatable {
     public var keyID: [UInt8] { keys[0].keyID }
     /// The first key.
     public var key: [UInt8] { keys[0].key }
+    /// Whether its keys are for key periods.
+    public var hasPeriods: Bool { keys.contains { $0.period != nil } }
 
     /// - Parameter privateKeyPEM: the recipient's RSA private key, for a document whose content key is encrypted
     ///   (`CPIXDelivery`); without it such a document is refused, one line.
@@ -64,8 +74,14 @@ public struct CPIXDocument: Sendable, Equatable {
         guard !elements("CPIX", in: text).isEmpty else { throw CPIXError("not a CPIX document (no CPIX element)") }
         let contentKeys = elements("ContentKey", in: text)
         guard !contentKeys.isEmpty else { throw CPIXError("no ContentKey in its ContentKeyList") }
-        if !elements("ContentKeyPeriod", in: text).isEmpty || !elements("KeyPeriodFilter", in: text).isEmpty {
-            throw CPIXError("it has key periods, which a --cpix file does not give yet (a key server does: --key-server)")
+        var periodIndex: [String: UInt64] = [:]
+        for p in elements("ContentKeyPeriod", in: text) {
+            guard let id = p.attributes["id"] else { throw CPIXError("a ContentKeyPeriod has no id") }
+            guard let text = p.attributes["index"] else {
+                throw CPIXError("ContentKeyPeriod \(id.prefix(32)) has no index (periods by start and end time are not read)")
+            }
+            guard let n = UInt64(text) else { throw CPIXError("ContentKeyPeriod \(id.prefix(32)): index '\(text.prefix(12))' is not a whole number") }
+            periodIndex[id] = n
         }
         var keys: [(kid: String, bytes: [UInt8], key: [UInt8])] = []
         var scheme: ProtectionScheme?
@@ -82,9 +98,19 @@ public struct CPIXDocument: Sendable, Equatable {
             }
         }
         var usages: [[UInt8]: KeyUsage] = [:]
+        var periods: [[UInt8]: UInt64] = [:]
         for rule in elements("ContentKeyUsageRule", in: text) {
             guard let kidText = rule.attributes["kid"], let kid = uuidBytes(kidText), keys.contains(where: { $0.bytes == kid }) else {
                 throw CPIXError("a ContentKeyUsageRule names no ContentKey of the document (kid \(rule.attributes["kid"] ?? "missing"))")
+            }
+            for f in elements("KeyPeriodFilter", in: rule.body) {
+                guard let id = f.attributes["periodId"], let n = periodIndex[id] else {
+                    throw CPIXError("the usage rule of ContentKey \(kidText) names no ContentKeyPeriod of the document")
+                }
+                guard periods[kid] == nil || periods[kid] == n else {
+                    throw CPIXError("ContentKey \(kidText) is for two key periods: one key per period")
+                }
+                periods[kid] = n
             }
             let label = rule.attributes["intendedTrackType"] ?? kidText
             let usage = try usage(rule.body, label: label)
@@ -100,7 +126,24 @@ public struct CPIXDocument: Sendable, Equatable {
         if keys.count > 1, let bare = keys.first(where: { usages[$0.bytes] == nil }) {
             throw CPIXError("ContentKey \(bare.kid) has no ContentKeyUsageRule: with several content keys, each one's rules say which tracks it protects")
         }
-        return CPIXDocument(keys: keys.map { Key(keyID: $0.bytes, key: $0.key, usage: usages[$0.bytes] ?? .all) },
+        if !periods.isEmpty {
+            if let bare = keys.first(where: { periods[$0.bytes] == nil }) {
+                throw CPIXError("ContentKey \(bare.kid) has no KeyPeriodFilter: with key periods, each key is for one")
+            }
+            guard periods.values.contains(0) else {
+                throw CPIXError("no key is for key period 0, where the stream begins (its periods start at index \(periods.values.min()!))")
+            }
+        }
+        var seen: Set<[String]> = []
+        for k in keys {
+            // Two keys for one period and the same tracks: which one would be a guess.
+            let u = usages[k.bytes] ?? .all
+            let slot = [String(periods[k.bytes] ?? 0), "\(u.video)", "\(u.audio)"]
+            guard seen.insert(slot).inserted else {
+                throw CPIXError("two content keys are for the same tracks\(periods.isEmpty ? "" : " in key period \(periods[k.bytes]!)") (\(u.label))")
+            }
+        }
+        return CPIXDocument(keys: keys.map { Key(keyID: $0.bytes, key: $0.key, usage: usages[$0.bytes] ?? .all, period: periods[$0.bytes]) },
                             scheme: scheme, systems: systems(in: text))
     }
 

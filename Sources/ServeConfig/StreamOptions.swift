@@ -281,8 +281,8 @@ public struct StreamOptions: Codable, Equatable, Sendable {
         if drm != nil, encrypt?.isSampleEncryption != true {
             throw naming.error("\(name(.drm)) needs \(name(.encrypt)) cbcs or cenc", key: .drm)
         }
-        if keyPeriod != nil, key?.keyID != nil || cpix != nil {
-            throw naming.error("\(name(.keyPeriod)) derives each period's KID and key from \(name(.key)) KEY: give the key alone, not KID:KEY or \(name(.cpix))", key: .keyPeriod)
+        if keyPeriod != nil, key?.keyID != nil {
+            throw naming.error("\(name(.keyPeriod)) derives each period's KID and key from \(name(.key)) KEY: give the key alone, not KID:KEY (or a \(name(.cpix)) document with key periods)", key: .keyPeriod)
         }
         if trackKeys != nil, encrypt?.isSampleEncryption != true {
             throw naming.error("\(name(.trackKeys)) needs \(name(.encrypt)) cbcs or cenc", key: .trackKeys)

@@ -45,9 +45,40 @@ struct EncryptionSetup: Sendable {
                     throw ValidationError("--cpix \(path): its content key is for \(s.rawValue), not \(protectionScheme.rawValue)")
                 }
                 if options.drm == nil { systems = document.systems }
-                // Each content key with the tracks its usage rules give it (one key: every track).
-                kind = .samples(TrackKeys(try document.keys.map { k in
-                    (k.usage, try SampleProtection(scheme: protectionScheme, key: k.key, keyID: k.keyID, systems: systems))
+                guard document.hasPeriods == (options.keyPeriod != nil) else {
+                    throw ValidationError(document.hasPeriods
+                        ? "--cpix \(path): its keys are for key periods: give --key-period, their length"
+                        : "--key-period with --cpix \(path): the document has no key periods (ContentKeyPeriodList) to rotate through")
+                }
+                guard let period = options.keyPeriod?.time else {
+                    // Each content key with the tracks its usage rules give it (one key: every track).
+                    kind = .samples(TrackKeys(try document.keys.map { k in
+                        (k.usage, try SampleProtection(scheme: protectionScheme, key: k.key, keyID: k.keyID, systems: systems))
+                    }), clearLead: options.clearLead?.time)
+                    return
+                }
+                // Key periods: per track type (the same filters), its keys by period; past the last period given, the
+                // last key is kept (one warning).
+                var groups: [(usage: KeyUsage, keys: [ContentKey])] = []
+                for k in document.keys {
+                    let key = ContentKey(id: k.period ?? 0, bytes: k.key, keyID: k.keyID)
+                    if let i = groups.firstIndex(where: { $0.usage.video == k.usage.video && $0.usage.audio == k.usage.audio }) {
+                        groups[i].keys.append(key)
+                    } else {
+                        groups.append((k.usage, [key]))
+                    }
+                }
+                if let g = groups.first(where: { !$0.keys.contains { $0.id == 0 } }) {
+                    throw ValidationError("--cpix \(path): the \(g.usage.label) tracks have no key for key period 0, where the stream begins")
+                }
+                kind = .samples(TrackKeys(try groups.enumerated().map { i, g in
+                    let last = g.keys.map(\.id).max() ?? 0
+                    let keys = FetchedPeriodKeys(g.keys, onEvent: { event in
+                        if i == 0, case .keeping(let n, _) = event {
+                            logger.warning("--cpix \(path): no key for key period \(n) (the document's last is \(last)); keeping period \(last)'s key")
+                        }
+                    })
+                    return (g.usage, try SampleProtection(scheme: protectionScheme, systems: systems, keyPeriod: period, keys: keys))
                 }), clearLead: options.clearLead?.time)
                 return
             }

@@ -63,6 +63,24 @@ import Testing
         #expect(try CPIXDocument.parse(Self.document).keys.map(\.usage) == [.all])
     }
 
+    /// Two keys, one per key period (index 0 and 1).
+    static let periods = document.replacingOccurrences(of: "</cpix:ContentKeyList>", with: secondKey.components(separatedBy: "\n")[0] + "</cpix:ContentKeyList>")
+        .replacingOccurrences(of: "</cpix:CPIX>", with: """
+            <cpix:ContentKeyPeriodList><cpix:ContentKeyPeriod id="p0" index="0"/><cpix:ContentKeyPeriod id="p1" index="1"/></cpix:ContentKeyPeriodList>
+            <cpix:ContentKeyUsageRuleList>
+              <cpix:ContentKeyUsageRule kid="01234567-89ab-cdef-0123-456789abcdef" intendedTrackType="ALL"><cpix:KeyPeriodFilter periodId="p0"/></cpix:ContentKeyUsageRule>
+              <cpix:ContentKeyUsageRule kid="01234567-89ab-cdef-0123-456789abcde0" intendedTrackType="ALL"><cpix:KeyPeriodFilter periodId="p1"/></cpix:ContentKeyUsageRule>
+            </cpix:ContentKeyUsageRuleList>
+            </cpix:CPIX>
+            """)
+
+    @Test func readsKeyPeriods() throws {
+        let d = try CPIXDocument.parse(Self.periods)
+        #expect(d.hasPeriods && d.keys.map(\.period) == [0, 1])
+        #expect(d.keys.map(\.usage.label) == ["ALL", "ALL"] && d.keys[1].key == Array(0x10...0x1F))
+        #expect(try !CPIXDocument.parse(Self.perTrack).hasPeriods)
+    }
+
     @Test func refusals() {
         let key = "ABEiM0RVZneImaq7zN3u/w=="
         let cases: [(String, String)] = [
@@ -73,7 +91,11 @@ import Testing
             (Self.perTrack.replacingOccurrences(of: "<cpix:VideoFilter maxPixels=\"442368\"/>", with: "<cpix:VideoFilter maxPixels=\"442368\" hdr=\"true\"/>"),
              "VideoFilter@hdr is not read"),
             (Self.perTrack.replacingOccurrences(of: "<cpix:AudioFilter/>", with: "<cpix:BitrateFilter minBitrate=\"1\"/>"), "BitrateFilter is not read"),
-            (Self.perTrack.replacingOccurrences(of: "<cpix:AudioFilter/>", with: "<cpix:KeyPeriodFilter periodId=\"p\"/>"), "key periods"),
+            (Self.perTrack.replacingOccurrences(of: "<cpix:AudioFilter/>", with: "<cpix:KeyPeriodFilter periodId=\"p\"/>"), "names no ContentKeyPeriod"),
+            (Self.periods.replacingOccurrences(of: "index=\"0\"", with: "index=\"7\""), "no key is for key period 0"),
+            (Self.periods.replacingOccurrences(of: "id=\"p1\" index=\"1\"", with: "id=\"p1\" start=\"2026-01-01T00:00:00Z\""), "has no index"),
+            (Self.periods.replacingOccurrences(of: "index=\"1\"", with: "index=\"0\""), "two content keys are for the same tracks in key period 0"),
+            (Self.periods.replacingOccurrences(of: "<cpix:KeyPeriodFilter periodId=\"p1\"/>", with: ""), "has no KeyPeriodFilter"),
             (Self.perTrack.replacingOccurrences(of: "maxPixels=\"442368\"", with: "maxPixels=\"many\""), "is not a whole number"),
             (Self.perTrack.replacingOccurrences(of: "minPixels=\"442369\"", with: "minPixels=\"442369\" maxPixels=\"5\""), "above its maxPixels"),
             (Self.perTrack.replacingOccurrences(of: "kid=\"01234567-89ab-cdef-0123-456789abcde0\" intendedTrackType", with: "kid=\"99999999-89ab-cdef-0123-456789abcde0\" intendedTrackType"),

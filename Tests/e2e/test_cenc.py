@@ -327,6 +327,51 @@ def encrypted_cpix_document(recipient_key, mac_of=None):
     return doc
 
 
+def test_cpix_document_with_key_periods(origin_bin, media, packaged, tmp_path):
+    """--cpix with a ContentKeyPeriodList (periods 0 and 1) and --key-period 2s: 2-s segments, each of its period's key
+    (the seig KID names it, pycryptodome decrypts it to the clear package's samples); the third period has no key in
+    the document, so it keeps period 1's, with one warning. Key periods without --key-period, or --key-period with a
+    document of none, are one line each."""
+    keys = {n: (f"0123456789abcdef0123456789abcd{n:02x}", bytes([0x40 + 16 * n + i for i in range(16)]).hex()) for n in (0, 1)}
+
+    def uuid(k):
+        return f"{k[:8]}-{k[8:12]}-{k[12:16]}-{k[16:20]}-{k[20:]}"
+    doc = tmp_path / "periods.xml"
+    doc.write_text(f"""<?xml version="1.0" encoding="UTF-8"?>
+<cpix:CPIX xmlns:cpix="urn:dashif:org:cpix" xmlns:pskc="urn:ietf:params:xml:ns:keyprov:pskc" version="2.3">
+  <cpix:ContentKeyList>{"".join(f'<cpix:ContentKey kid="{uuid(kid)}" commonEncryptionScheme="cbcs"><cpix:Data><pskc:Secret><pskc:PlainValue>{base64.b64encode(bytes.fromhex(key)).decode()}</pskc:PlainValue></pskc:Secret></cpix:Data></cpix:ContentKey>' for kid, key in keys.values())}</cpix:ContentKeyList>
+  <cpix:ContentKeyPeriodList><cpix:ContentKeyPeriod id="first" index="0"/><cpix:ContentKeyPeriod id="second" index="1"/></cpix:ContentKeyPeriodList>
+  <cpix:ContentKeyUsageRuleList>{"".join(f'<cpix:ContentKeyUsageRule kid="{uuid(keys[n][0])}" intendedTrackType="ALL"><cpix:KeyPeriodFilter periodId="{p}"/></cpix:ContentKeyUsageRule>' for n, p in ((0, "first"), (1, "second")))}</cpix:ContentKeyUsageRuleList>
+</cpix:CPIX>
+""")
+    clear, out = str(tmp_path / "clear2"), str(tmp_path / "periods")
+    rc, err = run_package(origin_bin, media["vod.mp4"], clear, "--segment-duration", "2")
+    assert rc == 0, err
+    rc, err = run_package(origin_bin, media["vod.mp4"], out, "--segment-duration", "2", "--encrypt", "cbcs", "--cpix", str(doc),
+                          "--key-period", "2s")
+    assert rc == 0, err
+    warnings = [ln for ln in err.splitlines() if "no key for key period 2" in ln]
+    assert len(warnings) == 1 and "keeping period 1's key" in warnings[0], err
+    prot = cd.read_protection(read(out, "init.mp4"))
+    names = segment_names(out)
+    assert names == segment_names(clear) and len(names) == 3, names
+    by_kid = {bytes.fromhex(kid): bytes.fromhex(key) for kid, key in keys.values()}
+    for i, n in enumerate(names):
+        sealed = read(out, n)
+        _, samples, stats = cd.decrypt_segment(sealed, prot, by_kid)
+        want_kid = keys[min(i, 1)][0]
+        assert set(stats["kids"]) == {bytes.fromhex(want_kid)} and stats["protected_bytes"] > 0, (n, stats["kids"])
+        assert samples == cd.clear_samples(read(clear, n)), n
+        other = keys[1 - min(i, 1)][1]
+        assert cd.decrypt_segment(sealed, prot, {bytes.fromhex(want_kid): bytes.fromhex(other)})[1] != samples
+    for args, says in [(["--cpix", str(doc)], "its keys are for key periods: give --key-period"),
+                       (["--cpix", str(tmp_path / "one.xml"), "--key-period", "2s"], "the document has no key periods")]:
+        (tmp_path / "one.xml").write_text(cpix_document())
+        rc, err = run_package(origin_bin, media["vod.mp4"], str(tmp_path / "bad"), "--encrypt", "cbcs", *args)
+        lines = [ln for ln in err.splitlines() if ln.strip() and not ln.startswith("Usage:") and "--help" not in ln]
+        assert rc > 0 and len(lines) == 1 and says in err, (args, err)
+
+
 def test_cpix_document_with_an_encrypted_key(origin_bin, media, packaged, tmp_path):
     """--cpix with --cpix-key: a content key encrypted for a recipient (made here with pycryptodome) gives the same
     bytes as the clear document; another recipient's private key, a forged ValueMAC or no --cpix-key is one line
