@@ -23,14 +23,14 @@ import Foundation
 ///     <cpix:ContentKeyPeriod id="period-7" index="7"/>
 ///   </cpix:ContentKeyPeriodList>
 ///   <cpix:ContentKeyUsageRuleList>
-///     <cpix:ContentKeyUsageRule kid="…" intendedTrackType="ALL"><cpix:KeyPeriodFilter periodId="period-7"/></cpix:ContentKeyUsageRule>
+///     <cpix:ContentKeyUsageRule kid="…" intendedTrackType="ALL"><cpix:KeyPeriodFilter periodId="period-7"/><cpix:VideoFilter/><cpix:AudioFilter/></cpix:ContentKeyUsageRule>
 ///   </cpix:ContentKeyUsageRuleList>
 /// </cpix:CPIX>
 /// ```
 ///
 /// With per-track keys (`tracks`, `--track-keys`), one key per track type and period, each with its usage rule
-/// (SPEKE v2's encryption contract): `<cpix:ContentKeyUsageRule kid="…" intendedTrackType="HD"><cpix:VideoFilter
-/// minPixels="442369" maxPixels="2073600"/><cpix:KeyPeriodFilter periodId="period-7"/></cpix:ContentKeyUsageRule>`.
+/// (SPEKE v2's encryption contract): `<cpix:ContentKeyUsageRule kid="…" intendedTrackType="HD"><cpix:KeyPeriodFilter
+/// periodId="period-7"/><cpix:VideoFilter minPixels="442369" maxPixels="2073600"/></cpix:ContentKeyUsageRule>`.
 ///
 /// KIDs are the origin's, so redundant origins asking the same server for the same stream get the same keys: period
 /// *n*'s KID is the first 16 bytes of SHA-256(`"hls-origin key-server kid "` ‖ contentId ‖ 0x00 ‖ *n* as 8 big-endian
@@ -42,7 +42,7 @@ public struct KeyServerRequest: Sendable, Equatable {
     public var contentID: String
     /// The CENC scheme the keys are for; `nil`: whole-segment AES-128 (RFC 8216 §5.2), no `commonEncryptionScheme`.
     public var scheme: ProtectionScheme?
-    /// Whether the stream rotates keys (`--key-period`): the document then lists the periods and usage rules.
+    /// Whether the stream rotates keys (`--key-period`): the document then lists the periods, and each usage rule its period.
     public var rotating: Bool
     /// The systems asked for (`--drm`); none: the server's choice, read from the answer's `DRMSystemList`.
     public var systems: [DRMSystem]
@@ -81,8 +81,7 @@ public struct KeyServerRequest: Sendable, Equatable {
         return Array(SHA256.hash(data: message).prefix(16))
     }
 
-    /// Whether the document states usage rules: key periods or per-track keys.
-    private var hasRules: Bool { rotating || tracks != [.all] }
+
 
     /// The request document for `periods` (just period 0 when not rotating).
     public func document(periods: [UInt64]) -> String {
@@ -116,16 +115,17 @@ public struct KeyServerRequest: Sendable, Equatable {
             for n in periods { x += "    <cpix:ContentKeyPeriod id=\"period-\(n)\" index=\"\(n)\"/>\n" }
             x += "  </cpix:ContentKeyPeriodList>\n"
         }
-        if hasRules {
-            x += "  <cpix:ContentKeyUsageRuleList>\n"
-            for a in asked {
-                x += "    <cpix:ContentKeyUsageRule kid=\"\(a.kid)\" intendedTrackType=\"\(Self.escaped(tracks[a.track].label))\">"
-                x += tracks[a.track].filterElements
-                if rotating { x += "<cpix:KeyPeriodFilter periodId=\"period-\(a.period)\"/>" }
-                x += "</cpix:ContentKeyUsageRule>\n"
-            }
-            x += "  </cpix:ContentKeyUsageRuleList>\n"
+        // Every key its usage rule (SPEKE v2's encryption contract: "each content key defined in the
+        // <cpix:ContentKeyList> section corresponds to a specific <cpix:ContentKeyUsageRule> element"), its children in
+        // the order of CPIX 2.3's ContentKeyUsageRuleType: KeyPeriodFilter, then VideoFilter, then AudioFilter.
+        x += "  <cpix:ContentKeyUsageRuleList>\n"
+        for a in asked {
+            x += "    <cpix:ContentKeyUsageRule kid=\"\(a.kid)\" intendedTrackType=\"\(Self.escaped(tracks[a.track].label))\">"
+            if rotating { x += "<cpix:KeyPeriodFilter periodId=\"period-\(a.period)\"/>" }
+            x += tracks[a.track].filterElements
+            x += "</cpix:ContentKeyUsageRule>\n"
         }
+        x += "  </cpix:ContentKeyUsageRuleList>\n"
         return x + "</cpix:CPIX>\n"
     }
 

@@ -30,9 +30,9 @@ public struct KeyUsage: Sendable, Equatable, CustomStringConvertible {
     public static let video = KeyUsage(label: "VIDEO", video: [0...Int.max], audio: [])
     public static let audio = KeyUsage(label: "AUDIO", video: [], audio: [0...Int.max])
 
-    /// The rule's filters as CPIX elements (`VideoFilter`, `AudioFilter`, open bounds left out); none for `all`.
+    /// The rule's filters as CPIX elements in the schema's order (`VideoFilter`, then `AudioFilter`; open bounds left
+    /// out): `all` is both without attributes, as SPEKE v2's encryption contract writes `ALL`.
     public var filterElements: String {
-        guard self != .all else { return "" }
         func bounds(_ r: ClosedRange<Int>, _ low: String, _ high: String) -> String {
             (r.lowerBound > 0 ? " \(low)=\"\(r.lowerBound)\"" : "") + (r.upperBound < Int.max ? " \(high)=\"\(r.upperBound)\"" : "")
         }

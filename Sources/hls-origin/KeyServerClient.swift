@@ -71,6 +71,8 @@ final class KeyServerClient: Sendable {
         do {
             var r = try HTTPClient.Request(url: url.text, method: .POST)
             r.headers.add(name: "Content-Type", value: "application/xml")
+            // SPEKE v2 (its HTTP requirements): the version on the SPEKE side; CPIX@version says the CPIX side's.
+            r.headers.add(name: "X-Speke-Version", value: "2.0")
             for h in headers { r.headers.add(name: h.name, value: h.value) }
             r.body = .string(request.document(periods: periods))
             r.tlsConfiguration = tls

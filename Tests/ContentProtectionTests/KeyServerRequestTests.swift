@@ -35,6 +35,7 @@ import Testing
         #expect(try attributes(doc, "ContentKeyUsageRule", "kid") == [Self.kid4, Self.kid5])
         #expect(try attributes(doc, "KeyPeriodFilter", "periodId") == ["period-4", "period-5"])
         #expect(try attributes(doc, "DRMSystem", "systemId").isEmpty)
+        #expect(text.contains("intendedTrackType=\"ALL\"><cpix:KeyPeriodFilter periodId=\"period-4\"/><cpix:VideoFilter/><cpix:AudioFilter/></cpix:ContentKeyUsageRule>"))
         // The order CPIX 2.3's schema gives the lists.
         #expect(doc.rootElement()?.children?.compactMap(\.localName) == ["ContentKeyList", "ContentKeyPeriodList", "ContentKeyUsageRuleList"])
     }
@@ -47,6 +48,10 @@ import Testing
         #expect(try attributes(doc, "ContentKey", "kid").count == 1)
         #expect(try attributes(doc, "ContentKeyPeriod", "index").isEmpty)
         #expect(try attributes(doc, "DRMSystem", "systemId") == ["edef8ba9-79d6-4ace-a3c8-27dcd51d21ed", "1077efec-c0b2-4d02-ace3-3c1e52e2fb4b"])
+        // SPEKE v2: every key its usage rule; one key for every track is `ALL` with both filters, no attributes.
+        #expect(try attributes(doc, "ContentKeyUsageRule", "intendedTrackType") == ["ALL"])
+        #expect(r.document(periods: [0]).contains("intendedTrackType=\"ALL\"><cpix:VideoFilter/><cpix:AudioFilter/></cpix:ContentKeyUsageRule>"))
+        #expect(doc.rootElement()?.children?.compactMap(\.localName) == ["ContentKeyList", "DRMSystemList", "ContentKeyUsageRuleList"])
         r.contentID = "live"
         #expect(r.keyID(period: 0) == Self.live.keyID(period: 0))
         #expect(KeyServerRequest.uuid(r.keyID(period: 0)) == Self.kid0)
@@ -95,7 +100,8 @@ import Testing
         #expect(try attributes(doc, "VideoFilter", "minPixels").isEmpty)
         #expect(try doc.nodes(forXPath: "//*[local-name()='AudioFilter']").count == 2)
         #expect(try attributes(doc, "KeyPeriodFilter", "periodId") == ["period-4", "period-5", "period-4", "period-5"])
-        #expect(text.contains("intendedTrackType=\"SD\"><cpix:VideoFilter maxPixels=\"442368\"/><cpix:KeyPeriodFilter periodId=\"period-4\"/>"))
+        // CPIX 2.3's ContentKeyUsageRuleType is a sequence: KeyPeriodFilter, LabelFilter, VideoFilter, AudioFilter.
+        #expect(text.contains("intendedTrackType=\"SD\"><cpix:KeyPeriodFilter periodId=\"period-4\"/><cpix:VideoFilter maxPixels=\"442368\"/></cpix:ContentKeyUsageRule>"))
         let answer = Self.answer([(audio5, Self.key5), (sd4, Self.key4), (sd5, Self.key5), (audio4, Self.key4)])
         let keys = try r.keys(periods: [4, 5], answer: answer).keys
         #expect(keys.map { $0.map { KeyServerRequest.uuid($0.keyID!) } } == [[sd4, sd5], [audio4, audio5]])

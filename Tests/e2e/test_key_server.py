@@ -179,6 +179,7 @@ def test_package_encrypts_each_period_with_the_servers_key(origin_bin, media, ke
     asked = {}
     for headers, content_id, periods, _ in key_server.requests:
         assert content_id == "movie" and headers.get("Authorization") == TOKEN
+        assert headers.get("X-Speke-Version") == "2.0"   # SPEKE v2's HTTP requirements
         for n, kid in periods:
             assert kid == kid_for("movie", n), (n, kid.hex())
             asked[n] = kid
