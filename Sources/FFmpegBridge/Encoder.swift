@@ -87,7 +87,8 @@ public final class VideoEncoder {
             throw FFmpegError.invalid(context, "invalid encoder settings (size, time base and frame rate must be positive, the GOP 1-\(VideoEncoderOptions.maxGOPFrames) frames; got \(options.gopFrames) at \(options.frameRate) fps)")
         }
         self.options = options
-        core = try EncoderCore(codecName: options.codec.encoderName, context: context) { ctx in
+        let aom = options.codec == .av1 && options.exactKeyframes
+        core = try EncoderCore(codecName: aom ? "libaom-av1" : options.codec.encoderName, context: context) { ctx in
             ctx.pointee.width = Int32(options.width)
             ctx.pointee.height = Int32(options.height)
             ctx.pointee.pix_fmt = AV_PIX_FMT_YUV420P
@@ -102,6 +103,7 @@ public final class VideoEncoder {
             func set(_ key: String, _ value: String) throws {
                 try check(av_opt_set(priv, key, value, 0), "av_opt_set", "\(context): \(options.codec.encoderName) option \(key)=\(value)")
             }
+            if aom { return try VideoEncoder.configureAOM(ctx, options, set) }
             if options.codec == .av1 { return try VideoEncoder.configureSVTAV1(ctx, options, set) }
             try set("preset", options.preset)
             if let tune = options.tune { try set("tune", tune) }
@@ -161,6 +163,25 @@ public final class VideoEncoder {
         var params = "scd=0:irefresh-type=2"
         if options.tune == "zerolatency" { params += ":pred-struct=1" }
         try set("svtav1-params", params)
+    }
+
+    /// libaom-av1's settings, for AV1 whose keyframes must fall where they are forced (FFmpeg's wrapper turns a frame's
+    /// `pict_type` I into `AOM_EFLAG_FORCE_KF`; SVT-AV1 cannot): the realtime usage at the fastest speed FFmpeg 5.1
+    /// allows for x264's fast presets (`cpu-used` 8; slower presets lower), CRF on the same 0-63 scale as SVT-AV1's, no
+    /// lookahead under `tune zerolatency`, row multithreading. The GOP is the segment's; forced keyframes come before it.
+    static func configureAOM(_ ctx: UnsafeMutablePointer<AVCodecContext>, _ options: VideoEncoderOptions,
+                             _ set: (String, String) throws -> Void) throws {
+        let speeds = ["placebo": 2, "veryslow": 3, "slower": 4, "slow": 5, "medium": 6, "fast": 7, "faster": 8,
+                      "veryfast": 8, "superfast": 8, "ultrafast": 8]
+        try set("usage", "realtime")
+        try set("cpu-used", String(min(8, speeds[options.preset] ?? Int(options.preset) ?? 8)))
+        try set("row-mt", "1")
+        if options.tune == "zerolatency" { try set("lag-in-frames", "0") }
+        if let bitRate = options.bitRate {
+            ctx.pointee.bit_rate = Int64(bitRate)
+        } else {
+            try set("crf", String((options.crf ?? 23) * 63 / 51))
+        }
     }
 
     /// Annex-B parameter sets as the encoder gives them (x264: SPS/PPS `00 00 00 01 67 ...`; x265: VPS/SPS/PPS);

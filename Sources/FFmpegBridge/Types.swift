@@ -206,6 +206,9 @@ public struct VideoEncoderOptions: Sendable {
     /// parallelism, without a wait between slices at every picture (measured: 6.1× real time and 1.69 cores against
     /// 5.5× and 1.62 for the 720/480/360 test-pattern ladder, `--no-realtime`).
     public var threads = 0
+    /// Keyframes exactly where told (`forceKeyframe`), off the segment grid too: for AV1, libaom-av1 (realtime usage)
+    /// instead of SVT-AV1, which keeps its fixed GOP. x264 and x265 always do.
+    public var exactKeyframes = false
     /// The longest GOP an encoder is opened with (an hour at 60 fps).
     public static let maxGOPFrames = 216_000
 

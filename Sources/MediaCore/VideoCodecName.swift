@@ -4,7 +4,8 @@ public enum VideoCodecName: String, Sendable, Hashable, CaseIterable, CustomStri
     case h264
     /// H.265 with libx265.
     case hevc
-    /// AV1 with SVT-AV1 (keyframes from its fixed GOP only: SVT-AV1 1.4 ignores a forced keyframe).
+    /// AV1 with SVT-AV1 (keyframes from its fixed GOP only: SVT-AV1 1.4 ignores a forced keyframe), or libaom-av1 where
+    /// keyframes must fall where they are forced (`VideoEncoderOptions.exactKeyframes`).
     case av1
 
     /// The libavcodec encoder.
@@ -25,7 +26,7 @@ public enum VideoCodecName: String, Sendable, Hashable, CaseIterable, CustomStri
         }
     }
 
-    /// Whether the encoder makes a keyframe exactly where it is told (x264, x265); SVT-AV1 keeps its fixed GOP.
+    /// Whether the default encoder makes a keyframe exactly where it is told (x264, x265); SVT-AV1 keeps its fixed GOP.
     public var honoursForcedKeyframes: Bool { self != .av1 }
 
     /// `h264`, `avc`, `x264`; `hevc`, `h265`, `x265`; `av1`, `svtav1` (any case); nil for anything else.

@@ -133,13 +133,12 @@ extension Ladder {
             $0.height != $1.height ? $0.height > $1.height : ($0.codec != .h264 && $1.codec == .h264)
         }
         guard !rungs.isEmpty else { throw .nothingLeft(dropped: droppedNames, sourceWidth: sourceWidth, sourceHeight: sourceHeight) }
-        let fixedGOP = encoded.filter { !$0.codec.honoursForcedKeyframes }.map(\.name)
-        if source != nil, !fixedGOP.isEmpty {
-            // The other encoded rungs take an IDR at each of the copied rung's keyframes; SVT-AV1 cannot.
-            notices.append("--ladder: \(fixedGOP.joined(separator: ", ")) keep\(fixedGOP.count == 1 ? "s" : "") SVT-AV1's "
-                           + "fixed one-segment GOP (it ignores forced keyframes), so \(fixedGOP.count == 1 ? "its" : "their") "
-                           + "segments line up with the copied 'source' rung only where the input's keyframes fall on that "
-                           + "grid; for an aligned AV1 ladder list heights only")
+        let exact = encoded.filter { !$0.codec.honoursForcedKeyframes }.map(\.name)
+        if source != nil, !exact.isEmpty {
+            // The encoded rungs take an IDR at each of the copied rung's keyframes; SVT-AV1 cannot, libaom-av1 can.
+            notices.append("--ladder: \(exact.joined(separator: ", ")) \(exact.count == 1 ? "is" : "are") encoded with libaom-av1 "
+                           + "(realtime), which puts a keyframe at each of the copied 'source' rung's; SVT-AV1, the other "
+                           + "AV1 encoder, keeps a fixed GOP")
         }
         return (rungs, notices)
     }
@@ -172,8 +171,10 @@ extension Ladder {
 
 extension LadderRung {
     /// The encoder settings of an encoded rung: `base` (preset, tune) with the rung's rate control (no CRF).
-    func settings(_ base: VideoSettings) -> VideoSettings {
+    /// - Parameter exactKeyframes: the rung takes an IDR at each of a copied rung's keyframes (`VideoSettings`).
+    func settings(_ base: VideoSettings, exactKeyframes: Bool = false) -> VideoSettings {
         var s = base
+        s.exactKeyframes = exactKeyframes
         s.crf = nil
         s.bitRate = bitRate
         s.maxBitRate = maxBitRate

@@ -23,8 +23,10 @@ final class LadderVideoProcessor: StreamProcessor {
     private var sourceKeyframes: Set<Int64> = []
 
     var outputKinds: [TrackFormat.Kind] { rungs.map { _ in .video } }
-    var outputFormats: [TrackFormat?] { rungs.map { $0.stage.format.carrying(captions.found) } }
-    private(set) var formatVersion = 1
+    var outputFormats: [TrackFormat?] { rungs.map { $0.stage.format?.carrying(captions.found) } }
+    /// Changes with the captions found and with each rung whose format became known at its first packet.
+    var formatVersion: Int { captionChanges + rungs.filter { $0.stage.format != nil }.count }
+    private var captionChanges = 1
     /// The input's closed captions: the decoded frames keep them as side data through the scalers to every encoder.
     private var captions: CaptionProbe
 
@@ -42,7 +44,8 @@ final class LadderVideoProcessor: StreamProcessor {
         let rate = stream.frameRate ?? Rational(30, 1)
         self.rungs = try rungs.enumerated().map { i, r in
             Rung(scaler: VideoScaler(width: r.width, height: r.height),
-                        stage: try VideoEncodeStage(width: r.width, height: r.height, frameRate: rate, settings: r.settings(settings),
+                        stage: try VideoEncodeStage(width: r.width, height: r.height, frameRate: rate,
+                                                    settings: r.settings(settings, exactKeyframes: followSourceKeyframes),
                                                     segmentDuration: segmentDuration, trackID: firstTrackID + UInt32(i),
                                                     timescale: timescale, startupKeyframe: startupKeyframe))
         }
@@ -53,7 +56,7 @@ final class LadderVideoProcessor: StreamProcessor {
     deinit { lanes.stop() }
 
     func process(_ packet: Packet) throws -> [[Sample]] {
-        if captions.look(at: packet) { formatVersion += 1 }
+        if captions.look(at: packet) { captionChanges += 1 }
         if followSourceKeyframes, packet.isKeyframe, let pts = packet.pts ?? packet.dts { sourceKeyframes.insert(pts) }
         var out = try takeHeld()
         for frame in try decoder.decodeFrames(packet) { try encode(frame, into: &out) }

@@ -71,7 +71,8 @@ final class TestPatternSource: MediaSource {
         var batch = SourceBatch()
         if !announced {
             announced = true
-            for (t, r) in rungs.enumerated() { batch.events.append(.format(track: t, r.stage.format)) }
+            // (The test pattern's encoders give their configuration at open: SVT-AV1, not libaom-av1.)
+            for (t, r) in rungs.enumerated() { if let f = r.stage.format { batch.events.append(.format(track: t, f)) } }
             batch.events.append(.format(track: rungs.count, audioStage.format))
         }
         let dueMicros = MediaTime.rescale(index, timeBase: timeBase, to: 1_000_000)

@@ -2,6 +2,7 @@ import FFmpegBridge
 import ISOBMFF
 import MediaCore
 import Segmenter
+import Synchronization
 
 /// What to do with input codecs that an HLS fMP4 track cannot carry as they are.
 public enum TranscodeMode: String, Sendable, CaseIterable {
@@ -23,6 +24,9 @@ public struct VideoSettings: Sendable {
     /// VBV peak rate and buffer (bits/s, bits), for ladder rungs.
     public var maxBitRate: Int?
     public var bufferSize: Int?
+    /// Keyframes exactly where forced, off the segment grid too (a ladder rung beside a copied `source` rung, which
+    /// takes an IDR at each of the input's keyframes): AV1 is then encoded with libaom-av1, not SVT-AV1.
+    public var exactKeyframes = false
     /// Output size; nil keeps the input size.
     public var width: Int?
     public var height: Int?
@@ -183,7 +187,12 @@ final class VideoEncodeStage {
     static let defaultTimescale: Int32 = 90_000
     let timescale: Int32
     let encoder: VideoEncoder
-    let format: TrackFormat
+    /// The track's format; `nil` until the first packet when the encoder gives its configuration only with it
+    /// (libaom-av1 through FFmpeg 5.1: its sequence header comes with the first keyframe, not at open).
+    var format: TrackFormat? { openedFormat ?? firstPacketFormat.withLock { $0 } }
+    private let openedFormat: TrackFormat?
+    private let firstPacketFormat = Mutex<TrackFormat?>(nil)
+    private let trackID: UInt32
     private var schedule: KeyframeGrid
     /// Splice points (ticks, ascending) still to come: the frame at each is an IDR whatever the grid says.
     private var splices: [Int64] = []
@@ -213,15 +222,17 @@ final class VideoEncodeStage {
         o.maxBitRate = settings.maxBitRate
         o.bufferSize = settings.bufferSize
         o.threads = encoderThreads
+        o.exactKeyframes = settings.exactKeyframes
         encoder = try VideoEncoder(o)
         codec = settings.codec
-        let record: TrackFormat.Codec = switch settings.codec {
+        self.trackID = trackID
+        let record: TrackFormat.Codec? = switch settings.codec {
         case .h264: .h264(avcC: try AVC.avcC(fromExtradata: encoder.extradata))
         case .hevc: .hevc(hvcC: try HEVC.hvcC(fromExtradata: encoder.extradata))
-        case .av1: .av1(av1C: try AV1.av1C(fromExtradata: encoder.extradata))
+        case .av1: encoder.extradata.isEmpty ? nil : .av1(av1C: try AV1.av1C(fromExtradata: encoder.extradata))
         }
-        format = TrackFormat(trackID: trackID, kind: .video, timescale: timescale, codec: record,
-                             width: width, height: height)
+        openedFormat = record.map { TrackFormat(trackID: trackID, kind: .video, timescale: timescale, codec: $0,
+                                                width: width, height: height) }
         schedule = KeyframeGrid(interval: segmentDuration.converted(to: timescale).value,
                                     startup: startupKeyframe.map { $0.converted(to: timescale).value },
                                     tolerance: frameTicks / 2)
@@ -282,6 +293,15 @@ final class VideoEncodeStage {
         case .hevc: HEVC.sample(from: p.data, prefixSEI: pendingCaptions.removeValue(forKey: p.pts).flatMap(SEI.hevcCaptionNAL))
         case .av1: AV1.sample(from: p.data)
         }
+        if openedFormat == nil, p.isKeyframe {
+            // The configuration the encoder did not give at open: its sequence header, in this first keyframe.
+            firstPacketFormat.withLock { f in
+                guard f == nil, let record = (try? AV1.av1C(fromExtradata: encoder.extradata)) ?? (try? AV1.av1C(inBand: p.data)) ?? nil
+                else { return }
+                f = TrackFormat(trackID: trackID, kind: .video, timescale: timescale, codec: .av1(av1C: record),
+                                width: encoder.options.width, height: encoder.options.height)
+            }
+        }
         return Sample(data: data, dts: p.dts, pts: p.pts, isSync: p.isKeyframe, durationHint: p.duration > 0 ? p.duration : nil)
     }
 }
@@ -289,7 +309,7 @@ final class VideoEncodeStage {
 /// Decode any video codec, convert/scale to yuv420p, encode H.264 with IDRs on segment boundaries.
 final class VideoTranscodeProcessor: TrackProcessor {
     let kind = TrackFormat.Kind.video
-    var format: TrackFormat? { stage.format.carrying(captions.found) }
+    var format: TrackFormat? { stage.format?.carrying(captions.found) }
     private(set) var formatVersion = 1
     private var captions: CaptionProbe
     var timescale: Int32 { stage.timescale }

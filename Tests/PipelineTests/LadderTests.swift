@@ -30,13 +30,13 @@ struct LadderPlanTests {
         #expect(message { try plan("720:hevc,720:h265") } == "--ladder: 720p is given twice")
     }
 
-    /// SVT-AV1 (FFmpeg 5.1) ignores forced keyframes: beside a copied rung its segments cannot follow the input's
-    /// keyframes, and the log says so once; all-encoded ladders share the fixed grid and say nothing.
+    /// SVT-AV1 (FFmpeg 5.1) ignores forced keyframes: beside a copied rung, whose keyframes every encoded rung follows,
+    /// an AV1 rung is encoded with libaom-av1 instead, and the log says so once; all-encoded ladders share the fixed
+    /// grid and keep SVT-AV1.
     @Test func av1RungsBesideACopiedRungAreNoticed() throws {
         let mixed = try plan("source,720:av1,360")
-        #expect(mixed.notices == ["--ladder: 720p-av1 keeps SVT-AV1's fixed one-segment GOP (it ignores forced keyframes), "
-                                  + "so its segments line up with the copied 'source' rung only where the input's keyframes "
-                                  + "fall on that grid; for an aligned AV1 ladder list heights only"])
+        #expect(mixed.notices == ["--ladder: 720p-av1 is encoded with libaom-av1 (realtime), which puts a keyframe at each "
+                                  + "of the copied 'source' rung's; SVT-AV1, the other AV1 encoder, keeps a fixed GOP"])
         #expect(try plan("720:av1,360:av1").notices.isEmpty)
         #expect(try plan("source,720:hevc,360").notices.isEmpty)
     }

@@ -80,7 +80,7 @@ import TestSupport
         }
         #expect(keys.count >= 4, "\(c): keyframes \(keys)")
 
-        var seg = try Segmenter(tracks: [stage.format], segmentDuration: .seconds(1),
+        var seg = try Segmenter(tracks: [try #require(stage.format)], segmentDuration: .seconds(1),
                                 fragmentDuration: MediaTime(value: 333, timescale: 1000))
         var segments: [Segment] = []
         for s in samples { segments += try seg.append(s, track: 0) }

@@ -68,6 +68,31 @@ def test_av1_encoded_on_the_segment_grid(origin_bin, clip, tmp_path):
     assert got and int(got[0]["nb_read_frames"]) == 120
 
 
+def test_av1_beside_a_copied_rung_follows_its_keyframes(origin_bin, tmp_path):
+    """`--ladder source,180:av1` of an input whose keyframes are off any grid (0, 1.32, 2.12, 3.4 s): every encoded
+    rung takes an IDR at each of the copied rung's keyframes; SVT-AV1 cannot, so the AV1 rung is encoded with
+    libaom-av1, and its segments line up with the source's (the strict checker: keyframe starts, the same segment
+    times in every rung). Shown failing with SVT-AV1 there."""
+    src = str(tmp_path / "irregular.mp4")
+    subprocess.run(["ffmpeg", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25", "-f", "lavfi", "-i",
+                    "sine=frequency=440:sample_rate=48000", "-t", "4", "-c:v", "libx264", "-preset", "ultrafast",
+                    "-g", "1000", "-sc_threshold", "0", "-force_key_frames", "0,1.32,2.12,3.4", "-c:a", "aac", src],
+                   check=True, timeout=60)
+    keys = subprocess.run(["ffprobe", "-v", "error", "-select_streams", "v", "-show_entries", "packet=pts_time,flags",
+                           "-of", "csv=p=0", src], capture_output=True, text=True, check=True).stdout.split()
+    assert [round(float(k.split(",")[0]), 2) for k in keys if ",K" in k] == [0.0, 1.32, 2.12, 3.4]   # the fixture
+    out = tmp_path / "out"
+    _package(origin_bin, src, out, "--ladder", "source,180:av1", "--segment-duration", "1")
+    res = presentation.check_vod_presentation(str(out))
+    assert res.errors == [], "\n".join(res.errors[:10])
+    durations = {r: [round(seg.duration, 2) for seg in m3u8.parse_media(open(out / f"{r}.m3u8").read()).segments]
+                 for r in ("source", "180p-av1")}
+    # Cut at the first keyframe 1 s or more into a segment: 0, 1.32, 3.4 (2.12 is only 0.8 s after 1.32).
+    assert durations["source"] == durations["180p-av1"] == [1.32, 2.08, 0.6], durations
+    got = [s for s in _streams(str(out / "180p-av1.m3u8")) if s["codec_name"] == "av1"]
+    assert got and int(got[0]["nb_read_frames"]) == 100
+
+
 def _ac3_fields(frame):
     """syncinfo (§5.3.1) and the start of bsi (§5.3.2): fscod, frmsizecod, bsid, bsmod, acmod, lfeon."""
     assert frame[:2] == b"\x0b\x77", "no AC-3 sync word"
