@@ -610,7 +610,9 @@ class ClearKeyLicence(http.server.SimpleHTTPRequestHandler):
         self.wfile.write(out)
 
 
-def test_hlsjs_plays_with_clearkey(live_cbcs, tmp_path):
+def play_with_clearkey(src, seconds, tmp_path, query=""):
+    """hls.js on the ClearKey page playing `src` for `seconds` (licences from `ClearKeyLicence`, whose requests are
+    reset first); Chromium's result."""
     need_chromium()
     if not os.path.exists(procs.HLSJS_PATH):
         pytest.skip(f"{procs.HLSJS_PATH} missing (scripts/install-deps fetches it)")
@@ -619,16 +621,24 @@ def test_hlsjs_plays_with_clearkey(live_cbcs, tmp_path):
     ClearKeyLicence.requests = []
     handler = functools.partial(ClearKeyLicence, directory=str(tmp_path))
     with procs.LoopbackHTTPServer(handler) as page:
-        src = live_cbcs.url("/index.m3u8")
-        res = chromium.chromium_play(page.base_url + "/clearkey.html?src=" + src, 4, startup_timeout=15)
-    print(chromium.summary(res))
-    # A licence request per key period played (1-s periods: several across the 4 s).
-    asked = {k for kids in ClearKeyLicence.requests for k in kids}
-    assert len(asked) >= 3 and asked <= {b64url(k) for k in ROTATED}, ClearKeyLicence.requests
-    # Keys and decryption are this test's point (like test_encryption's): a loose playback bound, no crypto error.
+        res = chromium.chromium_play(f"{page.base_url}/clearkey.html?{query}src={src}", seconds, startup_timeout=15)
+    print(chromium.summary(res), ClearKeyLicence.requests)
+    return res
+
+
+def assert_plays_without_key_errors(res):
+    """Keys and decryption are these tests' point (like test_encryption's): a loose playback bound, no crypto error."""
     assert chromium.playback_problems(res, max_dropped=0.5, min_advance=0.5) == []
     crypto = [e for e in res["errors"] if re.search(r"key|decrypt|eme|drm", str(e.get("details", "")), re.I)]
     assert crypto == [], crypto[:3]
+
+
+def test_hlsjs_plays_with_clearkey(live_cbcs, tmp_path):
+    res = play_with_clearkey(live_cbcs.url("/index.m3u8"), 4, tmp_path)
+    # A licence request per key period played (1-s periods: several across the 4 s).
+    asked = {k for kids in ClearKeyLicence.requests for k in kids}
+    assert len(asked) >= 3 and asked <= {b64url(k) for k in ROTATED}, ClearKeyLicence.requests
+    assert_plays_without_key_errors(res)
 
 
 TRACK_KEYS = {label: (f"0123456789abcdef0123456789abcde{n}", bytes([0x10 * n + i for i in range(16)]).hex())
@@ -780,22 +790,10 @@ def test_hlsjs_plays_per_track_keys_and_switches_between_them(live_tracks, tmp_p
     """hls.js with Chromium's ClearKey CDM plays the live ladder of per-track keys: it asks the licence endpoint for the
     audio's key and its first variant's, and, switched to the other variant after 2 s, for that one's key too; no
     key or decryption error. Then the recording's MPD gives each set its key."""
-    need_chromium()
-    if not os.path.exists(procs.HLSJS_PATH):
-        pytest.skip(f"{procs.HLSJS_PATH} missing (scripts/install-deps fetches it)")
-    shutil.copy(procs.HLSJS_PATH, tmp_path / "hls.mjs")
-    (tmp_path / "clearkey.html").write_text(CLEARKEY_PAGE)
-    ClearKeyLicence.requests = []
-    handler = functools.partial(ClearKeyLicence, directory=str(tmp_path))
-    with procs.LoopbackHTTPServer(handler) as page:
-        src = live_tracks.url("/index.m3u8")
-        res = chromium.chromium_play(page.base_url + "/clearkey.html?switch=2&src=" + src, 6, startup_timeout=15)
-    print(chromium.summary(res), ClearKeyLicence.requests)
+    res = play_with_clearkey(live_tracks.url("/index.m3u8"), 6, tmp_path, query="switch=2&")
     asked = {k for kids in ClearKeyLicence.requests for k in kids}
     assert asked == {b64url(bytes.fromhex(kid)) for kid, _ in TRACK_KEYS.values()}, ClearKeyLicence.requests
-    assert chromium.playback_problems(res, max_dropped=0.5, min_advance=0.5) == []
-    crypto = [e for e in res["errors"] if re.search(r"key|decrypt|eme|drm", str(e.get("details", "")), re.I)]
-    assert crypto == [], crypto[:3]
+    assert_plays_without_key_errors(res)
     live_tracks.stop()
     text = open(os.path.join(live_tracks.record, "manifest.mpd")).read()
     check_mpd(text, "cbcs", {"common"}, kids=[kid for kid, _ in TRACK_KEYS.values()])
