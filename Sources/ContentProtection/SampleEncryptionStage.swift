@@ -40,6 +40,8 @@ public final class SampleEncryptionStage: PresentationConsumer, Sendable {
         var current: [Int: SampleProtection] = [:]
         /// Per rendition: its key (`keys.entries` index), from its latest init segment.
         var keyOf: [Int: Int] = [:]
+        /// Per rendition: the key its latest init segment names (its `tenc`, its `pssh` boxes).
+        var initKey: [Int: SampleProtection] = [:]
         /// Per rendition: how its tracks are protected (from its latest init segment).
         var protectors: [Int: FragmentProtector] = [:]
         /// Renditions of no media track (subtitles), which stay in the clear.
@@ -138,6 +140,7 @@ public final class SampleEncryptionStage: PresentationConsumer, Sendable {
                 s.keyOf[r] = k
                 return s.current[k]
             } ?? keys.entries[k].protection.period(0)
+            state.withLock { $0.initKey[r] = key }
             let bytes = try InitSegment.make(tracks: tracks,
                                              protection: protected.mapValues { $0.encryption(keyID: key.keyID, constantIV: key.constantIV) },
                                              systems: key.systemHeaders)
@@ -163,7 +166,7 @@ public final class SampleEncryptionStage: PresentationConsumer, Sendable {
             }
             info.byteCount = sealed.count
             info.offset = offset
-            info.encryption = clear ? nil : key.segmentEncryption
+            info.encryption = clear ? nil : encryption(key, rendition: r)
             try downstream.consume(.part(rendition: r, info, bytes: MediaBytes(sealed)))
         case .segment(let r, var info, let bytes):
             let key = protection(segment: info.sequence, rendition: r)
@@ -197,11 +200,22 @@ public final class SampleEncryptionStage: PresentationConsumer, Sendable {
                                      decodeTime: k.decodeTime)
                 }
             }
-            info.encryption = clear ? nil : key.segmentEncryption
+            info.encryption = clear ? nil : encryption(key, rendition: r)
             count(r, info)
-            info.nextEncryption = isClear(info.sequence &+ 1) ? nil : protection(segment: info.sequence &+ 1, rendition: r).segmentEncryption
+            info.nextEncryption = isClear(info.sequence &+ 1) ? nil : encryption(protection(segment: info.sequence &+ 1, rendition: r), rendition: r)
             try downstream.consume(.segment(rendition: r, info, bytes: MediaBytes(chunks: pieces)))
         }
+    }
+
+    /// What a part or segment of rendition `r` under `key` states: the key's facts, and (with key periods) the key its
+    /// init segment names when that is another period's.
+    private func encryption(_ key: SampleProtection, rendition r: Int) -> SegmentEncryption {
+        var e = key.segmentEncryption
+        if rotating, let initial = state.withLock({ $0.initKey[r] }), initial.keyID != key.keyID {
+            e.initKeyID = initial.keyID
+            e.initKeySystems = initial.keySystems
+        }
+        return e
     }
 
     private func protector(_ r: Int) throws -> FragmentProtector {

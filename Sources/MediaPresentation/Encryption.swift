@@ -73,6 +73,11 @@ public struct SegmentEncryption: Sendable, Equatable, CustomStringConvertible {
     public var iv: [UInt8]
     /// The DRM systems' keys of a sample-encrypted segment, the first one first (empty for AES-128).
     public var keySystems: [KeySystemKey]
+    /// With key periods (CENC): what the rendition's init segment states, the key of the period it was made in: its
+    /// `tenc` default_KID and its `pssh` boxes (the DRM systems' keys). DASH's `cenc:default_KID` must be the `tenc`'s
+    /// (DASH-IF IOP 4.3 §7.4.1.1); `nil`: this segment's own key is the init segment's.
+    public var initKeyID: [UInt8]?
+    public var initKeySystems: [KeySystemKey]?
 
     public init(method: EncryptionMethod = .aes128, key: ContentKey, iv: [UInt8], keySystems: [KeySystemKey] = []) {
         precondition(iv.count == 16, "an AES-128 IV is 16 bytes")

@@ -144,12 +144,14 @@ public enum ManifestBuilder {
 
     /// The `ContentProtection` of sample-encrypted segments (DASH-IF IOP 4.3 §7.5.2): the common scheme with `value`
     /// `cenc`/`cbcs` and `cenc:default_KID`, then one per DRM system with its `cenc:pssh` (FairPlay, which has no
-    /// `pssh` and no DASH signalling, is left out). Each AdaptationSet has its representations' key's.
+    /// `pssh` and no DASH signalling, is left out). Each AdaptationSet has its representations' init segment's key's.
     static func descriptors(_ e: SegmentEncryption) -> [MPD.ContentProtection] {
-        guard e.method.isSampleEncryption, let kid = e.key.keyID else { return [] }
+        // The init segment's key (DASH-IF IOP 4.3 §7.4.1.1: "the default KID, as specified by the 'tenc' box"), which
+        // with key periods is the period's it was made in; the fragments name the later ones (`seig`, `pssh`).
+        guard e.method.isSampleEncryption, let kid = e.initKeyID ?? e.key.keyID else { return [] }
         var descriptors = [MPD.ContentProtection(schemeIdUri: MPD.ContentProtection.mp4Protection,
                                                  value: e.method == .sampleAES ? "cbcs" : "cenc", defaultKID: uuid(kid))]
-        for k in e.keySystems {
+        for k in e.initKeySystems ?? e.keySystems {
             guard let pssh = k.pssh else { continue }
             descriptors.append(MPD.ContentProtection(schemeIdUri: "urn:uuid:" + uuid(k.systemID), pssh: base64(pssh)))
         }

@@ -259,6 +259,12 @@ def iframe_ranges(text):
 NS = {"mpd": "urn:mpeg:dash:schema:mpd:2011", "cenc": "urn:mpeg:cenc:2013"}
 
 
+def default_kids(text):
+    """The cenc:default_KIDs of an MPD's ContentProtection descriptors, as 32 hex digits."""
+    return {cp.get(f"{{{NS['cenc']}}}default_KID").replace("-", "") for cp in ET.fromstring(text).findall(".//mpd:ContentProtection", NS)
+            if cp.get(f"{{{NS['cenc']}}}default_KID")}
+
+
 def check_mpd(text, scheme, systems, kids=(KID,)):
     """Every AdaptationSet: the common scheme with value cenc/cbcs and cenc:default_KID (one of `kids`), then one
     ContentProtection per DRM system whose cenc:pssh is a whole pssh box of that SystemID naming that KID."""
@@ -523,6 +529,9 @@ def test_live_parts_and_segments_decrypt(live_cbcs):
     r = h.get(s.url("/manifest.mpd"))
     assert r.status == 200, r.status
     check_mpd(r.text, "cbcs", {"common"}, kids=[k.hex() for k in ROTATED])
+    # DASH-IF IOP 4.3 §7.4.1.1: cenc:default_KID is "the default KID, as specified by the 'tenc' box": the init
+    # segment's (the period it was made in), not the latest period's.
+    assert default_kids(r.text) == {p["kid"].hex() for p in prot.values()}, (default_kids(r.text), prot)
     # No key route for CENC, and the key is nowhere in what the origin says.
     assert h.get(s.url("/keys/0.key")).status == 404
     assert KEY not in s.stderr().lower()
@@ -814,5 +823,7 @@ def test_the_recording_keeps_the_encrypted_bytes_and_its_mpd_says_how(live_cbcs)
     assert cd.decrypt_segment(recorded, prot, ROTATED)[2]["protected_bytes"] > 0
     assert key_lines(open(os.path.join(s.record, "stream.m3u8")).read())[0]["METHOD"] == "SAMPLE-AES"
     assert not os.path.exists(os.path.join(s.record, "keys"))
-    check_mpd(open(os.path.join(s.record, "manifest.mpd")).read(), "cbcs", {"common"}, kids=[k.hex() for k in ROTATED])
+    recorded_mpd = open(os.path.join(s.record, "manifest.mpd")).read()
+    check_mpd(recorded_mpd, "cbcs", {"common"}, kids=[k.hex() for k in ROTATED])
+    assert default_kids(recorded_mpd) == {p["kid"].hex() for p in prot.values()}
 
