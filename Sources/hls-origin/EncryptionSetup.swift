@@ -41,45 +41,10 @@ struct EncryptionSetup: Sendable {
             var systems = (options.drm?.systems ?? []).map { DRMSystem(rawValue: $0.rawValue)! }
             if let path = options.cpix {
                 let document = try Self.cpix(path, privateKey: options.cpixKey)
-                if let s = document.scheme, s != protectionScheme {
-                    throw ValidationError("--cpix \(path): its content key is for \(s.rawValue), not \(protectionScheme.rawValue)")
-                }
                 if options.drm == nil { systems = document.systems }
-                guard document.hasPeriods == (options.keyPeriod != nil) else {
-                    throw ValidationError(document.hasPeriods
-                        ? "--cpix \(path): its keys are for key periods: give --key-period, their length"
-                        : "--key-period with --cpix \(path): the document has no key periods (ContentKeyPeriodList) to rotate through")
-                }
-                guard let period = options.keyPeriod?.time else {
-                    // Each content key with the tracks its usage rules give it (one key: every track).
-                    kind = .samples(TrackKeys(try document.keys.map { k in
-                        (k.usage, try SampleProtection(scheme: protectionScheme, key: k.key, keyID: k.keyID, systems: systems))
-                    }), clearLead: options.clearLead?.time)
-                    return
-                }
-                // Key periods: per track type (the same filters), its keys by period; past the last period given, the
-                // last key is kept (one warning).
-                var groups: [(usage: KeyUsage, keys: [ContentKey])] = []
-                for k in document.keys {
-                    let key = ContentKey(id: k.period ?? 0, bytes: k.key, keyID: k.keyID)
-                    if let i = groups.firstIndex(where: { $0.usage.video == k.usage.video && $0.usage.audio == k.usage.audio }) {
-                        groups[i].keys.append(key)
-                    } else {
-                        groups.append((k.usage, [key]))
-                    }
-                }
-                if let g = groups.first(where: { !$0.keys.contains { $0.id == 0 } }) {
-                    throw ValidationError("--cpix \(path): the \(g.usage.label) tracks have no key for key period 0, where the stream begins")
-                }
-                kind = .samples(TrackKeys(try groups.enumerated().map { i, g in
-                    let last = g.keys.map(\.id).max() ?? 0
-                    let keys = FetchedPeriodKeys(g.keys, onEvent: { event in
-                        if i == 0, case .keeping(let n, _) = event {
-                            logger.warning("--cpix \(path): no key for key period \(n) (the document's last is \(last)); keeping period \(last)'s key")
-                        }
-                    })
-                    return (g.usage, try SampleProtection(scheme: protectionScheme, systems: systems, keyPeriod: period, keys: keys))
-                }), clearLead: options.clearLead?.time)
+                kind = .samples(try Self.documentKeys(document, path: path, scheme: protectionScheme, systems: systems,
+                                                      keyPeriod: options.keyPeriod?.time, logger: logger),
+                                clearLead: options.clearLead?.time)
                 return
             }
             if let server = options.keyServer {
@@ -103,6 +68,47 @@ struct EncryptionSetup: Sendable {
             kind = .samples(TrackKeys(try SampleProtection(scheme: protectionScheme, key: key, keyID: options.key?.keyID, systems: systems,
                                                            keyPeriod: options.keyPeriod?.time)), clearLead: options.clearLead?.time)
         }
+    }
+
+    /// A `--cpix` document's keys: each content key for the tracks its usage rules give it (one key: every track), and
+    /// with key periods (`keyPeriod`, which the document's periods need) per track type its keys by period, the last
+    /// kept past the document's last period (one warning).
+    static func documentKeys(_ document: CPIXDocument, path: String, scheme: ProtectionScheme, systems: [DRMSystem],
+                             keyPeriod: MediaTime?, logger: Logger) throws -> TrackKeys {
+        if let s = document.scheme, s != scheme {
+            throw ValidationError("--cpix \(path): its content key is for \(s.rawValue), not \(scheme.rawValue)")
+        }
+        guard document.hasPeriods == (keyPeriod != nil) else {
+            throw ValidationError(document.hasPeriods
+                ? "--cpix \(path): its keys are for key periods: give --key-period, their length"
+                : "--key-period with --cpix \(path): the document has no key periods (ContentKeyPeriodList) to rotate through")
+        }
+        guard let keyPeriod else {
+            return TrackKeys(try document.keys.map { k in
+                (k.usage, try SampleProtection(scheme: scheme, key: k.key, keyID: k.keyID, systems: systems))
+            })
+        }
+        var groups: [(usage: KeyUsage, keys: [ContentKey])] = []
+        for k in document.keys {
+            let key = ContentKey(id: k.period ?? 0, bytes: k.key, keyID: k.keyID)
+            if let i = groups.firstIndex(where: { $0.usage.video == k.usage.video && $0.usage.audio == k.usage.audio }) {
+                groups[i].keys.append(key)
+            } else {
+                groups.append((k.usage, [key]))
+            }
+        }
+        if let g = groups.first(where: { !$0.keys.contains { $0.id == 0 } }) {
+            throw ValidationError("--cpix \(path): the \(g.usage.label) tracks have no key for key period 0, where the stream begins")
+        }
+        return TrackKeys(try groups.enumerated().map { i, g in
+            let last = g.keys.map(\.id).max() ?? 0
+            let keys = FetchedPeriodKeys(g.keys, onEvent: { event in
+                if i == 0, case .keeping(let n, _) = event {
+                    logger.warning("--cpix \(path): no key for key period \(n) (the document's last is \(last)); keeping period \(last)'s key")
+                }
+            })
+            return (g.usage, try SampleProtection(scheme: scheme, systems: systems, keyPeriod: keyPeriod, keys: keys))
+        })
     }
 
     /// `--key-server`: the first keys fetched now (blocking: one line and a non-zero exit when the server refuses) and,
