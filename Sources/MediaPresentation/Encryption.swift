@@ -79,6 +79,10 @@ public struct SegmentEncryption: Sendable, Equatable, CustomStringConvertible {
     public var initKeyID: [UInt8]?
     public var initKeySystems: [KeySystemKey]?
 
+    /// The KID the rendition's init segment names (`tenc` default_KID): the same for every segment of one init, so it
+    /// is what tells renditions of different keys apart (per-track keys), whatever period each one's latest segment is in.
+    public var defaultKeyID: [UInt8]? { initKeyID ?? key.keyID }
+
     public init(method: EncryptionMethod = .aes128, key: ContentKey, iv: [UInt8], keySystems: [KeySystemKey] = []) {
         precondition(iv.count == 16, "an AES-128 IV is 16 bytes")
         precondition(method.isSampleEncryption != keySystems.isEmpty, "CENC is signalled by key systems, AES-128 by its key")

@@ -148,7 +148,7 @@ public enum ManifestBuilder {
     static func descriptors(_ e: SegmentEncryption) -> [MPD.ContentProtection] {
         // The init segment's key (DASH-IF IOP 4.3 §7.4.1.1: "the default KID, as specified by the 'tenc' box"), which
         // with key periods is the period's it was made in; the fragments name the later ones (`seig`, `pssh`).
-        guard e.method.isSampleEncryption, let kid = e.initKeyID ?? e.key.keyID else { return [] }
+        guard e.method.isSampleEncryption, let kid = e.defaultKeyID else { return [] }
         var descriptors = [MPD.ContentProtection(schemeIdUri: MPD.ContentProtection.mp4Protection,
                                                  value: e.method == .sampleAES ? "cbcs" : "cenc", defaultKID: uuid(kid))]
         for k in e.initKeySystems ?? e.keySystems {
@@ -294,7 +294,7 @@ public enum ManifestBuilder {
                 representation.supplementalCodecs = String(codec)
                 representation.supplementalProfiles = dv.dropFirst().first.map(String.init)
             }
-            if let e = f.encryption, e.method.isSampleEncryption, let kid = e.key.keyID {
+            if let e = f.encryption, e.method.isSampleEncryption, let kid = e.defaultKeyID {
                 protection[representation.id] = (kid, descriptors(e))
             }
             if r.kind == .audio {

@@ -205,12 +205,12 @@ public enum PlaylistBuilder {
             r.kind.hasPictures ? iFrameStream(snap, scheme: r.scheme, uriQuery: uriQuery) : nil
         }.sorted { $0.bandwidth > $1.bandwidth }
         var playlist = MultivariantPlaylist(variants: variants, media: media, iFrameStreams: iFrameStreams)
-        // Sample encryption is signalled up front too (its keys are the same for every segment), each key once (per-track
-        // keys: one for SD, one for HD, one for the audio...); AES-128's URI is a key file per period, which a session
-        // key would only repeat.
+        // Sample encryption is signalled up front too, each key once: per init segment's key (per-track keys: one for SD,
+        // one for HD, one for the audio...; with key periods, the latest of each, however far each rendition has got).
+        // AES-128's URI is a key file per period, which a session key would only repeat.
         var kids: Set<[UInt8]> = []
         for e in snapshots.compactMap({ $0.window.last?.info.encryption ?? $0.partial.last?.info.encryption })
-        where e.method.isSampleEncryption && kids.insert(e.key.keyID ?? []).inserted {
+        where e.method.isSampleEncryption && kids.insert(e.defaultKeyID ?? []).inserted {
             playlist.sessionKeys.append(e.playlistKey())
         }
         return playlist

@@ -102,3 +102,54 @@ import Testing
         #expect(ManifestBuilder.frameRate(12.5) == Rational(12500, 1000))
     }
 }
+
+/// DASH's sets of encrypted video: representations of different keys (per-track keys) in sets of their own, switchable;
+/// representations of one key in one set whatever key period each one's latest segment is in (the init segment's KID,
+/// `defaultKeyID`, decides, and is what `cenc:default_KID` states).
+@Suite struct EncryptedSetsTests {
+    static func kid(_ b: UInt8) -> [UInt8] { [UInt8](repeating: b, count: 16) }
+
+    /// A cbcs segment under key period `period`'s key (KID `0x10 + period`), its init segment made under `initPeriod`'s.
+    static func encryption(period: UInt8, initPeriod: UInt8 = 0, track: UInt8 = 0) -> SegmentEncryption {
+        let keyID = kid(0x10 + track * 0x20 + period)
+        var e = SegmentEncryption(method: .sampleAES, key: ContentKey(id: UInt64(period), bytes: kid(1), keyID: keyID),
+                                  iv: kid(2), keySystems: [KeySystemKey(keyFormat: "org.w3.clearkey", uri: "data:,", systemID: kid(3))])
+        if period != initPeriod {
+            e.initKeyID = kid(0x10 + track * 0x20 + initPeriod)
+            e.initKeySystems = e.keySystems
+        }
+        return e
+    }
+
+    static func facts(_ name: String, height: Int, _ e: SegmentEncryption) -> ManifestBuilder.RepresentationFacts {
+        var video = Fixture.video
+        video.height = height
+        let template = MPD.SegmentTemplate(timescale: 90_000, initialization: "\(name)/init.mp4", media: "\(name)/seg$Number$.m4s",
+                                           startNumber: 0, timeline: [MPD.TimelineEntry(time: 0, duration: 90_000)])
+        return ManifestBuilder.RepresentationFacts(rendition: Rendition(name: name, kind: .video, scheme: .nested(name)),
+                                                   tracks: [video], statistics: VariantStatistics(peakBitRate: height * 1000, averageBitRate: height * 1000, frameRate: 30),
+                                                   segments: .template(template), encryption: e)
+    }
+
+    static func videoSets(_ facts: [ManifestBuilder.RepresentationFacts]) throws -> [MPD.AdaptationSet] {
+        try #require(ManifestBuilder.onDemand(facts, duration: .seconds(1), targetDuration: 1)).periods[0].adaptationSets
+            .filter { $0.contentType == .video }
+    }
+
+    @Test func oneKeyIsOneSetWhateverPeriodEachRenditionIsIn() throws {
+        // A rotating one-key ladder: 720p's latest segment already in period 4, 360p's still in 3.
+        let sets = try Self.videoSets([Self.facts("720p", height: 720, Self.encryption(period: 4)),
+                                       Self.facts("360p", height: 360, Self.encryption(period: 3))])
+        #expect(sets.count == 1 && sets[0].representations.count == 2 && sets[0].switchableWith.isEmpty)
+        #expect(sets[0].contentProtection.first?.defaultKID == "10101010-1010-1010-1010-101010101010", "the init segment's KID")
+    }
+
+    @Test func perTrackKeysAreSwitchableSetsOfTheirOwn() throws {
+        let sets = try Self.videoSets([Self.facts("720p", height: 720, Self.encryption(period: 0, track: 1)),
+                                       Self.facts("360p", height: 360, Self.encryption(period: 0, track: 0))])
+        #expect(sets.map { $0.representations.map(\.id) } == [["720p"], ["360p"]])
+        #expect(sets[0].switchableWith == [sets[1].id] && sets[1].switchableWith == [sets[0].id])
+        #expect(sets.map { $0.contentProtection.first?.defaultKID } == ["30303030-3030-3030-3030-303030303030",
+                                                                       "10101010-1010-1010-1010-101010101010"])
+    }
+}
