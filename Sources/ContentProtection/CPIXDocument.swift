@@ -67,6 +67,19 @@ public struct CPIXDocument: Sendable, Equatable {
     public var key: [UInt8] { keys[0].key }
     /// Whether its keys are for key periods.
     public var hasPeriods: Bool { keys.contains { $0.period != nil } }
+    /// Its keys by the tracks they protect (the same filters), in document order; each group's keys by period (one key
+    /// without key periods).
+    public var tracks: [(usage: KeyUsage, keys: [Key])] {
+        var groups: [(usage: KeyUsage, keys: [Key])] = []
+        for k in keys {
+            if let i = groups.firstIndex(where: { $0.usage.video == k.usage.video && $0.usage.audio == k.usage.audio }) {
+                groups[i].keys.append(k)
+            } else {
+                groups.append((k.usage, [k]))
+            }
+        }
+        return groups
+    }
 
     /// - Parameter privateKeyPEM: the recipient's RSA private key, for a document whose content key is encrypted
     ///   (`CPIXDelivery`); without it such a document is refused, one line.
@@ -126,25 +139,22 @@ public struct CPIXDocument: Sendable, Equatable {
         if keys.count > 1, let bare = keys.first(where: { usages[$0.bytes] == nil }) {
             throw CPIXError("ContentKey \(bare.kid) has no ContentKeyUsageRule: with several content keys, each one's rules say which tracks it protects")
         }
-        if !periods.isEmpty {
-            if let bare = keys.first(where: { periods[$0.bytes] == nil }) {
-                throw CPIXError("ContentKey \(bare.kid) has no KeyPeriodFilter: with key periods, each key is for one")
+        if !periods.isEmpty, let bare = keys.first(where: { periods[$0.bytes] == nil }) {
+            throw CPIXError("ContentKey \(bare.kid) has no KeyPeriodFilter: with key periods, each key is for one")
+        }
+        let document = CPIXDocument(keys: keys.map { Key(keyID: $0.bytes, key: $0.key, usage: usages[$0.bytes] ?? .all, period: periods[$0.bytes]) },
+                                    scheme: scheme, systems: systems(in: text))
+        for group in document.tracks {
+            // Per track type: one key a period, and a key where the stream begins.
+            let indices = group.keys.map { $0.period ?? 0 }
+            if let twice = indices.first(where: { n in indices.filter { $0 == n }.count > 1 }) {
+                throw CPIXError("two content keys are for the same tracks\(periods.isEmpty ? "" : " in key period \(twice)") (\(group.usage.label))")
             }
-            guard periods.values.contains(0) else {
-                throw CPIXError("no key is for key period 0, where the stream begins (its periods start at index \(periods.values.min()!))")
+            guard indices.contains(0) else {
+                throw CPIXError("no key is for key period 0, where the stream begins (the \(group.usage.label) tracks' periods start at index \(indices.min()!))")
             }
         }
-        var seen: Set<[String]> = []
-        for k in keys {
-            // Two keys for one period and the same tracks: which one would be a guess.
-            let u = usages[k.bytes] ?? .all
-            let slot = [String(periods[k.bytes] ?? 0), "\(u.video)", "\(u.audio)"]
-            guard seen.insert(slot).inserted else {
-                throw CPIXError("two content keys are for the same tracks\(periods.isEmpty ? "" : " in key period \(periods[k.bytes]!)") (\(u.label))")
-            }
-        }
-        return CPIXDocument(keys: keys.map { Key(keyID: $0.bytes, key: $0.key, usage: usages[$0.bytes] ?? .all, period: periods[$0.bytes]) },
-                            scheme: scheme, systems: systems(in: text))
+        return document
     }
 
     /// A content key's 16 bytes: its `PlainValue`, or its `EncryptedValue` read with the recipient's private key.

@@ -88,18 +88,8 @@ struct EncryptionSetup: Sendable {
                 (k.usage, try SampleProtection(scheme: scheme, key: k.key, keyID: k.keyID, systems: systems))
             })
         }
-        var groups: [(usage: KeyUsage, keys: [ContentKey])] = []
-        for k in document.keys {
-            let key = ContentKey(id: k.period ?? 0, bytes: k.key, keyID: k.keyID)
-            if let i = groups.firstIndex(where: { $0.usage.video == k.usage.video && $0.usage.audio == k.usage.audio }) {
-                groups[i].keys.append(key)
-            } else {
-                groups.append((k.usage, [key]))
-            }
-        }
-        if let g = groups.first(where: { !$0.keys.contains { $0.id == 0 } }) {
-            throw ValidationError("--cpix \(path): the \(g.usage.label) tracks have no key for key period 0, where the stream begins")
-        }
+        // (Each track type has a key for period 0: `CPIXDocument.parse` checked it.)
+        let groups = document.tracks.map { g in (usage: g.usage, keys: g.keys.map { ContentKey(id: $0.period ?? 0, bytes: $0.key, keyID: $0.keyID) }) }
         return TrackKeys(try groups.enumerated().map { i, g in
             let last = g.keys.map(\.id).max() ?? 0
             let keys = FetchedPeriodKeys(g.keys, onEvent: { event in
