@@ -65,8 +65,6 @@ public final class Recorder: PresentationConsumer, Sendable {
         var renditions: [Rendition] = []
         var policy = TimingPolicy(targetDuration: 1)
         var keysWritten: Set<UInt64> = []
-        /// How the latest segment was encrypted: AES-128 has no DASH signalling (no manifest.mpd).
-        var encryption: SegmentEncryption?
         var tracks: [Track] = []
         var multivariantWritten = false
         var stopped = false
@@ -143,10 +141,7 @@ public final class Recorder: PresentationConsumer, Sendable {
             let scheme = s.renditions[r].scheme
             // 1. The segment's bytes (and, the first time it is used, its content key: `keys/<N>.key`, mode 0600).
             try MediaFiles.write(bytes, to: path(scheme.segmentURI(info.sequence)))
-            if let e = info.encryption {
-                s.encryption = e
-                s.tracks[r].encryption = e
-            }
+            if let e = info.encryption { s.tracks[r].encryption = e }
             if let e = info.encryption, e.method == .aes128, case let key = e.key, !s.keysWritten.contains(key.id) {
                 try writeKey(key)
                 s.keysWritten.insert(key.id)
@@ -306,9 +301,9 @@ public final class Recorder: PresentationConsumer, Sendable {
         }
         guard let summary else { return }
         logger.info("recording ended: \(summary.renditions.first?.segmentCount ?? 0) segments in \(directory.path)")
-        let encryption = state.withLock { $0.encryption }
         do {
-            if encryption?.method == .aes128 {
+            // AES-128 has no DASH signalling.
+            if summary.renditions.contains(where: { $0.encryption?.method == .aes128 }) {
                 logger.notice("recording: no manifest.mpd (whole-segment AES-128 has no DASH signalling)")
             } else if let mpd = summary.manifest() {
                 try MediaFiles.replace(Array(mpd.render().utf8), at: path("manifest.mpd"))
