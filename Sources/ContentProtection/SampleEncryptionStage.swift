@@ -119,7 +119,6 @@ public final class SampleEncryptionStage: PresentationConsumer, Sendable {
                 let n = KeySchedule(master: keys.first.key.bytes, period: period).segmentsPerPeriod(segmentDuration: duration)
                 state.withLock { $0.segmentsPerPeriod = n }
             }
-
             try downstream.consume(event)
         case .end:
             keys.finish()
@@ -133,78 +132,98 @@ public final class SampleEncryptionStage: PresentationConsumer, Sendable {
         case .part(let r, _, _) where isClearRendition(r), .segment(let r, _, _) where isClearRendition(r):
             try downstream.consume(event)
         case .initSegment(let r, _, let tracks):
-            var protected: [UInt32: ProtectedTrack] = [:]
-            for t in tracks { protected[t.trackID] = try ProtectedTrack(t, scheme: keys.scheme) }
-            let k = try keys.entry(for: tracks)
-            let key = state.withLock { s in
-                s.keyOf[r] = k
-                return s.current[k]
-            } ?? keys.entries[k].protection.period(0)
-            state.withLock { $0.initKey[r] = key }
-            let bytes = try InitSegment.make(tracks: tracks,
-                                             protection: protected.mapValues { $0.encryption(keyID: key.keyID, constantIV: key.constantIV) },
-                                             systems: key.systemHeaders)
-            let protector = FragmentProtector(tracks: protected, rendition: r)
-            state.withLock { $0.protectors[r] = protector }
-            try downstream.consume(.initSegment(rendition: r, bytes: bytes, tracks: tracks))
-        case .part(let r, var info, let bytes):
-            let key = protection(segment: info.segmentSequence, rendition: r)
-            let clear = isClear(info.segmentSequence)
-            let (sealed, map) = try protector(r).protect(bytes.joined, key: key, rotating: rotating, clearLead: clear)
-            let offset = state.withLock { s -> Int in
-                var current = s.parts[r] ?? SegmentInProgress(sequence: info.segmentSequence)
-                if info.index == 0 || current.sequence != info.segmentSequence { current = SegmentInProgress(sequence: info.segmentSequence) }
-                let offset = current.protectedCount
-                for f in map {
-                    current.fragments.append(((f.clear.lowerBound + current.clearCount)..<(f.clear.upperBound + current.clearCount),
-                                              (f.protected.lowerBound + offset)..<(f.protected.upperBound + offset)))
-                }
-                current.clearCount += bytes.count
-                current.parts.append(sealed)
-                s.parts[r] = current
-                return offset
-            }
-            info.byteCount = sealed.count
-            info.offset = offset
-            info.encryption = clear ? nil : encryption(key, rendition: r)
-            try downstream.consume(.part(rendition: r, info, bytes: MediaBytes(sealed)))
-        case .segment(let r, var info, let bytes):
-            let key = protection(segment: info.sequence, rendition: r)
-            let clear = isClear(info.sequence)
-            let done = state.withLock { s -> SegmentInProgress? in
-                defer { s.parts[r] = nil }
-                guard let p = s.parts[r], p.sequence == info.sequence, p.clearCount == bytes.count else { return nil }
-                return p
-            }
-            let parts = done?.parts
-            var fragments = done?.fragments ?? []
-            var pieces = parts ?? []
-            if parts == nil {
-                // Not seen as parts (an app's own producer): encrypted whole.
-                let whole = try protector(r).protect(bytes.joined, key: key, rotating: rotating, clearLead: clear)
-                fragments = whole.fragments
-                pieces = [whole.bytes]
-            }
-            var ranges: [Range<Int>] = []
-            var at = 0
-            for p in pieces {
-                ranges.append(at..<(at + p.count))
-                at += p.count
-            }
-            info.byteCount = at
-            info.partRanges = parts == nil ? [] : ranges
-            info.keyframe = info.keyframe.flatMap { k in
-                // The fragment (after any styp before it) whose end is the keyframe range's end: same styp, new place.
-                fragments.first { $0.clear.contains(k.range.lowerBound) && $0.clear.upperBound == k.range.upperBound }.map { f in
-                    KeyframeFragment(range: (f.protected.lowerBound + k.range.lowerBound - f.clear.lowerBound)..<f.protected.upperBound,
-                                     decodeTime: k.decodeTime)
-                }
-            }
-            info.encryption = clear ? nil : encryption(key, rendition: r)
-            count(r, info)
-            info.nextEncryption = isClear(info.sequence &+ 1) ? nil : encryption(protection(segment: info.sequence &+ 1, rendition: r), rendition: r)
-            try downstream.consume(.segment(rendition: r, info, bytes: MediaBytes(chunks: pieces)))
+            try downstream.consume(.initSegment(rendition: r, bytes: try protectedInit(r, tracks), tracks: tracks))
+        case .part(let r, let info, let bytes):
+            let (sealed, info) = try protect(part: info, bytes, rendition: r)
+            try downstream.consume(.part(rendition: r, info, bytes: sealed))
+        case .segment(let r, let info, let bytes):
+            let (sealed, info) = try protect(segment: info, bytes, rendition: r)
+            try downstream.consume(.segment(rendition: r, info, bytes: sealed))
         }
+    }
+
+    /// Rendition `r`'s init segment with its key: `tenc` and `sinf` per track, `pssh` per system. Picks the
+    /// rendition's key (per-track keys) and its fragments' protector.
+    private func protectedInit(_ r: Int, _ tracks: [TrackFormat]) throws -> [UInt8] {
+        var protected: [UInt32: ProtectedTrack] = [:]
+        for t in tracks { protected[t.trackID] = try ProtectedTrack(t, scheme: keys.scheme) }
+        let k = try keys.entry(for: tracks)
+        let key = state.withLock { s in
+            s.keyOf[r] = k
+            return s.current[k]
+        } ?? keys.entries[k].protection.period(0)
+        state.withLock { $0.initKey[r] = key }
+        let bytes = try InitSegment.make(tracks: tracks,
+                                         protection: protected.mapValues { $0.encryption(keyID: key.keyID, constantIV: key.constantIV) },
+                                         systems: key.systemHeaders)
+        let protector = FragmentProtector(tracks: protected, rendition: r)
+        state.withLock { $0.protectors[r] = protector }
+        return bytes
+    }
+
+    /// A part sealed, its place in the sealed segment in progress kept (where each fragment's clear bytes went).
+    private func protect(part info: PartInfo, _ bytes: MediaBytes, rendition r: Int) throws -> (MediaBytes, PartInfo) {
+        var info = info
+        let key = protection(segment: info.segmentSequence, rendition: r)
+        let clear = isClear(info.segmentSequence)
+        let (sealed, map) = try protector(r).protect(bytes.joined, key: key, rotating: rotating, clearLead: clear)
+        let offset = state.withLock { s -> Int in
+            var current = s.parts[r] ?? SegmentInProgress(sequence: info.segmentSequence)
+            if info.index == 0 || current.sequence != info.segmentSequence { current = SegmentInProgress(sequence: info.segmentSequence) }
+            let offset = current.protectedCount
+            for f in map {
+                current.fragments.append(((f.clear.lowerBound + current.clearCount)..<(f.clear.upperBound + current.clearCount),
+                                          (f.protected.lowerBound + offset)..<(f.protected.upperBound + offset)))
+            }
+            current.clearCount += bytes.count
+            current.parts.append(sealed)
+            s.parts[r] = current
+            return offset
+        }
+        info.byteCount = sealed.count
+        info.offset = offset
+        info.encryption = clear ? nil : encryption(key, rendition: r)
+        return (MediaBytes(sealed), info)
+    }
+
+    /// A segment sealed: its parts' sealed bytes when it was seen as parts, else sealed whole (an app's own
+    /// producer); its part ranges and keyframe fragment moved to where they are in the sealed bytes.
+    private func protect(segment info: SegmentInfo, _ bytes: MediaBytes, rendition r: Int) throws -> (MediaBytes, SegmentInfo) {
+        var info = info
+        let key = protection(segment: info.sequence, rendition: r)
+        let clear = isClear(info.sequence)
+        let done = state.withLock { s -> SegmentInProgress? in
+            defer { s.parts[r] = nil }
+            guard let p = s.parts[r], p.sequence == info.sequence, p.clearCount == bytes.count else { return nil }
+            return p
+        }
+        let parts = done?.parts
+        var fragments = done?.fragments ?? []
+        var pieces = parts ?? []
+        if parts == nil {
+            let whole = try protector(r).protect(bytes.joined, key: key, rotating: rotating, clearLead: clear)
+            fragments = whole.fragments
+            pieces = [whole.bytes]
+        }
+        var ranges: [Range<Int>] = []
+        var at = 0
+        for p in pieces {
+            ranges.append(at..<(at + p.count))
+            at += p.count
+        }
+        info.byteCount = at
+        info.partRanges = parts == nil ? [] : ranges
+        info.keyframe = info.keyframe.flatMap { k in
+            // The fragment (after any styp before it) whose end is the keyframe range's end: same styp, new place.
+            fragments.first { $0.clear.contains(k.range.lowerBound) && $0.clear.upperBound == k.range.upperBound }.map { f in
+                KeyframeFragment(range: (f.protected.lowerBound + k.range.lowerBound - f.clear.lowerBound)..<f.protected.upperBound,
+                                 decodeTime: k.decodeTime)
+            }
+        }
+        info.encryption = clear ? nil : encryption(key, rendition: r)
+        count(r, info)
+        info.nextEncryption = isClear(info.sequence &+ 1) ? nil : encryption(protection(segment: info.sequence &+ 1, rendition: r), rendition: r)
+        return (MediaBytes(chunks: pieces), info)
     }
 
     /// What a part or segment of rendition `r` under `key` states: the key's facts, and (with key periods) the key its

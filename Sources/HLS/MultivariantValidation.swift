@@ -4,9 +4,13 @@ extension MultivariantPlaylist {
     /// Every violated rule, one human-readable line each, in playlist order; empty when the renditions and
     /// their references are valid.
     public func validate() -> [String] {
-        var problems: [String] = []
-        func describe(_ m: MediaRendition) -> String { "EXT-X-MEDIA TYPE=\(m.type.rawValue) GROUP-ID=\"\(m.groupID)\" NAME=\"\(m.name)\"" }
+        quotedStringProblems() + renditionProblems() + referenceProblems()
+    }
 
+    private func describe(_ m: MediaRendition) -> String { "EXT-X-MEDIA TYPE=\(m.type.rawValue) GROUP-ID=\"\(m.groupID)\" NAME=\"\(m.name)\"" }
+
+    private func quotedStringProblems() -> [String] {
+        var problems: [String] = []
         // §4.2: "The following characters MUST NOT appear in a quoted-string: line feed (0xA), carriage return
         // (0xD), or double quote (0x22)."
         func checkQuoted(_ value: String?, _ attribute: String, _ owner: String) {
@@ -28,7 +32,12 @@ extension MultivariantPlaylist {
             checkQuoted(v.subtitlesGroup, "SUBTITLES", "EXT-X-STREAM-INF \(v.uri)")
         }
         for f in iFrameStreams { checkQuoted(f.uri, "URI", "EXT-X-I-FRAME-STREAM-INF") }
+        return problems
+    }
 
+    /// The rules on each rendition and its group.
+    private func renditionProblems() -> [String] {
+        var problems: [String] = []
         // Groups: "A set of one or more EXT-X-MEDIA tags with the same GROUP-ID value and the same TYPE value
         // defines a Group of Renditions." (§4.4.6.1.1)
         struct GroupKey: Hashable { let type: MediaRendition.MediaType; let id: String }
@@ -73,7 +82,12 @@ extension MultivariantPlaylist {
                 problems.append("\(owner): CHANNELS is allowed only for AUDIO (§4.4.6.1)")
             }
         }
+        return problems
+    }
 
+    /// The rules on the variants' references to groups, and between groups of one type.
+    private func referenceProblems() -> [String] {
+        var problems: [String] = []
         // §4.4.6.2 AUDIO: "It MUST match the value of the GROUP-ID attribute of an EXT-X-MEDIA tag elsewhere in
         // the Multivariant Playlist whose TYPE attribute is AUDIO."
         let audioGroups = Set(media.filter { $0.type == .audio }.map(\.groupID))

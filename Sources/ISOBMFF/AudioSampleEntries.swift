@@ -141,3 +141,65 @@ struct BitWriter {
         }
     }
 }
+
+/// `mp4a` AudioSampleEntry (ISO/IEC 14496-12 §12.2.3, ISO/IEC 14496-14 §5.6) with its `esds`.
+public enum MP4AudioSampleEntry {
+    public static let type: FourCC = "mp4a"
+
+    public static func write(to w: inout BoxWriter, track t: TrackFormat, audioSpecificConfig asc: [UInt8]) throws {
+        try w.box(type) { w in
+            w.writeZeros(6)                           // SampleEntry reserved
+            w.write(UInt16(1))                        // data_reference_index
+            w.writeZeros(8)                           // reserved 2x32
+            w.write(UInt16(t.channelCount))           // channelcount
+            w.write(UInt16(16))                       // samplesize
+            w.write(UInt16(0))                        // pre_defined
+            w.write(UInt16(0))                        // reserved
+            // samplerate 16.16; rates above 65535 do not fit and are written as 0 (the ASC is authoritative).
+            w.write(t.sampleRate <= 0xFFFF ? UInt32(t.sampleRate) << 16 : 0)
+            try ElementaryStreamDescriptorBox.write(to: &w, audioSpecificConfig: asc,
+                                                    channelCount: t.channelCount, sampleRate: t.sampleRate)
+        }
+    }
+}
+
+/// `esds`, ISO/IEC 14496-14 §3.3.2: an ES_Descriptor (ISO/IEC 14496-1 §7.2.6.5) for AAC.
+///
+/// ```
+/// |esds| ES_Descriptor(0x03)
+///          DecoderConfigDescriptor(0x04)   objectTypeIndication 0x40 (Audio ISO/IEC 14496-3), streamType 5
+///            DecoderSpecificInfo(0x05)     the AudioSpecificConfig
+///          SLConfigDescriptor(0x06)        predefined 2 (reserved for MP4 files)
+/// ```
+/// Descriptor lengths use the one-byte form (every length here is < 128). `bufferSizeDB` is the AAC decoder input
+/// buffer (6144 bits per channel, ISO/IEC 14496-3 §4.5.3.1), `maxBitrate` the rate that buffer allows at one
+/// frame per 1024 samples, `avgBitrate` 0 = variable bitrate (ISO/IEC 14496-1 §7.2.6.6.2).
+public enum ElementaryStreamDescriptorBox {
+    public static let type: FourCC = "esds"
+
+    public static func write(to w: inout BoxWriter, audioSpecificConfig asc: [UInt8],
+                             channelCount: Int, sampleRate: Int) throws {
+        precondition(asc.count < 128, "AudioSpecificConfig longer than a one-byte descriptor length")
+        let bufferSize = UInt32(clamping: 6144 / 8 * max(channelCount, 1))
+        let maxBitrate = UInt32(clamping: Int64(6144) * Int64(max(channelCount, 1)) * Int64(sampleRate) / 1024)
+        let dsiLength = asc.count
+        let dcdLength = 13 + 2 + dsiLength
+        let esLength = 3 + 2 + dcdLength + 3
+        try w.fullBox(type, version: 0, flags: 0) { w in
+            w.write(UInt8(0x03)); w.write(UInt8(esLength))      // ES_DescrTag
+            w.write(UInt16(0))                                  // ES_ID (0 in MP4 files, 14496-14 §3.1.2)
+            w.write(UInt8(0))                                   // no dependence, URL or OCR; priority 0
+            w.write(UInt8(0x04)); w.write(UInt8(dcdLength))     // DecoderConfigDescrTag
+            w.write(UInt8(0x40))                                // objectTypeIndication: Audio ISO/IEC 14496-3
+            w.write(UInt8(0x05 << 2 | 0 << 1 | 1))              // streamType 5 (audio), upStream 0, reserved 1
+            w.write(UInt8(truncatingIfNeeded: bufferSize >> 16)) // bufferSizeDB (24 bits)
+            w.write(UInt16(truncatingIfNeeded: bufferSize))
+            w.write(maxBitrate)                                 // maxBitrate
+            w.write(UInt32(0))                                  // avgBitrate (0: variable)
+            w.write(UInt8(0x05)); w.write(UInt8(dsiLength))     // DecSpecificInfoTag
+            w.write(bytes: asc)                                 // AudioSpecificConfig
+            w.write(UInt8(0x06)); w.write(UInt8(1))             // SLConfigDescrTag
+            w.write(UInt8(0x02))                                // predefined = 2
+        }
+    }
+}

@@ -63,3 +63,45 @@ public enum VisualSampleEntry {
         if let l = c.contentLightLevel, l.count == 4 { try w.box("clli") { w in w.write(bytes: l) } }
     }
 }
+
+/// `avc1` VisualSampleEntry (ISO/IEC 14496-12 §12.1.3, ISO/IEC 14496-15 §5.4.2.1) with `avcC` and, for
+/// non-square pixels, `pasp` (§12.1.4).
+///
+/// ```
+/// |avc1| |avcC| (|pasp|)
+/// ```
+public enum AVCSampleEntry {
+    public static let type: FourCC = "avc1"
+    /// ISO/IEC 14496-15 §5.4.2.1 recommends this compressor name ("\012AVC Coding": length byte 10).
+    public static let compressorName = "AVC Coding"
+
+    public static func write(to w: inout BoxWriter, track t: TrackFormat, avcC: [UInt8]) throws {
+        try VisualSampleEntry.write(to: &w, type: type, track: t, compressorName: compressorName, configType: "avcC",
+                                    configuration: avcC, writeColour: false)
+    }
+}
+
+/// `hvc1` VisualSampleEntry (ISO/IEC 14496-15 §8.4.1: every parameter set in `hvcC`, none in the samples) with
+/// `hvcC`, `pasp` for non-square pixels and the colour boxes.
+public enum HEVCSampleEntry {
+    public static let type: FourCC = "hvc1"
+    /// ISO/IEC 14496-15 §8.4.1 recommends "\013HEVC Coding".
+    public static let compressorName = "HEVC Coding"
+
+    public static func write(to w: inout BoxWriter, track t: TrackFormat, hvcC: [UInt8]) throws {
+        try VisualSampleEntry.write(to: &w, type: type, track: t, compressorName: compressorName, configType: "hvcC",
+                                    configuration: hvcC, writeColour: true)
+    }
+}
+
+/// `av01` VisualSampleEntry (AV1-ISOBMFF §2.2) with `av1C` (§2.3), `pasp` and the colour boxes.
+public enum AV1SampleEntry {
+    public static let type: FourCC = "av01"
+    /// AV1-ISOBMFF §2.2.4 recommends "\012AOM Coding".
+    public static let compressorName = "AOM Coding"
+
+    public static func write(to w: inout BoxWriter, track t: TrackFormat, av1C: [UInt8]) throws {
+        try VisualSampleEntry.write(to: &w, type: type, track: t, compressorName: compressorName, configType: "av1C",
+                                    configuration: av1C, writeColour: true)
+    }
+}

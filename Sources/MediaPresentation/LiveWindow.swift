@@ -2,16 +2,6 @@ import HLS
 import MediaCore
 import Synchronization
 
-/// What a waiting reader waits for.
-public enum WaitCondition: Sendable, Equatable {
-    /// A media playlist can be given out (`WindowSnapshot.isPlayable`).
-    case playable
-    /// Blocking playlist reload (`_HLS_msn`, `_HLS_part`): segment `msn` is complete, or part `part` of it exists.
-    case playlist(msn: UInt64, part: Int?)
-    /// A part (`seg<msn>.<index>.m4s`) is published. Decided `false` once it can never exist.
-    case part(msn: UInt64, index: Int)
-}
-
 /// The segments of one rendition: a sliding window of listed segments plus evicted ones kept for a while,
 /// written by one producer and read by many (STYLE.md §6). Knows nothing of HTTP: what it stores per object is
 /// the consumer's `Payload`.
@@ -64,12 +54,6 @@ public final class LiveWindow<Payload: Sendable>: Sendable {
     /// Time-shift depth in milliseconds, `nil`: a plain sliding window of `windowSize` segments.
     public let historyMillis: Int64?
 
-    private struct Waiter {
-        var condition: WaitCondition
-        var continuation: CheckedContinuation<Bool, Never>?
-        var resolved: Bool?
-    }
-
     private struct State {
         var snapshot: WindowSnapshot<Payload>
         var inits: [StoredInit<Payload>] = []
@@ -94,8 +78,7 @@ public final class LiveWindow<Payload: Sendable>: Sendable {
         var finished = false
         var version: UInt64 = 0
         var lastInitIndexPublished: Int?
-        var waiters: [Int: Waiter] = [:]
-        var nextWaiterID = 0
+        var readers = WaitingReaders()
     }
 
     private let state: Mutex<State>
@@ -326,7 +309,7 @@ public final class LiveWindow<Payload: Sendable>: Sendable {
                                         inbandSchemes: s.events.inbandSchemes,
                                         policy: policy,
                                         longestSegment: s.roundedDurations.keys.max() ?? 1)
-            return takeDecidedWaiters(&s)
+            return s.readers.takeDecided(by: s.snapshot)
         }
         for (c, v) in decided { c.resume(returning: v) }
     }
@@ -340,32 +323,22 @@ public final class LiveWindow<Payload: Sendable>: Sendable {
     /// Waits until `condition` is decided, or `timeout`/cancellation (then `false`).
     public func wait(for condition: WaitCondition, timeout: Duration) async -> Bool {
         let id: Int? = state.withLock { s in
-            if Self.outcome(condition, s.snapshot) != nil { return nil }
-            let id = s.nextWaiterID
-            s.nextWaiterID += 1
-            s.waiters[id] = Waiter(condition: condition)
-            return id
+            condition.outcome(in: s.snapshot) != nil ? nil : s.readers.add(condition)
         }
-        guard let id else { return Self.outcome(condition, snapshot()) ?? false }
+        guard let id else { return condition.outcome(in: snapshot()) ?? false }
         return await withTaskGroup(of: Bool?.self) { group in
             group.addTask {
                 await withCheckedContinuation { (c: CheckedContinuation<Bool, Never>) in
-                    let immediate: Bool? = self.state.withLock { s in
-                        guard var w = s.waiters[id] else { return Self.outcome(condition, s.snapshot) ?? false }
-                        if let r = w.resolved {
-                            s.waiters[id] = nil
-                            return r
-                        }
-                        w.continuation = c
-                        s.waiters[id] = w
-                        return nil
+                    let immediate = self.state.withLock { s in
+                        let snap = s.snapshot
+                        return s.readers.install(id, c) { condition.outcome(in: snap) ?? false }
                     }
                     if let immediate { c.resume(returning: immediate) }
                 }
             }
             group.addTask {
                 try? await Task.sleep(for: timeout)
-                self.resolveWaiter(id, false)
+                self.state.withLock { $0.readers.resolve(id, false) }?.resume(returning: false)
                 return nil
             }
             var result = false
@@ -380,56 +353,7 @@ public final class LiveWindow<Payload: Sendable>: Sendable {
     }
 
     /// Readers currently waiting (for tests: nothing leaks after cancellation).
-    public var pendingWaiterCount: Int { state.withLock { $0.waiters.count } }
-
-    private func resolveWaiter(_ id: Int, _ value: Bool) {
-        let c: CheckedContinuation<Bool, Never>? = state.withLock { s in
-            guard var w = s.waiters[id] else { return nil }
-            if let c = w.continuation {
-                s.waiters[id] = nil
-                return c
-            }
-            if w.resolved == nil { w.resolved = value }
-            s.waiters[id] = w
-            return nil
-        }
-        c?.resume(returning: value)
-    }
-
-    /// `true`/`false` once decided, `nil` while the condition may still come true.
-    static func outcome(_ condition: WaitCondition, _ snap: WindowSnapshot<Payload>) -> Bool? {
-        switch condition {
-        case .playable:
-            return snap.isPlayable ? true : (snap.finished ? false : nil)
-        case .playlist(let msn, let part):
-            if snap.finished { return true }
-            guard snap.isPlayable else { return nil }
-            if msn < snap.nextSequence { return true }
-            if let part, msn == snap.nextSequence, part < snap.partial.count { return true }
-            return nil
-        case .part(let msn, let index):
-            if snap.part(msn, index) != nil { return true }
-            return snap.partMayAppear(msn, index) ? nil : false
-        }
-    }
-
-    /// Removes decided waiters that have a continuation (returned, to resume after unlock) and marks the others
-    /// so their continuation is resumed as soon as it is installed.
-    private func takeDecidedWaiters(_ s: inout State) -> [(CheckedContinuation<Bool, Never>, Bool)] {
-        guard !s.waiters.isEmpty else { return [] }
-        var decided: [(CheckedContinuation<Bool, Never>, Bool)] = []
-        for (id, var w) in s.waiters where w.resolved == nil {
-            guard let value = Self.outcome(w.condition, s.snapshot) else { continue }
-            if let c = w.continuation {
-                decided.append((c, value))
-                s.waiters[id] = nil
-            } else {
-                w.resolved = value
-                s.waiters[id] = w
-            }
-        }
-        return decided
-    }
+    public var pendingWaiterCount: Int { state.withLock { $0.readers.count } }
 }
 
 public enum LiveWindowClock {

@@ -32,18 +32,7 @@ public enum PlaylistBuilder {
         let partTarget = scheme.wholeSegments ? nil : snap.policy.partTarget
         let blockingReload = snap.policy.partTarget != nil
         let scheme = suffixed
-        // LL-HLS: parts of the segments that start within 3 target durations of the playlist end.
-        var partsFrom = snap.window.count
-        if partTarget != nil {
-            let limit = Int64(td) * partTargetDurations * 1_000_000
-            var fromEnd = snap.partial.reduce(Int64(0)) { $0 + micros($1.info.duration) }
-            while partsFrom > 0 {
-                let d = micros(snap.window[partsFrom - 1].info.duration)
-                guard fromEnd + d <= limit else { break }
-                fromEnd += d
-                partsFrom -= 1
-            }
-        }
+        let partsFrom = partTarget == nil ? snap.window.count : firstSegmentWithParts(snap, targetDuration: td)
         var previousInit = firstInit
         let segments = snap.window.enumerated().map { i, seg -> PlaylistSegment in
             let map: String? = seg.initIndex != previousInit ? scheme.mapURI(seg.initIndex) : nil
@@ -59,32 +48,8 @@ public enum PlaylistBuilder {
                                      playlistType: renderedType(playlistType, snap), segments: segments, endList: snap.finished)
         playlist.dateRanges = snap.events.flatMap { e in [dateRange(e)] + (signalling.interstitial(e).map { [$0] } ?? []) }
         if signalling.legacyCueTags { playlist.cueTags = signalling.cueTags(snap.events, segments) }
-        if let partTarget {
-            // PART-HOLD-BACK ≥ 3 × PART-TARGET, HOLD-BACK ≥ 3 × TARGETDURATION (§4.4.3.8); the policy's part target
-            // is fixed for the stream, so neither value ever changes.
-            let rendered = MediaTime.rescale(partTarget.value, from: partTarget.timescale, to: 1_000_000, rounding: .up)
-            playlist.serverControl = ServerControl(
-                canBlockReload: true, holdBack: .seconds(Int64(td) * 3),
-                partHoldBack: MediaTime(value: rendered * 3, timescale: 1_000_000))
-            if !snap.finished {
-                playlist.serverControl?.canSkipUntil = .seconds(Int64(td * skipTargetDurations))
-                playlist.serverControl?.canSkipDateRanges = true
-            }
-            playlist.partTarget = partTarget
-            playlist.trailingParts = playlistParts(snap.partial, snap.nextSequence, scheme)
-            playlist.trailingKey = scheme.key(snap.partial.first?.info.encryption
-                                              ?? (snap.finished ? nil : snap.window.last?.info.nextEncryption))
-            // A new init segment since the last segment: the segment in progress starts a new timeline, and its
-            // parts must say so before the segment is listed.
-            if !snap.finished, let current = snap.inits.last?.index, let last = snap.window.last?.initIndex, current != last {
-                playlist.trailingDiscontinuity = true
-                playlist.trailingMapURI = scheme.initURI(current)
-            }
-            if !snap.finished {
-                playlist.preloadHint = PreloadHint(type: .part, uri: scheme.partURI(snap.nextSequence, snap.partial.count))
-            }
-            playlist.renditionReports = reports
-        } else if blockingReload {
+        if blockingReload {
+            // HOLD-BACK ≥ 3 × TARGETDURATION (§4.4.3.8).
             playlist.serverControl = ServerControl(canBlockReload: true, holdBack: .seconds(Int64(td) * 3))
             if !snap.finished {
                 playlist.serverControl?.canSkipUntil = .seconds(Int64(td * skipTargetDurations))
@@ -92,22 +57,63 @@ public enum PlaylistBuilder {
             }
             playlist.renditionReports = reports
         }
-        if let singleFile {
-            var offset = singleFile.mediaStart
-            playlist.mapURI = singleFile.fileURI
-            playlist.mapByteRange = PlaylistByteRange(length: singleFile.initRange.count, offset: singleFile.initRange.lowerBound)
-            for (i, seg) in snap.window.enumerated() {
-                playlist.segments[i].uri = singleFile.fileURI
-                playlist.segments[i].byteRange = PlaylistByteRange(length: seg.info.byteCount, offset: offset)
-                playlist.segments[i].mapURI = nil
-                offset += seg.info.byteCount
-            }
-        }
+        if let partTarget { lowLatency(&playlist, snap, partTarget: partTarget, scheme: scheme) }
+        if let singleFile { lay(&playlist, snap, in: singleFile) }
         if skip, let delta = playlist.deltaUpdate(skippingDateRanges: skipDateRanges,
                                                   recentlyRemoved: recentlyRemoved(snap, boundary: Int64(td * skipTargetDurations))) {
             return delta
         }
         return playlist
+    }
+
+    /// LL-HLS: the index of the first listed segment whose parts are listed, those that start within 3 target
+    /// durations of the playlist end.
+    private static func firstSegmentWithParts<P>(_ snap: WindowSnapshot<P>, targetDuration td: Int) -> Int {
+        var partsFrom = snap.window.count
+        let limit = Int64(td) * partTargetDurations * 1_000_000
+        var fromEnd = snap.partial.reduce(Int64(0)) { $0 + micros($1.info.duration) }
+        while partsFrom > 0 {
+            let d = micros(snap.window[partsFrom - 1].info.duration)
+            guard fromEnd + d <= limit else { break }
+            fromEnd += d
+            partsFrom -= 1
+        }
+        return partsFrom
+    }
+
+    /// An LL-HLS playlist's part hold-back, part target, trailing parts of the segment in progress and preload hint.
+    private static func lowLatency<P>(_ playlist: inout MediaPlaylist, _ snap: WindowSnapshot<P>,
+                                      partTarget: MediaTime, scheme: SuffixedScheme) {
+        // PART-HOLD-BACK ≥ 3 × PART-TARGET (§4.4.3.8); the policy's part target is fixed for the stream, so it
+        // never changes.
+        let rendered = MediaTime.rescale(partTarget.value, from: partTarget.timescale, to: 1_000_000, rounding: .up)
+        playlist.serverControl?.partHoldBack = MediaTime(value: rendered * 3, timescale: 1_000_000)
+        playlist.partTarget = partTarget
+        playlist.trailingParts = playlistParts(snap.partial, snap.nextSequence, scheme)
+        playlist.trailingKey = scheme.key(snap.partial.first?.info.encryption
+                                          ?? (snap.finished ? nil : snap.window.last?.info.nextEncryption))
+        // A new init segment since the last segment: the segment in progress starts a new timeline, and its
+        // parts must say so before the segment is listed.
+        if !snap.finished, let current = snap.inits.last?.index, let last = snap.window.last?.initIndex, current != last {
+            playlist.trailingDiscontinuity = true
+            playlist.trailingMapURI = scheme.initURI(current)
+        }
+        if !snap.finished {
+            playlist.preloadHint = PreloadHint(type: .part, uri: scheme.partURI(snap.nextSequence, snap.partial.count))
+        }
+    }
+
+    /// Every segment a byte range of one file (`EXT-X-BYTERANGE`, `EXT-X-MAP` with `BYTERANGE`), laid end to end.
+    private static func lay<P>(_ playlist: inout MediaPlaylist, _ snap: WindowSnapshot<P>, in singleFile: SingleFileIndex) {
+        var offset = singleFile.mediaStart
+        playlist.mapURI = singleFile.fileURI
+        playlist.mapByteRange = PlaylistByteRange(length: singleFile.initRange.count, offset: singleFile.initRange.lowerBound)
+        for (i, seg) in snap.window.enumerated() {
+            playlist.segments[i].uri = singleFile.fileURI
+            playlist.segments[i].byteRange = PlaylistByteRange(length: seg.info.byteCount, offset: offset)
+            playlist.segments[i].mapURI = nil
+            offset += seg.info.byteCount
+        }
     }
 
     /// The IDs of the dateranges dropped within the Skip Boundary (`boundary` seconds) of the last segment's end: a client

@@ -173,7 +173,7 @@ public struct OriginServer: Sendable {
     func makeApplication(onStarted: @Sendable @escaping (Int) -> Void = { _ in }) throws -> some ApplicationProtocol {
         let limits = configuration.limits
         let server: HTTPServerBuilder
-        var serverConfiguration = ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port))
+        let serverConfiguration = ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port))
         if let tls = configuration.tls {
             // HTTP/2 or HTTP/1.1 by ALPN, with the same limits as the plain port (OriginTLSChannel); a connection
             // beyond the limit is closed before its handshake (rather than answered 503).
