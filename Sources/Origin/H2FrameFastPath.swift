@@ -37,6 +37,15 @@ final class H2FrameFastPath: ChannelInboundHandler, RemovableChannelHandler {
     private var lastProgress = NIODeadline.uptimeNanoseconds(0)
     private var timer: Scheduled<Void>?
     private var wrote = false
+    /// The newest stream a request opened: a `HEADERS` on a stream above it opens a request, on one at or below it is
+    /// a trailer section (RFC 9113 §8.1; the connection handler below refuses a `HEADERS` on any other stream).
+    private var lastRequestStream = HTTP2StreamID.rootStream
+    /// Malformed requests reset in the current 30-s window (`H2RequestValidation`): beyond `maxMalformed`, the
+    /// connection is closed with GOAWAY ENHANCE_YOUR_CALM, as swift-nio-http2's own limit on stream errors did.
+    private var malformed = 0
+    private var malformedWindowStart = NIODeadline.uptimeNanoseconds(0)
+    static let maxMalformed = 200
+    static let malformedWindow = TimeAmount.seconds(30)
 
     init(_ fastPath: FastPath, sendTimeout: TimeAmount) {
         connection = FastPathConnection(fastPath)
@@ -47,6 +56,13 @@ final class H2FrameFastPath: ChannelInboundHandler, RemovableChannelHandler {
         let frame = unwrapInboundIn(data)
         let id = frame.streamID
         if id != .rootStream, answered.contains(id) { return }
+        if case .headers(let headers) = frame.payload {
+            let opens = id > lastRequestStream
+            if opens { lastRequestStream = id }
+            if H2RequestValidation.problem(headers.headers, trailers: !opens) != nil {
+                return reset(id, context)
+            }
+        }
         guard case .headers(let headers) = frame.payload, headers.endStream, context.channel.isWritable,
               let request = Self.plainRequest(headers.headers),
               let answer = connection.answer(target: request.path.utf8, channel: context.channel) else {
@@ -75,6 +91,23 @@ final class H2FrameFastPath: ChannelInboundHandler, RemovableChannelHandler {
     func channelInactive(context: ChannelHandlerContext) {
         timer.cancelAndClear()
         context.fireChannelInactive()
+    }
+
+    /// RFC 9113 §8.1.1: a malformed request is "a stream error (Section 5.4.2) of type PROTOCOL_ERROR": RST_STREAM,
+    /// and its stream's later frames go no further.
+    private func reset(_ id: HTTP2StreamID, _ context: ChannelHandlerContext) {
+        let now = context.eventLoop.now
+        if now - malformedWindowStart > Self.malformedWindow {
+            malformedWindowStart = now
+            malformed = 0
+        }
+        malformed += 1
+        if malformed > Self.maxMalformed {
+            return H2SendTimeout.closeConnection(context.channel, code: .enhanceYourCalm)
+        }
+        answered.insert(id)
+        context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .rstStream(.protocolError))), promise: nil)
+        wrote = true
     }
 
     // MARK: The request

@@ -132,6 +132,42 @@ import Testing
         #expect(try Self.outbound(channel).allSatisfy { if case .goAway = $0.payload { false } else { true } })
     }
 
+    @Test func aMalformedRequestIsResetAndGoesNoFurther() throws {
+        let (channel, _) = try Self.connection()
+        // Stream 1: an upper-case field name (RFC 9113 §8.2.1). Stream 3: a valid request with a body, whose trailers
+        // carry a pseudo-header field (§8.1). Stream 5: a valid request, answered.
+        try channel.writeInbound(HTTP2Frame(streamID: 1, payload: Self.headers("/seg0.m4s", [("X-Upper", "1")])))
+        try channel.writeInbound(HTTP2Frame(streamID: 3, payload: Self.headers("/upload", method: "POST", endStream: false)))
+        #expect(try channel.readInbound(as: HTTP2Frame.self)?.streamID == 3, "the request with a body is handed on")
+        try channel.writeInbound(HTTP2Frame(streamID: 3, payload: .headers(.init(headers: HPACKHeaders([(":path", "/")]),
+                                                                                  endStream: true))))
+        try channel.writeInbound(HTTP2Frame(streamID: 1, payload: .windowUpdate(windowSizeIncrement: 1)))
+        #expect(try channel.readInbound(as: HTTP2Frame.self) == nil, "neither the malformed blocks nor what follows")
+        try channel.writeInbound(HTTP2Frame(streamID: 5, payload: Self.headers("/seg0.m4s")))
+        channel.pipeline.fireChannelReadComplete()
+        let frames = try Self.outbound(channel)
+        let resets = frames.compactMap { f -> HTTP2StreamID? in
+            if case .rstStream(let code) = f.payload, code == .protocolError { return f.streamID }
+            return nil
+        }
+        #expect(resets == [1, 3])
+        #expect(frames.contains { if case .headers = $0.payload { return $0.streamID == 5 } else { return false } })
+    }
+
+    @Test func manyMalformedRequestsCloseTheConnection() throws {
+        let (channel, _) = try Self.connection()
+        for i in 0...H2FrameFastPath.maxMalformed {
+            try channel.writeInbound(HTTP2Frame(streamID: HTTP2StreamID(2 * i + 1), payload: Self.headers("/x", [("connection", "close")])))
+        }
+        let frames = try Self.outbound(channel)
+        let goAway = frames.compactMap { f -> HTTP2ErrorCode? in
+            if case .goAway(_, let code, _) = f.payload { return code }
+            return nil
+        }
+        #expect(goAway == [.enhanceYourCalm])
+        #expect(frames.filter { if case .rstStream = $0.payload { return true } else { return false } }.count == H2FrameFastPath.maxMalformed)
+    }
+
     @Test func plainRequestRules() {
         func plain(_ fields: [(String, String)]) -> H2FrameFastPath.PlainRequest? {
             H2FrameFastPath.plainRequest(HPACKHeaders(fields))

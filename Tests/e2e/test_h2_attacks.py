@@ -19,9 +19,9 @@ import pytest
 from hlsharness import procs, tlscert
 from hlsharness import media as media_mod
 from hlsharness.h2wire import (
-    CANCEL, COMPRESSION_ERROR, CONTINUATION, END_HEADERS, ENHANCE_YOUR_CALM, HEADERS, NO_ERROR, PING, PROTOCOL_ERROR,
+    CANCEL, COMPRESSION_ERROR, CONTINUATION, END_HEADERS, END_STREAM, ENHANCE_YOUR_CALM, HEADERS, NO_ERROR, PING, PROTOCOL_ERROR,
     REFUSED_STREAM, RST_STREAM, SETTINGS, SETTINGS_INITIAL_WINDOW_SIZE, SETTINGS_MAX_CONCURRENT_STREAMS,
-    SETTINGS_MAX_HEADER_LIST_SIZE, RawH2, frame, honest_h2, hpack_int, tls_connect)
+    SETTINGS_MAX_HEADER_LIST_SIZE, RawH2, frame, honest_h2, hpack_int, hpack_literal, tls_connect)
 from hlsharness.testenv import missing, need
 
 P99_LIMIT_MS = 50.0
@@ -299,6 +299,44 @@ def test_more_streams_than_advertised_are_refused(origin):
         assert held.closed_at is None and held.goaway is None   # the client within the limit is not disturbed
         held.close()
     a.check()
+
+
+def test_malformed_requests_are_reset(origin):
+    """RFC 9113 §8.1.1: a malformed request is "a stream error (Section 5.4.2) of type PROTOCOL_ERROR". One header block
+    per rule of §8.2 and §8.3 that a client can break, each on its own stream of one connection: each is reset with
+    PROTOCOL_ERROR and answered nothing, and the connection then answers a valid request (200). The origin checks
+    these itself (`H2RequestValidation`) in place of swift-nio-http2's check of every block."""
+    get = b"\x82\x87"                                        # :method GET, :scheme https (static table)
+    path = hpack_literal(":path", PLAYLIST, 4)
+    auth = hpack_literal(":authority", "127.0.0.1", 1)
+    blocks = {
+        "upper-case field name (§8.2.1)": get + path + auth + hpack_literal("X-Upper", "1"),
+        "CR in a field value (§8.2.1)": get + path + auth + hpack_literal("x-a", "a\rb"),
+        "connection-specific field (§8.2.2)": get + path + auth + hpack_literal("connection", "keep-alive"),
+        "TE other than trailers (§8.2.2)": get + path + auth + hpack_literal("te", "gzip"),
+        "unknown pseudo-header (§8.3)": get + path + auth + hpack_literal(":foo", "1"),
+        "pseudo-header after a field (§8.3)": get + auth + hpack_literal("x-a", "1") + path,
+        "repeated :path (§8.3)": get + path + path + auth,
+        "no :path (§8.3.1)": get + auth,
+        "empty :path (§8.3.1)": get + hpack_literal(":path", "", 4) + auth,
+    }
+    c = RawH2(origin.port)
+    try:
+        ids = {}
+        for i, (rule, block) in enumerate(blocks.items()):
+            sid = 2 * i + 1
+            ids[sid] = rule
+            assert c.send(frame(HEADERS, END_HEADERS | END_STREAM, sid, block)), f"closed at {rule}: {c.goaway_name()}"
+        c.wait(lambda: all(sid in c.resets for sid in ids), 5)
+        for sid, rule in ids.items():
+            assert c.resets.get(sid) == PROTOCOL_ERROR, f"{rule}: {c.resets.get(sid)}"
+            assert sid not in c.headers_received, f"{rule}: answered"
+        good = 2 * len(blocks) + 1
+        c.send(c.request(good))
+        assert c.wait(lambda: good in c.statuses, 5), c.goaway_name()
+        assert c.statuses[good] == 200 and c.goaway is None
+    finally:
+        c.close()
 
 
 def test_a_later_head_trickled_in_is_closed_after_the_header_timeout(origin):
