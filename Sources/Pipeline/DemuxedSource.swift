@@ -47,8 +47,6 @@ final class DemuxedSource: MediaSource {
     /// The input started again since the last batch returned (`SourceBatch.loopedBy`).
     private var looped = false
     private let wallStart = ContinuousClock.now
-    /// A file read as fast as it goes, once, reads its packets ahead on a thread of its own (`ReadAhead`).
-    private var readAhead: ReadAhead<Packet>?
 
     var plan: RenditionPlan {
         var p = setup.plan
@@ -228,22 +226,9 @@ final class DemuxedSource: MediaSource {
         return batch
     }
 
-    deinit { readAhead?.cancel() }
-
-    /// The next packet: from the read-ahead for a file read once as fast as it goes (nothing else then touches the
-    /// demuxer: no loop, no reconnect), else straight from the demuxer.
-    private func nextPacket() throws -> Packet? {
-        if readAhead == nil, options.realtime == false, !isLive, !options.loop, reconnect == nil {
-            let demuxer = UncheckedDemuxer(demuxer: demuxer)
-            readAhead = ReadAhead(size: { $0.data.count }, produce: { try demuxer.demuxer.read() })
-        }
-        if let readAhead { return try readAhead.next() }
-        return try demuxer.read()
-    }
-
     private func read() throws -> SourceBatch? {
         while true {
-            guard var packet = try nextPacket() else {
+            guard var packet = try demuxer.read() else {
                 // End of input: a file with --loop starts again, its timestamps running on.
                 guard options.loop, !isLive, let start = passStartMicros else { return nil }
                 try demuxer.seekToStart()
@@ -340,9 +325,4 @@ final class DemuxedSource: MediaSource {
         for p in setup.processors.indices { append(try setup.processors[p].processor.flush(), of: p, to: &events) }
         return events
     }
-}
-
-/// The demuxer handed to the read-ahead's thread, which alone reads it from then on (`DemuxedSource.nextPacket`).
-private struct UncheckedDemuxer: @unchecked Sendable {
-    let demuxer: Demuxer
 }
