@@ -667,7 +667,9 @@ def test_odd_time_base_ladder_serve_plays_in_hlsjs(start_origin, inputs):
     # What this case proves is the ladder's timing (keyframes, segments, a live encode that does not die); a few
     # frames dropped by a loaded 2-core machine during 6 s of playback, or while hls.js plays at up to 1.5x to reach
     # its target from the keyframe it started on, are the machine's (test_multistream allows 10%).
-    problems = chromium.playback_problems(res, max_dropped=0.05, max_dropped_catching_up=0.10)
+    # A non-fatal stall in the first second of playback (CI, twice on 2026-11-27: "Playback stalling at @1 due to low
+    # buffer", currentTime still advancing 99%) is the loaded machine's; one later, or a longer one, still fails.
+    problems = chromium.playback_problems(res, max_dropped=0.05, max_dropped_catching_up=0.10, start_stall_grace_s=1.0)
     assert problems == [], chromium.summary(res)
     assert s.proc.poll() is None
 
