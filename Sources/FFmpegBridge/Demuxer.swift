@@ -51,6 +51,9 @@ public final class Demuxer {
         return String(cString: name)
     }
 
+    /// Whether libavformat runs its parsers over the packets (`readsWithoutParsers` decides, when the input opens).
+    var usesParsers: Bool { ctx.map { $0.pointee.flags & AVFMT_FLAG_NOPARSE == 0 } ?? true }
+
     /// Microseconds, if known.
     public var duration: Int64? {
         guard let d = ctx?.pointee.duration, d != AV.noPTS, d >= 0 else { return nil }

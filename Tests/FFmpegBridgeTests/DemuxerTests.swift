@@ -30,7 +30,8 @@ func readAll(_ demuxer: Demuxer) throws -> [Packet] {
 }
 
 func probeView(_ packets: [Packet]) -> [ProbePacket] {
-    packets.map { ProbePacket(stream: $0.streamIndex, pts: $0.pts, dts: $0.dts, size: $0.data.count, key: $0.isKeyframe) }
+    packets.map { ProbePacket(stream: $0.streamIndex, pts: $0.pts, dts: $0.dts, size: $0.data.count, key: $0.isKeyframe,
+                              duration: $0.duration) }
 }
 
 @Suite("Demuxer", .timeLimit(.minutes(2)))
@@ -62,6 +63,7 @@ struct DemuxerTests {
     @Test func mp4PacketsMatchFFprobeExactly() throws {
         let f = try Fixtures.get()
         let d = try Demuxer(url: f.mp4)
+        #expect(!d.usesParsers, "a complete sample table gives every packet's facts")
         let packets = try readAll(d)
         let counts = try ffprobeCounts(f.mp4)
         #expect(counts == [60, packets.filter { $0.streamIndex == 1 }.count])
@@ -74,6 +76,20 @@ struct DemuxerTests {
         #expect(video.indices.filter { video[$0].isKeyframe } == [0, 15, 30, 45])
         #expect(packets.allSatisfy { !$0.isCorrupt && !$0.data.isEmpty })
         #expect(video.allSatisfy { $0.duration == 512 })
+    }
+
+    /// ffprobe runs libavformat's parsers over every input; ours are left out only where the packets stay the same.
+    /// Shown failing with them left out of the fragmented file (its video durations are then unknown) and of the AC-3
+    /// one (its last frame's duration).
+    @Test func parsersStayWhereThePacketsNeedThem() throws {
+        let f = try Fixtures.get()
+        for (path, parses) in [(f.faststart, false), (f.fragmented, true), (f.ac3, true), (f.ts, true)] {
+            let d = try Demuxer(url: path)
+            #expect(d.usesParsers == parses, "\(path)")
+            let packets = try readAll(d)
+            #expect(!packets.isEmpty)
+            #expect(probeView(packets) == (try ffprobePackets(path)), "\(path)")
+        }
     }
 
     @Test func mpegTSPacketsMatchFFprobe() throws {

@@ -42,11 +42,15 @@ struct ProbePacket: Equatable, CustomStringConvertible {
     var dts: Int64?
     var size: Int
     var key: Bool
-    var description: String { "s\(stream) pts=\(pts.map(String.init) ?? "-") dts=\(dts.map(String.init) ?? "-") size=\(size)\(key ? " K" : "")" }
+    /// 0 when unknown (ffprobe's "N/A").
+    var duration: Int64
+    var description: String {
+        "s\(stream) pts=\(pts.map(String.init) ?? "-") dts=\(dts.map(String.init) ?? "-") size=\(size) d=\(duration)\(key ? " K" : "")"
+    }
 }
 
 func ffprobePackets(_ path: String) throws -> [ProbePacket] {
-    let text = try run("ffprobe", ["-v", "error", "-show_entries", "packet=stream_index,pts,dts,size,flags",
+    let text = try run("ffprobe", ["-v", "error", "-show_entries", "packet=stream_index,pts,dts,size,flags,duration",
                                    "-of", "compact=p=0:nk=0", path])
     return text.split(separator: "\n").map { line in
         var fields: [Substring: Substring] = [:]
@@ -58,7 +62,8 @@ func ffprobePackets(_ path: String) throws -> [ProbePacket] {
                            pts: (fields["pts"]).flatMap { Int64($0) },
                            dts: (fields["dts"]).flatMap { Int64($0) },
                            size: Int(fields["size"] ?? "") ?? -1,
-                           key: fields["flags"]?.hasPrefix("K") ?? false)
+                           key: fields["flags"]?.hasPrefix("K") ?? false,
+                           duration: (fields["duration"]).flatMap { Int64($0) } ?? 0)
     }
 }
 
@@ -77,6 +82,10 @@ struct Fixtures: Sendable {
     var faststart: String { dir + "/h264_aac_faststart.mp4" }
     /// The same streams in MPEG-TS.
     var ts: String { dir + "/h264_aac.ts" }
+    /// The same streams as a fragmented MP4 (a `moov` that lists no sample, a `moof` per keyframe).
+    var fragmented: String { dir + "/h264_aac_fragmented.mp4" }
+    /// The same video with AC-3 audio, in MP4.
+    var ac3: String { dir + "/h264_ac3.mp4" }
     /// 2 s 320x240@30 MPEG-4 part 2 (no audio).
     var mpeg4: String { dir + "/mpeg4.avi" }
 
@@ -91,6 +100,8 @@ struct Fixtures: Sendable {
                                     "-c:a", "aac", "-ac", "2", f.mp4])
         try run("ffmpeg", common + ["-i", f.mp4, "-c", "copy", "-movflags", "+faststart", f.faststart])
         try run("ffmpeg", common + ["-i", f.mp4, "-c", "copy", "-f", "mpegts", f.ts])
+        try run("ffmpeg", common + ["-i", f.mp4, "-c", "copy", "-movflags", "+frag_keyframe+empty_moov", f.fragmented])
+        try run("ffmpeg", common + ["-i", f.mp4, "-c:v", "copy", "-c:a", "ac3", f.ac3])
         try run("ffmpeg", common + ["-f", "lavfi", "-i", "testsrc=size=320x240:rate=30", "-t", "2",
                                     "-c:v", "mpeg4", "-q:v", "3", f.mpeg4])
         return f
