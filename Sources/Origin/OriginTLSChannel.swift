@@ -13,7 +13,8 @@ import NIOSSL
 /// handler with its defaults and HummingbirdCore's HTTP/1.1 channel, and lets neither be configured):
 ///
 /// ```
-/// LingeringClose | NIOSSLServerHandler | TLSFirstRequestDeadline | ALPN ->
+/// LingeringClose | NIOSSLServerHandler | TLSRecordCoalescer (a flush's small writes in one record) |
+/// TLSFirstRequestDeadline | ALPN ->
 ///   h2:       NIOHTTP2Handler(http2Configuration(limits)) | NIOHTTP2ServerConnectionManagementHandler |
 ///             H2FrameFastPath (answers what is in memory, no stream channel) | HTTP2StreamMultiplexer |
 ///             H2ConnectionErrorHandler   ->  per other stream: HTTP2FramePayloadToHTTPServerCodec | H2SendTimeout |
@@ -104,6 +105,7 @@ struct OriginTLSChannel: HTTPChannelHandler {
             let pipeline = channel.pipeline.syncOperations
             try pipeline.addHandler(LingeringClose(linger: Self.linger))
             try pipeline.addHandler(NIOSSLServerHandler(context: sslContext))
+            try pipeline.addHandler(TLSRecordCoalescer())
             try pipeline.addHandler(TLSFirstRequestDeadline(timeout: TimeAmount(limits.headerTimeout),
                                                             maxHeadBytes: 2 * limits.maxHeaderBytes + 4096))
         } catch {
