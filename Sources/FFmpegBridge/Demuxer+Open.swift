@@ -55,7 +55,7 @@ extension Demuxer {
             failure = FFmpegError(code: AV.invalidData, call: "avformat_open_input", context: context,
                                   explanation: moovAtEndExplanation)
         } else {
-            if readsWithoutParsers(ctx) { ctx.pointee.flags |= AVFMT_FLAG_NOPARSE }
+            if readsWithoutParsers(ctx) { ctx.pointee.flags |= AVFMT_FLAG_NOPARSE | AVFMT_FLAG_DISCARD_CORRUPT }
             let s = avformat_find_stream_info(ctx, nil)
             if s < 0 {
                 failure = FFmpegError(code: s, call: "avformat_find_stream_info",
@@ -108,7 +108,9 @@ extension Demuxer {
     /// and video stream (not a fragmented one: its `moov` lists none) gives each packet's size, times, duration and
     /// sync flag from that table, and the parsers of H.264, HEVC, AV1, AAC and Opus would only read each frame's
     /// headers again (the H.264 one allocates and zeroes a copy of every frame: about a sixth of a copy's demuxing).
-    /// The packets are the same as with them (`DemuxerTests`, against ffprobe). Other codecs keep their parser:
+    /// The packets are the same as with them (`DemuxerTests`, against ffprobe), but for a frame cut short by the end
+    /// of a truncated file: the H.264 parser refused it as a keyframe, and without the parser libavformat drops it
+    /// (`AVFMT_FLAG_DISCARD_CORRUPT`: it is flagged corrupt, a frame missing its end). Other codecs keep their parser:
     /// MP3's frames and AC-3's last duration come from it, and a fragmented file's video durations.
     static func readsWithoutParsers(_ ctx: UnsafeMutablePointer<AVFormatContext>) -> Bool {
         guard isMOV(String(cString: ctx.pointee.iformat.pointee.name)), ctx.pointee.nb_streams > 0 else { return false }
