@@ -80,10 +80,11 @@ struct DemuxerTests {
 
     /// ffprobe runs libavformat's parsers over every input; ours are left out only where the packets stay the same.
     /// Shown failing with them left out of the fragmented file (its video durations are then unknown) and of the AC-3
-    /// one (its last frame's duration).
+    /// one (its last frame's duration). An all-intra file has no `stss`: every sample is sync, and the parser keeps
+    /// reading keyframes from the frames.
     @Test func parsersStayWhereThePacketsNeedThem() throws {
         let f = try Fixtures.get()
-        for (path, parses) in [(f.faststart, false), (f.fragmented, true), (f.ac3, true), (f.ts, true)] {
+        for (path, parses) in [(f.faststart, false), (f.fragmented, true), (f.ac3, true), (f.ts, true), (f.allIntra, true)] {
             let d = try Demuxer(url: path)
             #expect(d.usesParsers == parses, "\(path)")
             let packets = try readAll(d)

@@ -86,6 +86,8 @@ struct Fixtures: Sendable {
     var fragmented: String { dir + "/h264_aac_fragmented.mp4" }
     /// The same video with AC-3 audio, in MP4.
     var ac3: String { dir + "/h264_ac3.mp4" }
+    /// 1 s of all-intra H.264 (every frame an IDR): an MP4 without `stss`.
+    var allIntra: String { dir + "/h264_all_intra.mp4" }
     /// 2 s 320x240@30 MPEG-4 part 2 (no audio).
     var mpeg4: String { dir + "/mpeg4.avi" }
 
@@ -102,6 +104,8 @@ struct Fixtures: Sendable {
         try run("ffmpeg", common + ["-i", f.mp4, "-c", "copy", "-f", "mpegts", f.ts])
         try run("ffmpeg", common + ["-i", f.mp4, "-c", "copy", "-movflags", "+frag_keyframe+empty_moov", f.fragmented])
         try run("ffmpeg", common + ["-i", f.mp4, "-c:v", "copy", "-c:a", "ac3", f.ac3])
+        try run("ffmpeg", common + ["-f", "lavfi", "-i", "testsrc=size=320x240:rate=30", "-t", "1",
+                                    "-c:v", "libx264", "-g", "1", "-pix_fmt", "yuv420p", f.allIntra])
         try run("ffmpeg", common + ["-f", "lavfi", "-i", "testsrc=size=320x240:rate=30", "-t", "2",
                                     "-c:v", "mpeg4", "-q:v", "3", f.mpeg4])
         return f
