@@ -114,8 +114,11 @@ def test_while_transcoding_a_file(start_origin, media, sig):
 def test_package_is_interruptible(origin_bin, media, tmp_path, sig):
     """`package` of a long input stops at a signal too: a clear exit (0 with what it wrote, or the conventional
     128+signal) within the limit, never a hang or a crash."""
+    # SIGINT's default action, as a terminal's process has it: a shell without job control starts background jobs
+    # with SIGINT ignored, and `package` (no handler of its own) would keep that (seen running this module with `&`).
     p = subprocess.Popen([origin_bin, "package", "-", "-o", str(tmp_path / "out")], stdin=subprocess.PIPE,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     data = open(media["clip.ts"], "rb").read()
     StdinFeeder(p.stdin, data[: len(data) // 2], close=False).start()
     time.sleep(1.0)
