@@ -172,6 +172,13 @@ def test_playback_requirements_logic():
         bad = dict(ok, **{k: v})
         probs = chromium.playback_problems(bad)
         assert any(needle in p for p in probs), (k, probs)
+    # hls.js appending while its SourceBuffer is still updating (non-fatal, appended again) is its own race; any other
+    # bufferAppendError, or a fatal one, fails.
+    race = {"details": "bufferAppendError", "fatal": False, "reason": "Failed to execute 'appendBuffer' on "
+            "'SourceBuffer': This SourceBuffer is still processing an 'appendBuffer' or 'remove' operation."}
+    assert chromium.playback_problems(dict(ok, bad_errors=[race])) == []
+    for other in (dict(race, fatal=True), dict(race, reason="QuotaExceededError"), dict(race, reason=None)):
+        assert any("bufferAppendError" in p for p in chromium.playback_problems(dict(ok, bad_errors=[other]))), other
     # Drops while hls.js plays faster than real time to reach the live edge have their own bound (5%), and are not
     # counted against the 1% one; past either bound, the result fails.
     assert chromium.playback_problems(dict(ok, dropped_frames=20, dropped_catching_up=19)) == []
