@@ -120,20 +120,13 @@ extension Demuxer {
             let type = par.pointee.codec_type
             guard type == AVMEDIA_TYPE_VIDEO || type == AVMEDIA_TYPE_AUDIO else { continue }
             guard fromSampleTable.contains(par.pointee.codec_id), st.pointee.nb_frames > 0 else { return false }
-            if type == AVMEDIA_TYPE_VIDEO && !listsANonSyncSample(st) { return false }
+            // A video track whose every sample is marked sync (an MP4 without `stss`, which says so, or a writer that
+            // left it out) keeps the parser: its keyframes are then read from the frames themselves, as before.
+            if type == AVMEDIA_TYPE_VIDEO && !indexEntries(st).contains(where: { $0.flags & AVINDEX_KEYFRAME == 0 }) {
+                return false
+            }
         }
         return true
-    }
-
-    /// Whether the stream's index marks some sample as not a sync sample. A video track whose every sample is marked
-    /// sync (an MP4 without `stss`, which says so, or a writer that left it out) keeps the parser: its keyframes are
-    /// then read from the frames themselves, as before.
-    private static func listsANonSyncSample(_ st: UnsafeMutablePointer<AVStream>) -> Bool {
-        let count = avformat_index_get_entries_count(st)
-        for i in 0..<count {
-            if let e = avformat_index_get_entry(st, i), e.pointee.flags & AVINDEX_KEYFRAME == 0 { return true }
-        }
-        return false
     }
 
     static let moovAtEndExplanation =

@@ -66,15 +66,15 @@ public final class Demuxer {
     public func keyframeTimes(stream: Int) -> [Int64]? {
         guard let ctx, Self.hasExactIndex(formatName), stream >= 0, stream < Int(ctx.pointee.nb_streams),
               let st = ctx.pointee.streams[stream] else { return nil }
-        let count = avformat_index_get_entries_count(st)
-        guard count > 1 else { return nil }
-        var times: [Int64] = []
-        for i in 0..<count {
-            guard let e = avformat_index_get_entry(st, i), e.pointee.flags & AVINDEX_KEYFRAME != 0,
-                  e.pointee.timestamp != AV.noPTS else { continue }
-            times.append(e.pointee.timestamp)
-        }
+        guard avformat_index_get_entries_count(st) > 1 else { return nil }
+        let times = Self.indexEntries(st).filter { $0.flags & AVINDEX_KEYFRAME != 0 && $0.timestamp != AV.noPTS }
+            .map(\.timestamp)
         return times.isEmpty ? nil : times
+    }
+
+    /// A stream's entries in libavformat's index of the container (an MP4's sample table: one per sample), in order.
+    static func indexEntries(_ st: UnsafeMutablePointer<AVStream>) -> some Sequence<AVIndexEntry> {
+        (0..<avformat_index_get_entries_count(st)).lazy.compactMap { avformat_index_get_entry(st, $0)?.pointee }
     }
 
     /// The next packet, or nil at the end of the input. Errors mid-stream throw `FFmpegError`.
