@@ -52,6 +52,7 @@ extension PlaylistBuilder {
     /// The I-frame playlist of a rendition, `nil` until it is playable or while it lists no I-frame (no video).
     /// `singleFile`: byte ranges into that one file (the segments laid end to end from `mediaStart`, as
     /// `mediaPlaylist` lists them). `uriQuery`: a query every listed URI carries (`""`: none).
+    @_specialize(exported: true, where P == Void)
     public static func iFramePlaylist<P>(_ snap: WindowSnapshot<P>, scheme: URIScheme,
                                          playlistType: MediaPlaylist.PlaylistType?,
                                          singleFile: SingleFileIndex? = nil, uriQuery: String = "") -> MediaPlaylist? {

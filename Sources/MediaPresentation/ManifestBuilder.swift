@@ -82,6 +82,7 @@ public enum ManifestBuilder {
 
     /// A static MPD (§5.4) of every segment of finished windows (a VOD writer's or a recording's), `nil` if a
     /// rendition has no segment; `trickMode`: with the video sets' trick-mode sets.
+    @_specialize(exported: true, where P == Void)
     public static func onDemand<P>(_ renditions: [Rendition], _ snapshots: [WindowSnapshot<P>], trickMode: Bool = false) -> MPD? {
         guard renditions.count == snapshots.count, snapshots.allSatisfy(\.isPlayable), !snapshots.isEmpty else { return nil }
         let sets = adaptationSets(renditions, snapshots) { r, snap in
@@ -99,6 +100,7 @@ public enum ManifestBuilder {
     /// A static MPD of single-file representations (ISOBMFF on-demand profile): per Representation a `BaseURL`
     /// (the file) and a `SegmentBase` whose `indexRange` is the `sidx` and whose `Initialization` is the init segment
     /// (§5.3.9.2), `nil` if a rendition has no segment or no file.
+    @_specialize(exported: true, where P == Void)
     public static func singleFile<P>(_ renditions: [Rendition], _ snapshots: [WindowSnapshot<P>],
                                      files: [SingleFileIndex?]) -> MPD? {
         guard renditions.count == snapshots.count, files.count == renditions.count else { return nil }

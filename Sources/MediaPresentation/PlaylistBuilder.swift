@@ -3,6 +3,11 @@ import MediaCore
 
 /// Playlists as pure functions of window snapshots and URI schemes (gohlslib `pkg/playlist`): no I/O, no locks,
 /// the same code for the live origin, the VOD writer and the recorder.
+///
+/// The entry points a VOD writer or a recorder calls (their windows hold no payload, `P == Void`) are compiled for
+/// that type here too (`@_specialize(exported:)`, as are `ManifestBuilder`'s): called from another module, a generic
+/// builder otherwise runs unspecialized, looking type metadata up and copying through value witnesses for every
+/// segment it lists (`package --single-file` of 600 segments: its four playlists and the MPD 8.5 ms → 3.7 ms).
 public enum PlaylistBuilder {
     /// Delta updates (RFC 8216bis §4.4.3.8): "CAN-SKIP-UNTIL … MUST be at least six times the Target Duration".
     public static let skipTargetDurations = 6
@@ -18,6 +23,7 @@ public enum PlaylistBuilder {
     /// from the first, all of one init segment (a VOD written by `VODWriter`).
     /// `uriQuery`: a query (without `?`) every listed URI carries (a signed URL's signature; `""`: none); `reports`
     /// carry theirs already.
+    @_specialize(exported: true, where P == Void)
     public static func mediaPlaylist<P>(_ snap: WindowSnapshot<P>, scheme: URIScheme,
                                         playlistType: MediaPlaylist.PlaylistType?,
                                         reports: [RenditionReport] = [], skip: Bool = false, skipDateRanges: Bool = false,
@@ -163,6 +169,7 @@ public enum PlaylistBuilder {
     /// `uriQuery`: a query (without `?`) every listed URI carries (`""`: none).
     /// `iFrames`: an `EXT-X-I-FRAME-STREAM-INF` for each variant whose window lists I-frames (`iFramePlaylist`), for
     /// an output that serves or writes those playlists.
+    @_specialize(exported: true, where P == Void)
     public static func multivariant<P>(_ renditions: [Rendition], _ snapshots: [WindowSnapshot<P>],
                                        statistics measured: [VariantStatistics?]? = nil,
                                        uriQuery: String = "", iFrames: Bool = false) -> MultivariantPlaylist? {
