@@ -192,7 +192,8 @@ public struct FanOut: PresentationConsumer {
     public func consume(_ event: PresentationEvent) throws {
         for c in consumers { try c.consume(event) }
     }
-    public var holdBackMillis: Int64 { consumers.map(\.holdBackMillis).max() ?? 0 }
+    /// Asked after every packet read: no array made.
+    public var holdBackMillis: Int64 { consumers.reduce(0) { max($0, $1.holdBackMillis) } }
 }
 
 /// Where the parts of a single-file rendition sit in its file (`package --single-file`):

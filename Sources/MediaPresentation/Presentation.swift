@@ -162,7 +162,7 @@ public final class Presentation<Payload: Sendable>: PresentationConsumer, Sendab
 
     public var layout: Layout? { state.withLock { $0.layout } }
     /// The longest any window asks the producer to wait (`LiveWindow.millisUntilRetentionRoom`).
-    public var holdBackMillis: Int64 { layout?.windows.map { $0.millisUntilRetentionRoom() }.max() ?? 0 }
+    public var holdBackMillis: Int64 { layout?.windows.reduce(0) { max($0, $1.millisUntilRetentionRoom()) } ?? 0 }
     /// `true` once the producer sent `end` (or ended before announcing a layout).
     public var isFinished: Bool { state.withLock { $0.finished } }
 

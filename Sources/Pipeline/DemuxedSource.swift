@@ -25,16 +25,10 @@ final class DemuxedSource: MediaSource {
     private let open: (String) throws -> Demuxer
     private let stopped: () -> Bool
 
-    private var timeBases: [Int: Rational] = [:]
-    private var byStream: [Int: [Int]] = [:]
+    /// What each of the input's streams is read for, by stream index (decided once per demuxer, in `adopt`).
+    private var routes: [StreamRoute] = []
     /// The newest video packet's presentation time (90 kHz, loops included): the live edge of a posted event.
     private var videoEdge: MediaTime?
-    /// The input's SCTE-35 data streams (MPEG-TS stream type 0x86: libavformat's `scte_35`, one packet per section).
-    private var scte35Streams: Set<Int> = []
-    /// The input's ID3 timed-metadata streams (MPEG-TS stream type 0x15: libavformat's `timed_id3`, one tag a packet).
-    private var id3Streams: Set<Int> = []
-    /// The input's text subtitle streams: stream index → (its place in `plan.subtitles`, its decoder).
-    private var textSubtitles: [Int: (subtitle: Int, decoder: SubtitleDecoder)] = [:]
     /// A subtitle rendition per text subtitle stream, in stream order.
     private var subtitleRenditions: [Rendition] = []
     /// Per processor: the `formatVersion` last announced (`nil`: none yet).
@@ -97,21 +91,45 @@ final class DemuxedSource: MediaSource {
     private func adopt(_ d: Demuxer, _ s: OutputSetup) {
         demuxer = d
         setup = s
-        timeBases = Dictionary(uniqueKeysWithValues: d.streams.map { ($0.index, $0.timeBase) })
-        byStream = Dictionary(grouping: s.processors.indices, by: { s.processors[$0].streamIndex })
         announced = s.processors.map { _ in nil }
-        scte35Streams = Set(d.streams.filter { $0.kind == .data && $0.codecName == "scte_35" }.map(\.index))
-        for i in scte35Streams.sorted() { logger.info("SCTE-35 cues from stream \(i) become timed events") }
-        id3Streams = Set(d.streams.filter { $0.kind == .data && $0.codecName == "timed_id3" }.map(\.index))
-        for i in id3Streams.sorted() { logger.info("ID3 timed metadata from stream \(i) goes into every rendition's segments") }
-        adoptSubtitles(d)
+        let targets = Dictionary(grouping: s.processors.indices, by: { s.processors[$0].streamIndex })
+        let subtitles = adoptSubtitles(d)
+        routes = Array(repeating: .ignored, count: (d.streams.map(\.index).max() ?? -1) + 1)
+        for stream in d.streams {
+            let i = stream.index, tb = stream.timeBase
+            if stream.kind == .data && stream.codecName == "scte_35" {
+                routes[i] = .scte35(tb)
+                logger.info("SCTE-35 cues from stream \(i) become timed events")
+            } else if stream.kind == .data && stream.codecName == "timed_id3" {
+                routes[i] = .id3(tb)
+                logger.info("ID3 timed metadata from stream \(i) goes into every rendition's segments")
+            } else if let (k, decoder) = subtitles[i] {
+                routes[i] = .subtitles(k, decoder)
+            } else if let processors = targets[i] {
+                routes[i] = .media(processors, tb)
+            }
+        }
+    }
+
+    /// What a stream's packets are read for.
+    private enum StreamRoute {
+        case ignored
+        /// SCTE-35 sections (MPEG-TS stream type 0x86: libavformat's `scte_35`, one packet per section): timed events.
+        case scte35(Rational)
+        /// ID3 timed metadata (MPEG-TS stream type 0x15: libavformat's `timed_id3`, one tag a packet).
+        case id3(Rational)
+        /// Text subtitles: their place in `plan.subtitles`, and their decoder.
+        case subtitles(Int, SubtitleDecoder)
+        /// Audio or video: the indices of the processors (`setup.processors`) it feeds, and its time base.
+        case media([Int], Rational)
     }
 
     /// A subtitle rendition per text subtitle stream (its language, `DEFAULT` and `FORCED` from the container's
     /// disposition); bitmap subtitles are skipped with a notice. After a reopen the same streams keep their renditions.
-    private func adoptSubtitles(_ d: Demuxer) {
+    /// Returns the text subtitle streams: stream index → (its place in `plan.subtitles`, its decoder).
+    private func adoptSubtitles(_ d: Demuxer) -> [Int: (subtitle: Int, decoder: SubtitleDecoder)] {
         let first = subtitleRenditions.isEmpty
-        textSubtitles = [:]
+        var textSubtitles: [Int: (subtitle: Int, decoder: SubtitleDecoder)] = [:]
         var k = 0
         for s in d.streams where s.kind == .subtitle {
             guard s.isTextSubtitle else {
@@ -135,6 +153,7 @@ final class DemuxedSource: MediaSource {
             }
             k += 1
         }
+        return textSubtitles
     }
 
     /// A text subtitle packet's cues, on the input's timeline (loops included); a packet that cannot be decoded is
@@ -239,23 +258,27 @@ final class DemuxedSource: MediaSource {
                 logger.info("looping input (pass \(passes))")
                 continue
             }
-            if scte35Streams.contains(packet.streamIndex), let tb = timeBases[packet.streamIndex] {
-                guard let event = cue(packet, timeBase: tb) else { continue }
+            let targets: [Int], tb: Rational
+            switch routes.indices.contains(packet.streamIndex) ? routes[packet.streamIndex] : .ignored {
+            case .ignored:
+                continue
+            case .scte35(let timeBase):
+                guard let event = cue(packet, timeBase: timeBase) else { continue }
                 var batch = SourceBatch()
                 batch.events = [.event(event)]
                 return batch
-            }
-            if id3Streams.contains(packet.streamIndex), let tb = timeBases[packet.streamIndex] {
-                guard let event = id3(packet, timeBase: tb) else { continue }
+            case .id3(let timeBase):
+                guard let event = id3(packet, timeBase: timeBase) else { continue }
                 var batch = SourceBatch()
                 batch.events = [.event(event)]
                 return batch
-            }
-            if let (k, decoder) = textSubtitles[packet.streamIndex] {
+            case .subtitles(let k, let decoder):
                 guard let batch = cues(packet, subtitle: k, decoder: decoder) else { continue }
                 return batch
+            case .media(let processors, let timeBase):
+                targets = processors
+                tb = timeBase
             }
-            guard let targets = byStream[packet.streamIndex], let tb = timeBases[packet.streamIndex] else { continue }
             if packet.isCorrupt { logger.debug("corrupt packet on stream \(packet.streamIndex)") }
             var batch = SourceBatch()
             if options.wallclockTimestamps {
