@@ -58,11 +58,17 @@ struct PackageCommand: AsyncParsableCommand {
         stream.realtime = false
         var options = PipelineOptions(stream)
         // `package URL` of an HLS presentation: its subtitle renditions and default audio language, which libavformat's
-        // HLS demuxer leaves out (`RemoteSelections`), fetched first into a directory of our own.
+        // HLS demuxer leaves out (`RemoteSelections`), fetched first into a directory of our own (made only when there
+        // are some). It goes once the pipeline has read them, and before any failure ends the process (`fail` exits:
+        // a `defer` would not run).
         let remoteDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("hls-origin-package-\(getpid())").path
-        defer { try? FileManager.default.removeItem(atPath: remoteDirectory) }
+        let removeRemote = { try? FileManager.default.removeItem(atPath: remoteDirectory) }
+        let fail = { (message: String) -> Never in
+            removeRemote()
+            hls_origin.fail(message)
+        }
+        defer { removeRemote() }
         do {
-            try FileManager.default.createDirectory(atPath: remoteDirectory, withIntermediateDirectories: true)
             if let remote = try await RemoteSelections.read(input, into: remoteDirectory, logger: logger) {
                 if !singleFile { options.subtitles += remote.subtitles }
                 if stream.defaultAudio == nil, let language = remote.defaultAudio.flatMap(LanguageTag.init) {
@@ -70,7 +76,6 @@ struct PackageCommand: AsyncParsableCommand {
                 }
             }
         } catch {
-            try? FileManager.default.removeItem(atPath: remoteDirectory)
             fail(describe(error))
         }
         let stats = PipelineStats()
@@ -110,6 +115,7 @@ struct PackageCommand: AsyncParsableCommand {
             status.clear()
             fail(describe(error))
         }
+        removeRemote()
         status.clear()
         let count: Int
         do {

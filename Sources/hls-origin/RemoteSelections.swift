@@ -36,6 +36,7 @@ struct RemoteSelections {
             }
             let path = directory + "/subtitles-\(i).vtt"
             do {
+                if i == 0 { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) }
                 try Data(WebVTTSegment.make(cues, from: MediaTime(value: 0, timescale: 1), to: MediaTime(value: Int64(Int32.max), timescale: 1))).write(to: URL(fileURLWithPath: path))
             } catch {
                 throw RemoteSelectionsError("cannot write '\(path)': \(error.localizedDescription)")

@@ -558,14 +558,28 @@ def test_bad_delivery_directives_are_400(origin):
         "_HLS_msn=%2D1", "_HLS_msn=1%00",
         ]
     with Honest(s, "bad delivery directives") as h:
-        for _ in range(3):
+        clean = 0
+        for _ in range(8):
             msn, segs, _ = playlist_state(s)
-            for q in bad(msn + len(segs) - 1):
+            last = msn + len(segs) - 1
+            wrong = []
+            for q in bad(last):
                 t = time.monotonic()
                 r = http.get(s.url(f"{PLAYLIST}?{q}"))
-                assert r.status == 400, (q, r.status)
-                assert time.monotonic() - t < 0.5, (q, "a bad directive must not block")
+                if r.status != 400 or time.monotonic() - t >= 0.5:
+                    wrong.append((q, r.status, round(time.monotonic() - t, 2)))
                 assert r.header("access-control-allow-origin") == "*"
+            if wrong:
+                # `_HLS_msn=last+3` is a valid blocking request once a segment is published between reading the
+                # playlist and the request (seen in CI on a loaded machine): a pass counts only if the playlist did
+                # not move meanwhile, and any other answer fails.
+                msn2, segs2, _ = playlist_state(s)
+                assert msn2 + len(segs2) - 1 != last, (wrong, "a bad directive must be 400 at once")
+                continue
+            clean += 1
+            if clean == 3:
+                break
+        assert clean == 3, f"{clean} passes of the bad directives with the playlist still"
     h.check()
     # and the good ones still work: the newest segment, and the next part
     msn, segs, _ = playlist_state(s)

@@ -65,3 +65,20 @@ def test_package_missing_input_fails_cleanly(origin_bin, tmp_path):
     assert rc != 0 and rc > 0, f"exit {rc}"
     lines = [ln for ln in err.splitlines() if ln.strip()]
     assert len(lines) == 1 and "nope.mp4" in lines[0], err
+
+
+def test_package_leaves_no_temporary_directory(origin_bin, media, tmp_path):
+    """`package` makes a directory of its own under $TMPDIR only for a remote presentation's subtitle renditions, and
+    removes it whatever the outcome. A run that fails (a file that is not media) leaves nothing there, nor does one
+    that succeeds; before the fix, every failed run left an empty `hls-origin-package-PID` behind (an error exits
+    the process, and the `defer` that removed it never ran)."""
+    tmp = tmp_path / "tmpdir"
+    tmp.mkdir()
+    env = {**os.environ, "TMPDIR": str(tmp)}
+    garbage = tmp_path / "garbage.mp4"
+    garbage.write_bytes(os.urandom(8192))
+    for src, ok in ((str(garbage), False), (media["vod.mp4"], True)):
+        p = subprocess.run([origin_bin, "package", src, "-o", str(tmp_path / "out")], env=env,
+                           stdin=subprocess.DEVNULL, capture_output=True, timeout=120)
+        assert (p.returncode == 0) == ok, f"{src}: exit {p.returncode}: {p.stderr.decode(errors='replace')[-500:]}"
+        assert os.listdir(tmp) == [], f"left in $TMPDIR after packaging {src}: {os.listdir(tmp)}"

@@ -1,4 +1,5 @@
 """Processes the tests start: our origin, nginx, a static page server, FFmpeg's live HLS reference, stdin feeders."""
+import atexit
 import contextlib
 import functools
 import http.server
@@ -59,7 +60,11 @@ class OriginServer:
         self.host = host
         self.args = [binary, subcommand, *args, "--host", host, "--port", str(self.port)]
         self.stdin = stdin
-        self.workdir = workdir or tempfile.mkdtemp(prefix="hls-origin-")
+        if workdir is None:
+            # Its logs are read after stop() (stderr()); the directory goes when the test process ends.
+            workdir = tempfile.mkdtemp(prefix="hls-origin-")
+            atexit.register(shutil.rmtree, workdir, True)
+        self.workdir = workdir
         self.stderr_path = os.path.join(self.workdir, f"origin-{self.port}.stderr")
         self.stdout_path = os.path.join(self.workdir, f"origin-{self.port}.stdout")
         self.env = env
