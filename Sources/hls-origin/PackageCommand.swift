@@ -59,8 +59,8 @@ struct PackageCommand: AsyncParsableCommand {
         var options = PipelineOptions(stream)
         // `package URL` of an HLS presentation: its subtitle renditions and default audio language, which libavformat's
         // HLS demuxer leaves out (`RemoteSelections`), fetched first into a directory of our own (made only when there
-        // are some). It goes once the pipeline has read them, and before any failure ends the process (`fail` exits:
-        // a `defer` would not run).
+        // are some). It goes when `run` returns or throws, and before any failure ends the process (`fail` exits: the
+        // `defer` would not run).
         let remoteDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("hls-origin-package-\(getpid())").path
         let removeRemote = { try? FileManager.default.removeItem(atPath: remoteDirectory) }
         let fail = { (message: String) -> Never in
@@ -115,7 +115,6 @@ struct PackageCommand: AsyncParsableCommand {
             status.clear()
             fail(describe(error))
         }
-        removeRemote()
         status.clear()
         let count: Int
         do {

@@ -571,10 +571,12 @@ def test_bad_delivery_directives_are_400(origin):
                 assert r.header("access-control-allow-origin") == "*"
             if wrong:
                 # `_HLS_msn=last+3` is a valid blocking request once a segment is published between reading the
-                # playlist and the request (seen in CI on a loaded machine): a pass counts only if the playlist did
-                # not move meanwhile, and any other answer fails.
+                # playlist and the request (seen in CI on a loaded machine): that one answer is excused, and its pass
+                # not counted, only if the playlist moved meanwhile; any other answer fails.
                 msn2, segs2, _ = playlist_state(s)
-                assert msn2 + len(segs2) - 1 != last, (wrong, "a bad directive must be 400 at once")
+                racy = f"_HLS_msn={last + 3}"
+                assert all(q == racy for q, _, _ in wrong) and msn2 + len(segs2) - 1 != last, \
+                    (wrong, "a bad directive must be 400 at once")
                 continue
             clean += 1
             if clean == 3:
