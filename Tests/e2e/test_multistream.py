@@ -117,9 +117,10 @@ def test_three_streams_one_killed_and_restarted(start_origin, media):
             assert list(res["video_size"]) == [640, 360], name
         # Three Chromiums decoding at once beside the origin's encoder and the SRT publisher's, on 2 cores: a frame the
         # starved compositor drops is the machine's, not the stream's (CI saw 19 of 538 once). Playback itself must
-        # be whole: no stall, currentTime keeping pace, no hls.js error, a picture that moves.
+        # be whole: no stall, currentTime keeping pace, no hls.js error, a picture that moves. The same holds for the
+        # frames dropped while hls.js plays at up to 1.5x to reach the live edge (CI saw 30 of 566 once, 5.3%).
         for name in ("movie", "clock"):
-            assert chromium.playback_problems(played[name], max_dropped=0.1) == [], name
+            assert chromium.playback_problems(played[name], max_dropped=0.1, max_dropped_catching_up=0.1) == [], name
         # cam1 stalls through its outage (SRT notices the killed peer after its 5-s idle timeout) and plays on once the
         # new publisher's segments come: no fatal error, no error but the stall, and its picture moves after.
         res = played["cam1"]
