@@ -57,6 +57,34 @@ import Testing
         #expect(Self.feed(flood, piece: 64, max: 300).last == .refused)
     }
 
+    /// Payloads are skipped by their length, not byte by byte: the limit still falls on the same byte whatever the
+    /// split, so a header block that ends on the limit's last byte completes and one that needs two bytes more is
+    /// refused, fed one byte at a time or in one piece.
+    @Test(arguments: [1, 3, 64, 100_000])
+    func theLimitFallsOnTheSameByteWhateverTheSplit(piece: Int) {
+        let preface = FirstHeadScanner.preface + Self.frame(type: 0x4, flags: 0, stream: 0, payload: 6)
+        let open = Self.frame(type: 0x1, flags: 0, stream: 1, payload: 100)
+        let more = Self.frame(type: 0x9, flags: 0, stream: 1, payload: 5_000)
+        func block(endingWith payload: Int) -> [UInt8] {
+            preface + open + more + Self.frame(type: 0x9, flags: 0x4, stream: 1, payload: payload)
+        }
+        let exact = block(endingWith: 50).count
+        #expect(Self.feed(block(endingWith: 50), piece: piece, max: exact).last == .complete)
+        #expect(Self.feed(block(endingWith: 50), piece: piece, max: exact - 2).last == .refused)
+        // After the first head, a frame is pending until its last payload byte, in any split.
+        var scanner = FirstHeadScanner(maxHeadBytes: 16_384)
+        #expect(scanner.feed(preface + Self.frame(type: 0x1, flags: 0x5, stream: 1, payload: 20)) == .complete)
+        let flood = Self.frame(type: 0x1, flags: 0, stream: 3, payload: 16_000)
+            + (0..<20).flatMap { _ in Self.frame(type: 0x9, flags: 0, stream: 3, payload: 16_000) }
+            + Self.frame(type: 0x9, flags: 0x4, stream: 3, payload: 7)
+        for start in stride(from: 0, to: flood.count - 1, by: piece) {
+            _ = scanner.feed(flood[start..<min(start + piece, flood.count - 1)])
+            #expect(scanner.framePending)
+        }
+        _ = scanner.feed(flood.suffix(1))
+        #expect(!scanner.framePending)
+    }
+
     @Test func anHTTP1RequestThatBeginsLikeThePrefaceIsHTTP1() {
         let bytes = Array("PRI * HTTP/2.0\r\n\r\nXY".utf8)
         #expect(Self.feed(bytes, piece: 1).last == .complete)
