@@ -47,10 +47,20 @@ LISTEN_JS = r"""
 })()
 """
 
+# `schedule`: hls.js's own view of each interstitial (its InterstitialsManager), for the message when one is not
+# played: where it starts, how many assets it has, and the error hls.js set on it (such as "no longer within playback
+# range" when its asset list came after the playhead had passed it), which fires no event of its own.
 STATE_JS = r"""
-(() => ({t: document.querySelector('video').currentTime, ranges: window.__ev.ranges,
-         interstitial: window.__ev.interstitial.slice(),
-         fatal: (window.__hlsErrors || []).filter(e => e.fatal).map(e => e.details)}))()
+(() => {
+  const m = window.hls && window.hls.interstitialsManager;
+  const schedule = m ? (m.events || []).map(e => ({id: e.identifier, start: e.startTime, duration: e.duration,
+                                                   assets: (e.assetList || []).length,
+                                                   error: e.error ? String(e.error.message || e.error) : null})) : null;
+  return {t: document.querySelector('video').currentTime, ranges: window.__ev.ranges,
+          interstitial: window.__ev.interstitial.slice(), schedule,
+          errors: (window.__hlsErrors || []).map(e => e.details + (e.reason ? ': ' + e.reason : '')).slice(-8),
+          fatal: (window.__hlsErrors || []).filter(e => e.fatal).map(e => e.details)};
+})()
 """
 
 
@@ -113,6 +123,7 @@ def test_hlsjs_sees_the_break_and_plays_the_interstitial(kind, ad, start_origin)
                 if "hlsInterstitialsPrimaryResumed" in state["interstitial"] and state["t"] > 0:
                     break
                 time.sleep(0.3)
+    print("hls.js interstitial schedule:", state and state["schedule"])
     assert state and not state["fatal"], state
     scte = [r for r in state["ranges"].values() if r["out"]]
     assert scte and scte[0]["out"].lower().startswith("0xfc"), state["ranges"]
@@ -136,4 +147,5 @@ def test_hlsjs_sees_the_break_and_plays_the_interstitial(kind, ad, start_origin)
              "hlsInterstitialsPrimaryResumed"]
     # The first interstitial in order. (In one CI run, on a loaded machine, hls.js started the same interstitial a second
     # time right after resuming, its daterange unchanged between reloads: hls.js's, noted in docs/events.md.)
-    assert [e for e in events if e in order][:4] == order, (events, state["t"], interstitials)
+    assert [e for e in events if e in order][:4] == order, (events, state["t"], interstitials, state["schedule"],
+                                                             state["errors"], lists)

@@ -1,7 +1,7 @@
 """Several streams in one process (issue 11 §1): `serve cam1=srt://...?mode=listener movie=clip.mp4
 clock=testpattern: --loop` serves each under /NAME/, lists them at / and in /streams.json, and one input failing or
-coming back does not disturb the others; the three play in hls.js at once while one input is killed and restarted.
-About 1.5 minutes.
+coming back does not disturb the others; two play in hls.js at once (the one killed and restarted, and a neighbour)
+while the strict checker watches the other two. About 1.5 minutes.
 
 Independence is checked with the strict live checker on the two other streams while the SRT publisher is killed
 and restarted: it fails a stream whose playlist goes more than 1.5 target durations without a new segment (RFC
@@ -92,12 +92,14 @@ def test_three_streams_one_killed_and_restarted(start_origin, media):
         time.sleep(3)
         assert http.get(s.url("/clock/thumbnail.jpg")).body != first, "the thumbnail follows the newest keyframe"
 
-        # All three play in hls.js at once (a browser each) while cam1's publisher is killed and another comes back;
-        # meanwhile the strict checker watches the other two.
+        # cam1 and movie play in hls.js at once (a browser each) while cam1's publisher is killed and another comes
+        # back; meanwhile the strict checker watches the other two. (Three browsers, the clock's too, beside the
+        # origin's encoder and the SRT publisher's on 2 cores, failed CI twice in five runs on a loaded machine: a
+        # starved player's drops and stalls, not the streams'. The clock plays in hls.js in test_live_pattern.)
         if not chromium.chromium_binary():
             need_chromium()
-        with concurrent.futures.ThreadPoolExecutor(5) as ex:
-            plays = {n.name: ex.submit(chromium.chromium_play, n.url("/"), 18) for n in (cam, movie, clock)}
+        with concurrent.futures.ThreadPoolExecutor(4) as ex:
+            plays = {n.name: ex.submit(chromium.chromium_play, n.url("/"), 18) for n in (cam, movie)}
             checks = {n.name: ex.submit(livecheck.check_live_playlist, n.base_url, 14) for n in (movie, clock)}
             time.sleep(6)
             last_before = m3u8.parse_media(http.get(cam.url("/stream.m3u8")).text).segments[-1].seq
@@ -115,12 +117,12 @@ def test_three_streams_one_killed_and_restarted(start_origin, media):
         for name, res in played.items():
             print(name, chromium.summary(res))
             assert list(res["video_size"]) == [640, 360], name
-        # Three Chromiums decoding at once beside the origin's encoder and the SRT publisher's, on 2 cores: a frame the
-        # starved compositor drops is the machine's, not the stream's (CI saw 19 of 538 once). Playback itself must
-        # be whole: no stall, currentTime keeping pace, no hls.js error, a picture that moves. The same holds for the
-        # frames dropped while hls.js plays at up to 1.5x to reach the live edge (CI saw 30 of 566 once, 5.3%).
-        for name in ("movie", "clock"):
-            assert chromium.playback_problems(played[name], max_dropped=0.1, max_dropped_catching_up=0.1) == [], name
+        # Two Chromiums decoding at once beside the origin's encoder and the SRT publisher's, on 2 cores: a frame the
+        # starved compositor drops is the machine's, not the stream's (CI saw 19 of 538 once with three). Playback
+        # itself must be whole: no stall, currentTime keeping pace, no hls.js error, a picture that moves. The same
+        # holds for the frames dropped while hls.js plays at up to 1.5x to reach the live edge (CI saw 30 of 566 once
+        # with three, 5.3%).
+        assert chromium.playback_problems(played["movie"], max_dropped=0.1, max_dropped_catching_up=0.1) == [], "movie"
         # cam1 stalls through its outage (SRT notices the killed peer after its 5-s idle timeout) and plays on once the
         # new publisher's segments come: no fatal error, no error but the stall, and its picture moves after.
         res = played["cam1"]
