@@ -135,8 +135,10 @@ def _machine_lock(exclusive):
 
 @pytest.fixture(scope="module", autouse=True)
 def _module_share(request):
-    """Under pytest-xdist, a light module shares the machine for its whole run (before its servers start)."""
-    if not os.environ.get("PYTEST_XDIST_WORKER") or _module_kind(request.module) != "light":
+    """Under pytest-xdist, a light module shares the machine for its whole run (before its servers start). A light
+    module with a solo test of its own does not (the test's exclusive lock would wait for its own module's)."""
+    if (not os.environ.get("PYTEST_XDIST_WORKER") or _module_kind(request.module) != "light"
+            or any(i.module is request.module and _is_solo(i) for i in request.session.items)):
         yield
         return
     with _machine_lock(exclusive=False):
