@@ -276,7 +276,11 @@ def test_live_flac_plays_in_hlsjs(start_origin, fixture):
     print(chromium.summary(res))
     assert res["started"] and res["version"].startswith("1.6") and not res["fatal_errors"] and not res["bad_errors"], \
         chromium.summary(res)
+    # Audio is decoded and keeps being decoded: the count rises after its first non-zero sample. (Not "by the play's
+    # midpoint": on a slow machine (CI 2026-11-28, 13 of 111 frames dropped) the first audio bytes were counted at
+    # the 8th of 13 samples, then rose steadily: [0 x 7, 12550, 21645, ..., 54018].)
     decoded = [x.get("audioDecodedBytes") or 0 for x in res["samples"]]
-    assert decoded[-1] > decoded[len(decoded) // 2] > 0, f"FLAC not decoded: {decoded}"
+    started = [d for d in decoded if d > 0]
+    assert len(started) >= 2 and started[-1] > started[0], f"FLAC not decoded: {decoded}"
     times = [x.get("t") or 0 for x in res["samples"]]
     assert times[-1] >= 2.0, times
