@@ -12,7 +12,12 @@ def test_looped_file_plays_three_loops_without_stall(start_origin, media):
     need_chromium()
     need("ffmpeg")
     s = start_origin(media["clip.mp4"], "--loop")
-    play_for = 3 * CLIP_SECONDS + 4
+    # Three loops and more. The harness screenshots at 0.4 and 0.9 of the play, half of it apart: with 3 * 4 + 4 s
+    # that was 8 s, two whole loops, so both showed the same frame of the clip and read as a frozen picture (CI
+    # 2026-11-28: 0.00 luma apart, with 483 frames decoded and no stall). 17 s puts them 8.5 s apart, half a second
+    # of the clip between their pictures.
+    play_for = 3 * CLIP_SECONDS + 5
+    assert (play_for / 2) % CLIP_SECONDS != 0
     # The strict checker and ffmpeg together, then Chromium on its own: three decoding clients at once on 2 cores
     # made headless Chromium drop frames that say nothing about the stream.
     with concurrent.futures.ThreadPoolExecutor(2) as ex:
