@@ -29,11 +29,13 @@ SYSTEM_PYTHON = "/usr/bin/python3"  # PyGObject (python3-gi) is Debian's, not th
 
 
 def publisher(url, fmt, seconds=None, extra=()):
-    """ffmpeg sending a live 640x360 30 fps H.264 (a keyframe each second) + AAC test source at real time.
+    """ffmpeg sending a live 640x360 30 fps H.264 (a keyframe each second) + AAC test source at real time. x264's
+    ultrafast preset: a publisher starved of CPU by the tests beside it falls behind real time, and the origin then
+    re-dates its segments (a PROGRAM-DATE-TIME step of 6.35 s in a CI run with three workers, 2026-11-28).
     `extra`: output options before the format (`-listen 1`, `-output_ts_offset`)."""
     cmd = ["ffmpeg", "-hide_banner", "-nostdin", "-loglevel", "error", "-re", "-f", "lavfi", "-i",
            "testsrc2=size=640x360:rate=30", "-re", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
-           "-c:v", "libx264", "-preset", "veryfast", "-tune", "zerolatency", "-g", "30", "-pix_fmt", "yuv420p",
+           "-c:v", "libx264", "-preset", "ultrafast", "-tune", "zerolatency", "-g", "30", "-pix_fmt", "yuv420p",
            "-c:a", "aac", "-ac", "2"]
     if seconds:
         cmd += ["-t", str(seconds)]

@@ -220,7 +220,9 @@ class SimLadderOrigin(LoopbackHTTPServer):
         first = max(0, complete - self.window)
         td = 2 if m == "td_differs" and r.kind == "audio" else 1
         pt = r.part_target
-        if m == "pt_flip" and r.name == "720p" and time.monotonic() - self.started > 2.0:
+        # From the third request on, not after a time: a checker slowed by a loaded machine made its first request
+        # after the flip and saw one PART-TARGET only (CI with three workers, 2026-11-28).
+        if m == "pt_flip" and r.name == "720p" and req > 2:
             pt = 0.4
         hold_back = 4.0 if m == "serverctl_differs" and r.name == "360p" else 3.0
         skipped = 0
