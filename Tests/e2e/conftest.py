@@ -68,31 +68,13 @@ SOLO_MODULES = {"test_multistream", "test_edge", "test_h2_attacks", "test_hostil
 # restarts and reconnects. With it on the heavy worker that worker was busy 584 s and the other 390 s of a 588-s phase
 # (E2E_TIMELINE, 2026-11-27). Its Chromium test is solo all the same.
 OWN_GROUP_MODULES = {"test_ingest"}
-# With three or more workers (scripts/test runs one more than the cores: the first phase waits on live windows,
-# restarts and players, and left the 2 cores 50-70% idle with two workers, vmstat 2026-11-28), the heavy modules
-# run in two lanes of about the same length, each one after another on a worker of its own: the modules below, and
-# the rest. The split puts the live ladders in one lane and most browser plays in the other (each lane's module
-# times from E2E_TIMELINE, 2026-11-28: about 230 s each of the 470 s the one heavy worker took).
-HEAVY_LANE_B = {
-    "test_cenc", "test_push", "test_redundant", "test_captions", "test_dash", "test_operations",
-    "test_audio_languages_play", "test_harness_selftest", "test_tls",
-}
 BROWSER_CALLS = ("chromium.chromium_play", "chromium.chromium_abr", "chromium.chromium_native_play",
                  "chromium.Browser(", "glass_to_glass(")
-
-
-# The groups a worker starts with, longest first (seconds on the 2-core machine, E2E_TIMELINE 2026-11-28): the two
-# heavy lanes and test_ingest, then the longest light modules; every other group follows in collection order.
-# pytest-xdist hands out the groups in the order of the collection (its own reordering, by test count, is off: it
-# started test_ingest last but one, 212 s into a 372-s phase, and the phase waited for it).
-FIRST_GROUPS = ("heavy", "heavy-b", "heavy-a", "test_ingest", "test_bad_input_matrix", "test_record", "test_audio_codecs")
 
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "heavy: runs on the worker of the CPU-bound tests (see HEAVY_MODULES)")
     config.addinivalue_line("markers", "solo: no other worker runs a test meanwhile (see SOLO_MODULES)")
-    if hasattr(config.option, "loadscopereorder"):   # pytest-xdist: the groups in FIRST_GROUPS' order
-        config.option.loadscopereorder = False
 
 
 def _module_kind(module):
@@ -188,26 +170,14 @@ def pytest_runtest_logreport(report):
                             "outcome": report.outcome}) + "\n")
 
 
-def _heavy_group(module):
-    """The xdist group of a heavy test: one lane with two workers, two lanes with three or more (HEAVY_LANE_B)."""
-    if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0")) < 3:
-        return "heavy"
-    return "heavy-b" if module in HEAVY_LANE_B else "heavy-a"
-
-
 @pytest.hookimpl(tryfirst=True)  # before xdist's worker reads the groups into the node ids
 def pytest_collection_modifyitems(config, items):
     for item in items:
         module = item.module.__name__.rsplit(".", 1)[-1]
         heavy = (module in HEAVY_MODULES and module not in OWN_GROUP_MODULES) or item.get_closest_marker("heavy")
-        item.add_marker(pytest.mark.xdist_group(_heavy_group(module) if heavy else module))
+        item.add_marker(pytest.mark.xdist_group("heavy" if heavy else module))
         if _is_solo(item) and item.get_closest_marker("solo") is None:
             item.add_marker(pytest.mark.solo)   # so `-m solo` / `-m "not solo"` select them (scripts/test)
-    if os.environ.get("PYTEST_XDIST_WORKER"):   # a stable sort: each module's tests stay together, in their order
-        def rank(item):
-            group = item.get_closest_marker("xdist_group").args[0]
-            return FIRST_GROUPS.index(group) if group in FIRST_GROUPS else len(FIRST_GROUPS)
-        items.sort(key=rank)
 
 
 @pytest.fixture(scope="session")

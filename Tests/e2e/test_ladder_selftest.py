@@ -39,10 +39,6 @@ def sim_results():
         return {m: f.result() for m, f in futs.items()}
 
 
-# Solo: the simulated origins and their checkers share one Python process (12 at a time), and each mutation is seen
-# only if the checker polls often enough; with three workers beside them, two of three runs missed one (PART-TARGET
-# flipped before the first poll, a preload hint never followed by its part within a poll), 2026-11-28.
-@pytest.mark.solo
 @pytest.mark.parametrize("mutation", sorted(simladder.MUTATIONS))
 def test_ll_ladder_checker_detects(sim_results, mutation):
     live, delta = sim_results[mutation]
