@@ -75,7 +75,7 @@ def test_while_probing_a_silent_pipe(start_origin, sig):
     the probe waits): a fixed 1-s sleep after the start was, in a CI run on a loaded machine (2026-11-28), before the
     process had reached its own code, and SIGTERM's default action ended it (exit -15, nothing on stderr)."""
     s = start_origin("-", stdin=subprocess.PIPE, wait=False)
-    assert http.wait_for_200(s.url("/"), 20, proc=s.proc, interval=0.02), s.stderr()[-2000:]
+    s.wait_ready(path="/")
     time.sleep(0.3)
     stop_and_time(s, sig)
 
