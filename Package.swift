@@ -17,8 +17,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
-        // HMAC-SHA256 for signed URLs; 3.12.3 or later (4.x is already in the graph through swift-certificates).
-        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
         // `serve --config streams.toml|.yaml`.
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
@@ -36,6 +34,17 @@ let package = Package(
             pkgConfig: "libavformat libavcodec libavutil libswscale libswresample",
             providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswscale-dev", "libswresample-dev"])]
         ),
+        // C bridge to OpenSSL's libcrypto (Debian's libssl-dev; FFmpeg's own dependencies load it already): the only
+        // place its headers are seen.
+        .systemLibrary(
+            name: "COpenSSL",
+            path: "Modules/COpenSSL",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]
+        ),
+        // AES (CBC, CTR), SHA-2, HMAC and RSA-OAEP behind a small Swift API, through libcrypto. Used by
+        // ContentProtection and Origin's signed URLs.
+        .target(name: "CryptoPrimitives", dependencies: ["COpenSSL"]),
         // Pure value types shared by every stage (no dependencies).
         .target(name: "MediaCore"),
         // Native ISO-BMFF box writer: init segments, fragments, codec configuration records.
@@ -59,10 +68,10 @@ let package = Package(
         ]),
         // Content protection: the encryption stage between a producer and its consumers (whole-segment AES-128, and
         // CENC cenc/cbcs sample encryption whose boxes ISOBMFF writes; keys, IVs and key periods from the timeline),
-        // AES through swift-crypto. No HTTP, no FFmpeg.
+        // AES through CryptoPrimitives (libcrypto). No HTTP, no FFmpeg.
         .target(name: "ContentProtection", dependencies: [
             "MediaCore", "MediaPresentation", "ISOBMFF",
-            .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"),
+            "CryptoPrimitives",
         ]),
         // Embedded HTTP server over live snapshots.
         .target(name: "Origin", dependencies: [
@@ -72,7 +81,7 @@ let package = Package(
             .product(name: "HummingbirdHTTP2", package: "hummingbird"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "Logging", package: "swift-log"),
-            .product(name: "Crypto", package: "swift-crypto"),
+            "CryptoPrimitives",
             .product(name: "Prometheus", package: "swift-prometheus"),
         ]),
         // Sources (file, pipe, pattern) -> samples, pacing, looping, transcoding decisions.
@@ -121,6 +130,7 @@ let package = Package(
         // Helpers shared by the test targets (seeded generator).
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "MediaCoreTests", dependencies: ["MediaCore", "TestSupport"]),
+        .testTarget(name: "CryptoPrimitivesTests", dependencies: ["CryptoPrimitives"]),
         .testTarget(name: "ServeConfigTests", dependencies: [
             "ServeConfig", "MediaCore", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
@@ -139,10 +149,10 @@ let package = Package(
                                                       .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "LogFormatsTests", dependencies: ["LogFormats", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "ContentProtectionTests", dependencies: [
-            "ContentProtection", "MediaPresentation", "HLS", "MediaCore", "ISOBMFF",
+            "ContentProtection", "CryptoPrimitives", "MediaPresentation", "HLS", "MediaCore", "ISOBMFF",
         ]),
         .testTarget(name: "OriginTests", dependencies: [
-            "Origin", "HLS", "MediaCore", "MediaPresentation", "TestSupport",
+            "Origin", "HLS", "MediaCore", "MediaPresentation", "TestSupport", "CryptoPrimitives",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdTesting", package: "hummingbird"),
             .product(name: "Prometheus", package: "swift-prometheus"),

@@ -1,5 +1,4 @@
-import Crypto
-import _CryptoExtras
+import CryptoPrimitives
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -33,14 +32,14 @@ public struct CPIXDelivery: Sendable {
     static let aes256CBC = "http://www.w3.org/2001/04/xmlenc#aes256-cbc"
     static let hmacSHA512 = "http://www.w3.org/2001/04/xmldsig-more#hmac-sha512"
 
-    private let documentKey: SymmetricKey
-    private let macKey: SymmetricKey
+    private let documentKey: [UInt8]
+    private let macKey: [UInt8]
 
     /// The secrets of `document`'s `DeliveryData` for the holder of `privateKeyPEM` (PKCS#1 or PKCS#8 PEM, RSA).
     public init(document: String, privateKeyPEM: String) throws(CPIXError) {
-        let privateKey: _RSA.Encryption.PrivateKey
+        let privateKey: RSAPrivateKey
         do {
-            privateKey = try _RSA.Encryption.PrivateKey(pemRepresentation: privateKeyPEM)
+            privateKey = try RSAPrivateKey(pem: privateKeyPEM)
         } catch {
             throw CPIXError("the recipient's private key is not an RSA private key in PEM")
         }
@@ -61,12 +60,12 @@ public struct CPIXDelivery: Sendable {
             let sealedMACKey = try Self.cipherValue(CPIXDocument.elements("Key", in: mac.body).first?.body ?? "",
                                                     algorithm: Self.rsaOAEP, what: "MACMethod key")
             // Another recipient's secrets do not open with this key (OAEP's check fails): try the next.
-            guard let key = try? privateKey.decrypt(sealedDocumentKey, padding: .PKCS1_OAEP),
-                  let macKey = try? privateKey.decrypt(sealedMACKey, padding: .PKCS1_OAEP) else { continue }
+            guard let key = try? privateKey.decryptOAEP(sealedDocumentKey),
+                  let macKey = try? privateKey.decryptOAEP(sealedMACKey) else { continue }
             guard key.count == 32 else { throw CPIXError("its document key is \(key.count) bytes, not 32 (AES-256)") }
             guard !macKey.isEmpty else { throw CPIXError("its MAC key is empty") }
-            self.documentKey = SymmetricKey(data: key)
-            self.macKey = SymmetricKey(data: macKey)
+            self.documentKey = key
+            self.macKey = macKey
             return
         }
         throw CPIXError("its content keys are encrypted for another recipient: the private key opens none of its \(deliveries.count) DeliveryData")
@@ -76,27 +75,27 @@ public struct CPIXDelivery: Sendable {
     public func contentKey(_ body: String, kid: String) throws(CPIXError) -> [UInt8] {
         let sealed = try Self.cipherValue(body, algorithm: Self.aes256CBC, what: "the key of KID \(kid)")
         guard let macText = CPIXDocument.elements("ValueMAC", in: body).first?.body,
-              let mac = Data(base64Encoded: macText.filter { !$0.isWhitespace }) else {
+              let mac = Data(base64Encoded: macText.filter { !$0.isWhitespace }).map({ [UInt8]($0) }) else {
             throw CPIXError("the key of KID \(kid) has no ValueMAC")
         }
-        guard HMAC<SHA512>.isValidAuthenticationCode(mac, authenticating: sealed, using: macKey) else {
+        guard SHA2.sha512.isValidAuthenticationCode(mac, for: sealed, key: macKey) else {
             throw CPIXError("the key of KID \(kid) fails its MAC (altered, or sealed with another document key)")
         }
         guard sealed.count >= 32, sealed.count % 16 == 0 else {
             throw CPIXError("the key of KID \(kid) is \(sealed.count) bytes: not an IV and whole AES blocks")
         }
-        let key: Data
+        let key: [UInt8]
         do {
-            key = try AES._CBC.decrypt(sealed.dropFirst(16), using: documentKey, iv: AES._CBC.IV(ivBytes: sealed.prefix(16)))
+            key = try AES.cbcDecryptPadded(Array(sealed.dropFirst(16)), key: documentKey, iv: Array(sealed.prefix(16)))
         } catch {
             throw CPIXError("the key of KID \(kid) does not decrypt (bad padding)")
         }
         guard key.count == 16 else { throw CPIXError("the key of KID \(kid) is \(key.count) bytes once decrypted, not 16") }
-        return Array(key)
+        return key
     }
 
     /// The bytes of `body`'s `CipherValue` (base64), its `EncryptionMethod` being `algorithm`.
-    static func cipherValue(_ body: String, algorithm: String, what: String) throws(CPIXError) -> Data {
+    static func cipherValue(_ body: String, algorithm: String, what: String) throws(CPIXError) -> [UInt8] {
         guard let method = CPIXDocument.elements("EncryptionMethod", in: body).first?.attributes["Algorithm"],
               method == algorithm else {
             throw CPIXError("\(what): its EncryptionMethod is not \(algorithm.split(separator: "#").last ?? "")")
@@ -105,6 +104,6 @@ public struct CPIXDelivery: Sendable {
               let bytes = Data(base64Encoded: text.filter { !$0.isWhitespace }), !bytes.isEmpty else {
             throw CPIXError("\(what): no CipherValue (base64)")
         }
-        return bytes
+        return [UInt8](bytes)
     }
 }

@@ -1,4 +1,4 @@
-import Crypto
+import CryptoPrimitives
 import MediaCore
 import MediaPresentation
 
@@ -68,8 +68,7 @@ public struct KeySchedule: Sendable {
         guard period != nil else { return ContentKey(id: id, bytes: master) }
         var message = Array("hls-origin aes-128 key ".utf8)
         withUnsafeBytes(of: id.bigEndian) { message.append(contentsOf: $0) }
-        let mac = HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: master))
-        return ContentKey(id: id, bytes: Array(Array(mac).prefix(16)))
+        return ContentKey(id: id, bytes: Array(SHA2.sha256.authenticationCode(for: message, key: master).prefix(16)))
     }
 
     /// The encryption of segment `sequence` (and of its parts).

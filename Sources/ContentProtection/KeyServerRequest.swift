@@ -1,4 +1,4 @@
-import Crypto
+import CryptoPrimitives
 import ISOBMFF
 import MediaCore
 import MediaPresentation
@@ -78,7 +78,7 @@ public struct KeyServerRequest: Sendable, Equatable {
         var message = Array("hls-origin key-server kid ".utf8) + Array(contentID.utf8) + [0]
         if tracks[track] != .all { message += Array(tracks[track].label.utf8) + [0] }
         withUnsafeBytes(of: n.bigEndian) { message.append(contentsOf: $0) }
-        return Array(SHA256.hash(data: message).prefix(16))
+        return Array(SHA2.sha256.hash(message).prefix(16))
     }
 
 

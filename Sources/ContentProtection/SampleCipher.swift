@@ -1,16 +1,10 @@
-import Crypto
-import _CryptoExtras
+import CryptoPrimitives
 import ISOBMFF
 import MediaCore
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 
-/// The AES of common encryption on one sample (ISO/IEC 23001-7 §9, §10), through swift-crypto (`AES._CTR`,
-/// `AES._CBC` without padding): the protected bytes of a sample are gathered into one buffer, transformed in one
-/// call, and put back in place.
+/// The AES of common encryption on one sample (ISO/IEC 23001-7 §9, §10), through libcrypto (`CryptoPrimitives.AES`,
+/// CTR, and CBC without padding): the protected bytes of a sample are gathered into one buffer, transformed in place
+/// in one call, and put back.
 ///
 /// - `cenc` (§10.1): AES-128-CTR. The protected bytes of all subsamples of a sample are one keystream, in order,
 ///   whose first counter block is the sample's IV (8 bytes: followed by a 64-bit block counter from 0).
@@ -19,12 +13,12 @@ import Foundation
 ///   block), and the trailing partial block stays clear.
 public struct SampleCipher: Sendable {
     public let scheme: ProtectionScheme
-    private let key: SymmetricKey
+    private let key: [UInt8]
 
     public init(scheme: ProtectionScheme, key: [UInt8]) {
         precondition(key.count == 16, "an AES-128 key is 16 bytes")
         self.scheme = scheme
-        self.key = SymmetricKey(data: key)
+        self.key = key
     }
 
     /// Encrypts `sample` in place. `iv`: the sample's IV (`cenc`) or the constant IV (`cbcs`); `subsamples` empty:
@@ -71,8 +65,8 @@ public struct SampleCipher: Sendable {
             for r in ranges { gathered.append(contentsOf: sample[r]) }
             guard !gathered.isEmpty else { return }
             let counter = iv.count == 16 ? iv : iv + [UInt8](repeating: 0, count: 16 - iv.count)
-            let out = try AES._CTR.encrypt(gathered, using: key, nonce: AES._CTR.Nonce(nonceBytes: counter))
-            scatter(out, into: &sample, ranges)
+            try AES.transform(&gathered, mode: .ctr, key: key, iv: counter)
+            scatter(gathered, into: &sample, ranges)
         case .cbcs:
             for r in ranges {
                 // The encrypted blocks of the range, chained as one CBC stream from the constant IV.
@@ -86,11 +80,8 @@ public struct SampleCipher: Sendable {
                         }
                     }
                 }
-                let cbcIV = try AES._CBC.IV(ivBytes: iv)
-                let out = decrypt
-                    ? try AES._CBC.decrypt(gathered, using: key, iv: cbcIV, noPadding: true)
-                    : try AES._CBC.encrypt(gathered, using: key, iv: cbcIV, noPadding: true)
-                out.withUnsafeBytes { src in
+                try AES.transform(&gathered, mode: .cbc, key: key, iv: iv, decrypt: decrypt)
+                gathered.withUnsafeBytes { src in
                     sample.withUnsafeMutableBytes { dst in
                         for (i, start) in starts.enumerated() {
                             dst.baseAddress!.advanced(by: start).copyMemory(from: src.baseAddress!.advanced(by: i * 16), byteCount: 16)
@@ -115,7 +106,7 @@ public struct SampleCipher: Sendable {
         return out
     }
 
-    private func scatter(_ bytes: Data, into sample: inout [UInt8], _ ranges: [Range<Int>]) {
+    private func scatter(_ bytes: [UInt8], into sample: inout [UInt8], _ ranges: [Range<Int>]) {
         bytes.withUnsafeBytes { src in
             sample.withUnsafeMutableBytes { dst in
                 var at = 0

@@ -1,4 +1,4 @@
-import Crypto
+import CryptoPrimitives
 import ISOBMFF
 import MediaCore
 import MediaPresentation
@@ -72,7 +72,7 @@ public struct SampleProtection: Sendable, CustomStringConvertible, CustomReflect
         if scheme == .cenc && systems.contains(.fairplay) {
             throw SampleProtectionError.fairPlayNeedsCBCS
         }
-        let kid = keyID ?? Array(SHA256.hash(data: Array("hls-origin kid ".utf8) + key).prefix(16))
+        let kid = keyID ?? Array(SHA2.sha256.hash(Array("hls-origin kid ".utf8) + key).prefix(16))
         self.init(scheme: scheme, key: ContentKey(id: 0, bytes: key, keyID: kid),
                   systems: systems.contains(.clearkey) ? systems : systems + [.clearkey], keyPeriod: keyPeriod, master: key, keys: nil)
     }
@@ -82,8 +82,7 @@ public struct SampleProtection: Sendable, CustomStringConvertible, CustomReflect
         self.scheme = scheme
         self.key = key
         self.keyID = key.keyID!
-        let mac = HMAC<SHA256>.authenticationCode(for: Array("hls-origin cbcs iv".utf8), using: SymmetricKey(data: key.bytes))
-        constantIV = Array(Array(mac).prefix(16))
+        constantIV = Array(SHA2.sha256.authenticationCode(for: Array("hls-origin cbcs iv".utf8), key: key.bytes).prefix(16))
         self.systems = systems
         self.keyPeriod = keyPeriod
         self.master = master
@@ -93,7 +92,7 @@ public struct SampleProtection: Sendable, CustomStringConvertible, CustomReflect
     /// Per-track keys from one key `K` (`--track-keys` with `--key`): a track type's key is the first 16 bytes of
     /// HMAC-SHA256(K, "hls-origin track key " ‖ its label), so a licence server given K derives each.
     public static func trackKey(_ key: [UInt8], label: String) -> [UInt8] {
-        Array(Array(HMAC<SHA256>.authenticationCode(for: Array("hls-origin track key \(label)".utf8), using: SymmetricKey(data: key))).prefix(16))
+        Array(SHA2.sha256.authenticationCode(for: Array("hls-origin track key \(label)".utf8), key: key).prefix(16))
     }
 
     /// Never the key: a protection that reaches a log line or a failure message stays secret.
@@ -111,7 +110,7 @@ public struct SampleProtection: Sendable, CustomStringConvertible, CustomReflect
         func derive(_ label: String) -> [UInt8] {
             var message = Array(label.utf8)
             withUnsafeBytes(of: n.bigEndian) { message.append(contentsOf: $0) }
-            return Array(Array(HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: master))).prefix(16))
+            return Array(SHA2.sha256.authenticationCode(for: message, key: master).prefix(16))
         }
         return SampleProtection(scheme: scheme, key: ContentKey(id: n, bytes: derive("hls-origin cenc key "), keyID: derive("hls-origin cenc kid ")),
                                 systems: systems, keyPeriod: keyPeriod, master: master, keys: nil)

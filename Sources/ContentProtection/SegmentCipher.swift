@@ -1,14 +1,8 @@
-import Crypto
-import _CryptoExtras
+import CryptoPrimitives
 import MediaCore
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 
-/// Whole-object AES-128-CBC with PKCS#7 padding (RFC 8216 §5.2), through swift-crypto's `AES._CBC` (BoringSSL's
-/// AES, with AES-NI where the CPU has it): never a cipher of our own.
+/// Whole-object AES-128-CBC with PKCS#7 padding (RFC 8216 §5.2), through libcrypto (`CryptoPrimitives.AES`, with
+/// AES-NI where the CPU has it): never a cipher of our own.
 ///
 /// RFC 8216 §5.2: "An encryption method of AES-128 signals that Media Segments are completely encrypted using the
 /// Advanced Encryption Standard (AES) with a 128-bit key, Cipher Block Chaining (CBC), and Public-Key Cryptography
@@ -19,19 +13,19 @@ public enum SegmentCipher {
     public static let blockSize = 16
 
     /// The ciphertext of `bytes`. The chunks are joined once into the padded plaintext (CBC chains across the whole
-    /// object); swift-crypto then takes its own contiguous copy and writes the ciphertext, which becomes one chunk.
+    /// object), which is encrypted in place and becomes one chunk.
     public static func encrypt(_ bytes: MediaBytes, key: [UInt8], iv: [UInt8]) throws -> [UInt8] {
-        var plain: [UInt8] = []
-        plain.reserveCapacity(paddedCount(bytes.count))
-        for chunk in bytes.chunks { plain.append(contentsOf: chunk) }
-        pad(&plain)
-        let sealed = try AES._CBC.encrypt(plain, using: SymmetricKey(data: key), iv: AES._CBC.IV(ivBytes: iv), noPadding: true)
-        return [UInt8](sealed)
+        var sealed: [UInt8] = []
+        sealed.reserveCapacity(paddedCount(bytes.count))
+        for chunk in bytes.chunks { sealed.append(contentsOf: chunk) }
+        pad(&sealed)
+        try AES.transform(&sealed, mode: .cbc, key: key, iv: iv)
+        return sealed
     }
 
     /// The clear bytes of `ciphertext` (tests, and a checker of what was served).
     public static func decrypt(_ ciphertext: [UInt8], key: [UInt8], iv: [UInt8]) throws -> [UInt8] {
-        [UInt8](try AES._CBC.decrypt(ciphertext, using: SymmetricKey(data: key), iv: AES._CBC.IV(ivBytes: iv)))
+        try AES.cbcDecryptPadded(ciphertext, key: key, iv: iv)
     }
 
     /// The length of `count` clear bytes once padded: PKCS#7 always adds 1 to 16 bytes (RFC 5652 §6.3).

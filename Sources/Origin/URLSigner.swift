@@ -1,4 +1,4 @@
-import Crypto
+import CryptoPrimitives
 import Foundation
 import MediaPresentation
 
@@ -26,18 +26,17 @@ public struct URLSigner: Sendable {
     /// The three query item names, in the order `query` writes them.
     public static let queryNames = [prefixName, expiresName, signatureName]
 
-    private let key: SymmetricKey
+    private let key: [UInt8]
 
     /// - Parameter secret: the shared secret (`--auth-token`); must not be empty.
     public init(secret: String) {
         precondition(!secret.isEmpty, "an empty secret signs nothing")
-        key = SymmetricKey(data: Array(secret.utf8))
+        key = Array(secret.utf8)
     }
 
     /// The base64url signature of `prefix` until `expires` (Unix seconds).
     public func signature(prefix: String, expires: Int64) -> String {
-        let mac = HMAC<SHA256>.authenticationCode(for: Array(Self.message(prefix: prefix, expires: expires).utf8), using: key)
-        return Base64URL.encode(Array(mac))
+        Base64URL.encode(SHA2.sha256.authenticationCode(for: Array(Self.message(prefix: prefix, expires: expires).utf8), key: key))
     }
 
     /// `hls_prefix=…&hls_exp=…&hls_sig=…` (no leading `?`). `prefix` must be valid (`isValidPrefix`).
@@ -73,9 +72,10 @@ public struct URLSigner: Sendable {
         guard prefix.count == 1, expires.count == 1, signature.count == 1 else { return .invalid }
         let p = String(prefix[0])
         guard Self.isValidPrefix(p), let exp = Self.strictDecimal(expires[0]),
-              let mac = Base64URL.decode(signature[0]), mac.count == SHA256.byteCount else { return .invalid }
-        guard HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: Array(Self.message(prefix: p, expires: exp).utf8),
-                                                     using: key) else { return .invalid }
+              let mac = Base64URL.decode(signature[0]), mac.count == SHA2.sha256.byteCount else { return .invalid }
+        guard SHA2.sha256.isValidAuthenticationCode(mac, for: Array(Self.message(prefix: p, expires: exp).utf8), key: key) else {
+            return .invalid
+        }
         guard Self.covers(prefix: p, path: path) else { return .invalid }
         guard now <= exp else { return .expired }
         return .valid(query: Self.query(prefix: p, expires: exp, signature: String(signature[0])))
@@ -129,7 +129,7 @@ public struct URLSigner: Sendable {
 public enum ConstantTime {
     /// `a == b`, looking at every byte of both.
     public static func equal(_ a: some Collection<UInt8>, _ b: some Collection<UInt8>) -> Bool {
-        let da = Array(SHA256.hash(data: Array(a))), db = Array(SHA256.hash(data: Array(b)))
+        let da = SHA2.sha256.hash(Array(a)), db = SHA2.sha256.hash(Array(b))
         return equalBytes(da, db) && a.count == b.count
     }
 

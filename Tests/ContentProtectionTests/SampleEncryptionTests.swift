@@ -1,5 +1,4 @@
-import Crypto
-import _CryptoExtras
+import CryptoPrimitives
 import ContentProtection
 import ISOBMFF
 import MediaCore
@@ -49,8 +48,8 @@ import Testing
         var sealed = clear
         try cipher.encrypt(&sealed, iv: iv, subsamples: [SubsampleEntry(clear: 0, protected: UInt32(clear.count))], crypt: 1, skip: 9)
         // Blocks 0, 10 and 20 are encrypted, as one CBC chain from the constant IV; the rest and the 7-byte tail are clear.
-        let chain = try AES._CBC.encrypt(clear[0..<16] + clear[160..<176] + clear[320..<336], using: SymmetricKey(data: Self.key),
-                                         iv: AES._CBC.IV(ivBytes: iv), noPadding: true)
+        var chain = Array(clear[0..<16] + clear[160..<176] + clear[320..<336])
+        try AES.transform(&chain, mode: .cbc, key: Self.key, iv: iv)
         #expect(Array(sealed[0..<16]) == Array(chain.prefix(16)))
         #expect(Array(sealed[160..<176]) == Array(chain.dropFirst(16).prefix(16)))
         #expect(Array(sealed[320..<336]) == Array(chain.suffix(16)))
@@ -68,8 +67,8 @@ import Testing
         let subs = [SubsampleEntry(clear: 4, protected: 32), SubsampleEntry(clear: 16, protected: 48)]
         var sealed = clear
         try cipher.encrypt(&sealed, iv: iv, subsamples: subs)
-        let stream = try AES._CTR.encrypt(clear[4..<36] + clear[52..<100], using: SymmetricKey(data: Self.key),
-                                          nonce: AES._CTR.Nonce(nonceBytes: iv + [UInt8](repeating: 0, count: 8)))
+        var stream = Array(clear[4..<36] + clear[52..<100])
+        try AES.transform(&stream, mode: .ctr, key: Self.key, iv: iv + [UInt8](repeating: 0, count: 8))
         #expect(Array(sealed[4..<36]) + Array(sealed[52..<100]) == Array(stream))
         #expect(sealed[0..<4] == clear[0..<4] && sealed[36..<52] == clear[36..<52])
         var back = sealed
@@ -160,7 +159,7 @@ import Testing
         func derive(_ label: String, _ n: UInt64) -> [UInt8] {
             var m = Array(label.utf8)
             withUnsafeBytes(of: n.bigEndian) { m.append(contentsOf: $0) }
-            return Array(Array(HMAC<SHA256>.authenticationCode(for: m, using: SymmetricKey(data: Self.key))).prefix(16))
+            return Array(SHA2.sha256.authenticationCode(for: m, key: Self.key).prefix(16))
         }
         #expect(one.key.bytes == derive("hls-origin cenc key ", 1) && one.keyID == derive("hls-origin cenc kid ", 1))
         #expect(p.period(1).keyID == one.keyID, "the same on every call (and origin)")

@@ -187,9 +187,8 @@ def test_add_and_delete_while_a_plays(ops):
     print("d", chromium.summary(play_d))
     # d is played for 5 s by a second Chromium while a's plays and three live encodes share the 2 cores: frames its
     # first seconds drop while hls.js plays at 1.1x to reach the live edge are that load's (CI at 3f4db4f: 8/150);
-    # a's 14-s play keeps the default 5 %.
-    assert chromium.playback_problems(play_d, max_dropped=0.1, require_screens=False,
-                                      max_dropped_catching_up=0.10) == []
+    # the harness's catch-up bound (10%) covers them.
+    assert chromium.playback_problems(play_d, max_dropped=0.1, require_screens=False) == []
     assert chromium.playback_problems(played, max_dropped=0.1, require_screens=False) == []
     assert checked.errors == [], checked.summary()
     # a's blocking reloads while d was added and b deleted: each answered within its 1-s segment's cadence (plus
