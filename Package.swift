@@ -45,6 +45,8 @@ let package = Package(
         // AES (CBC, CTR), SHA-2, HMAC and RSA-OAEP behind a small Swift API, through libcrypto. Used by
         // ContentProtection and Origin's signed URLs.
         .target(name: "CryptoPrimitives", dependencies: ["COpenSSL"]),
+        // glibc's mallopt(3) (<malloc.h>, which Swift's Glibc module leaves out): `serve`'s malloc settings.
+        .systemLibrary(name: "CMalloc", path: "Modules/CMalloc"),
         // Pure value types shared by every stage (no dependencies).
         .target(name: "MediaCore"),
         // Native ISO-BMFF box writer: init segments, fragments, codec configuration records.
@@ -113,7 +115,7 @@ let package = Package(
         .target(name: "LogFormats", dependencies: [.product(name: "Logging", package: "swift-log")]),
         .executableTarget(name: "hls-origin", dependencies: [
             "Pipeline", "Producer", "Origin", "HLS", "MediaCore", "MediaPresentation", "ServeConfig", "Push", "LogFormats",
-            "ContentProtection",
+            "ContentProtection", .target(name: "CMalloc", condition: .when(platforms: [.linux])),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
             // `--key-server`: POSTs CPIX requests (KeyServerClient).

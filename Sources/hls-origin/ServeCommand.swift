@@ -181,6 +181,7 @@ struct ServeCommand: AsyncParsableCommand {
 
     func run() async throws {
         let signals = SignalWatcher()
+        MemoryTuning.applyForServe()
         // SIGHUP reloads --config (or says it has none): it never ends the process.
         let reloads = ReloadSignal()
         let logger = makeLogger(level: logLevel, format: logFormat)
