@@ -2,6 +2,7 @@ internal import COpenSSL
 
 /// An RSA private key read from PEM (PKCS#1 `RSA PRIVATE KEY` or PKCS#8 `PRIVATE KEY`), for RSA-OAEP decryption
 /// (RFC 8017 §7.1.2) with SHA-1 and MGF1-SHA-1 (XML Encryption's `rsa-oaep-mgf1p`), through OpenSSL's libcrypto.
+/// A key encrypted with a passphrase is refused (libcrypto's default would ask for it on the terminal).
 public final class RSAPrivateKey: @unchecked Sendable {
     // One EVP_PKEY, owned; never changed after init (libcrypto's keys are safe to read from several threads).
     private let key: OpaquePointer
@@ -11,7 +12,7 @@ public final class RSAPrivateKey: @unchecked Sendable {
         let read: OpaquePointer? = text.withNonNilBytes { p, n in
             guard let bio = BIO_new_mem_buf(p, Int32(n)) else { return nil }
             defer { BIO_free(bio) }
-            return PEM_read_bio_PrivateKey(bio, nil, nil, nil)
+            return PEM_read_bio_PrivateKey(bio, nil, { _, _, _, _ in 0 }, nil)   // no passphrase to give
         }
         guard let read else { throw CryptoError(call: "PEM_read_bio_PrivateKey", reason: "not a private key in PEM") }
         guard EVP_PKEY_get_base_id(read) == copenssl_pkey_rsa() else {

@@ -117,5 +117,23 @@ import Testing
         // An Ed25519 key (RFC 8410 §10.3's example): a private key, not RSA.
         let ed25519 = "-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEINTuctv5E1hK1bbY8fdp+K06/nwoy/HU++CXqI9EdVhC\n-----END PRIVATE KEY-----\n"
         #expect(throws: CryptoError.self) { try RSAPrivateKey(pem: ed25519) }
+        // A passphrase-protected key (openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:512 -aes-128-cbc): an
+        // error at once, never a prompt on the terminal.
+        let encrypted = """
+            -----BEGIN ENCRYPTED PRIVATE KEY-----
+            MIIBvTBXBgkqhkiG9w0BBQ0wSjApBgkqhkiG9w0BBQwwHAQIDzcqDVNbMd0CAggA
+            MAwGCCqGSIb3DQIJBQAwHQYJYIZIAWUDBAECBBD2kz8A4JLIUxqgomrbIqOOBIIB
+            YMTRWNI7nCWWwKN8nK9Q+z7Fr+O81poNQhKXeFOAR6KSgVfVcNc2PI4vctjjb6ll
+            UDKZh115sPfyWATSsyZATI9SE9fxkjiAmT3brRDB0jfNz4ipk9wwmMawCEdjS2Y1
+            TwdunKnWkT9YnZ9macP5TFPLaRwgfFVlh9+uw12rD2xVYyr2S1R1RLU3Ppa+u+cD
+            5gmnhKLjNuZiOr7T2gwcEo/POpA3ECC3bafsSlyNjiCpq9ZGrQHcod2uxizjilLZ
+            G8JhvEqpLguQS1/h+XVpfHogX4FA1fbaEI+bxacbaZCuMZM/LHtBLtOK3lYUrB1F
+            dKfKhGkxpbOVDPJd4WcQEsjf8Bc/yWfo5z2WOVLfGjgRE8iKrVDQOMh9BMbQswiQ
+            7LAyF/uTsTvQp+qXQd5+lcjkvnJAKa2Dq+/vn3KC6okVEaU/COeZMvMriXeMwd7L
+            7PSQy5eDUi43G75NSH+YNuI=
+            -----END ENCRYPTED PRIVATE KEY-----
+
+            """
+        #expect(throws: CryptoError.self) { try RSAPrivateKey(pem: encrypted) }
     }
 }
