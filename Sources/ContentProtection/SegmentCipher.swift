@@ -12,14 +12,13 @@ import MediaCore
 public enum SegmentCipher {
     public static let blockSize = 16
 
-    /// The ciphertext of `bytes`. The chunks are joined once into the padded plaintext (CBC chains across the whole
-    /// object), which is encrypted in place and becomes one chunk.
+    /// The ciphertext of `bytes`. The chunks are joined once (CBC chains across the whole object) into a buffer with
+    /// room for the padding, which libcrypto encrypts and pads in place: it becomes the object's one chunk.
     public static func encrypt(_ bytes: MediaBytes, key: [UInt8], iv: [UInt8]) throws -> [UInt8] {
         var sealed: [UInt8] = []
         sealed.reserveCapacity(paddedCount(bytes.count))
         for chunk in bytes.chunks { sealed.append(contentsOf: chunk) }
-        pad(&sealed)
-        try AES.transform(&sealed, mode: .cbc, key: key, iv: iv)
+        try AES.cbcEncryptPadded(&sealed, key: key, iv: iv)
         return sealed
     }
 
@@ -29,12 +28,5 @@ public enum SegmentCipher {
     }
 
     /// The length of `count` clear bytes once padded: PKCS#7 always adds 1 to 16 bytes (RFC 5652 §6.3).
-    public static func paddedCount(_ count: Int) -> Int { (count / blockSize + 1) * blockSize }
-
-    /// PKCS#7 (RFC 5652 §6.3): "the input shall be padded at the trailing end with k-(lth mod k) octets all having
-    /// value k-(lth mod k)", k = 16, so a whole number of blocks gains a block of sixteen 16s.
-    static func pad(_ bytes: inout [UInt8]) {
-        let n = blockSize - bytes.count % blockSize
-        bytes.append(contentsOf: repeatElement(UInt8(n), count: n))
-    }
+    public static func paddedCount(_ count: Int) -> Int { AES.paddedCount(count) }
 }

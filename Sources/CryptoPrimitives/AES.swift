@@ -29,10 +29,26 @@ public enum AES {
         precondition(written == count, "a cipher without padding writes what it reads")
     }
 
-    /// AES-CBC with PKCS#7 padding: the ciphertext is 1 to 16 bytes longer than `bytes`.
-    public static func cbcEncryptPadded(_ bytes: [UInt8], key: [UInt8], iv: [UInt8]) throws(CryptoError) -> [UInt8] {
-        try padded(bytes, key: key, iv: iv, decrypt: false)
+    /// Encrypts `bytes` in place with AES-CBC and PKCS#7 padding: they become the ciphertext, 1 to 16 bytes longer
+    /// (`paddedCount`). Reserve that capacity first and no byte moves. On an error `bytes` is left as it was.
+    public static func cbcEncryptPadded(_ bytes: inout [UInt8], key: [UInt8], iv: [UInt8]) throws(CryptoError) {
+        let count = bytes.count
+        // EVP writes up to a block more than it reads (the padding), and needs the room before it knows.
+        bytes.append(contentsOf: repeatElement(0, count: blockSize))
+        let written = bytes.withUnsafeMutableBytes { b in
+            Result { () throws(CryptoError) in
+                try run(.cbc, key: key, iv: iv, decrypt: false, padding: true,
+                        input: UnsafeRawBufferPointer(rebasing: b[0..<count]), output: b)
+            }
+        }
+        switch written {
+        case .success(let n): bytes.removeLast(bytes.count - n)
+        case .failure(let e): bytes.removeLast(blockSize); throw e
+        }
     }
+
+    /// The length of `count` clear bytes once padded: PKCS#7 always adds 1 to 16 bytes (RFC 5652 §6.3).
+    public static func paddedCount(_ count: Int) -> Int { (count / blockSize + 1) * blockSize }
 
     /// The clear bytes of an AES-CBC ciphertext with PKCS#7 padding; a wrong key or an altered last block fails the
     /// padding check.
@@ -40,16 +56,11 @@ public enum AES {
         guard !bytes.isEmpty, bytes.count % blockSize == 0 else {
             throw CryptoError(call: "AES-CBC", reason: "\(bytes.count) bytes is not a whole, non-zero number of blocks")
         }
-        return try padded(bytes, key: key, iv: iv, decrypt: true)
-    }
-
-    private static func padded(_ bytes: [UInt8], key: [UInt8], iv: [UInt8], decrypt: Bool) throws(CryptoError) -> [UInt8] {
-        // EVP writes up to a block more than it reads (the padding), and needs the room before it knows.
         var out = [UInt8](repeating: 0, count: bytes.count + blockSize)
         let written = try bytes.withUnsafeBytes { input in
             out.withUnsafeMutableBytes { output in
                 Result { () throws(CryptoError) in
-                    try run(.cbc, key: key, iv: iv, decrypt: decrypt, padding: true, input: input, output: output)
+                    try run(.cbc, key: key, iv: iv, decrypt: true, padding: true, input: input, output: output)
                 }
             }
         }.get()

@@ -133,13 +133,9 @@ public enum ConstantTime {
         return equalBytes(da, db) && a.count == b.count
     }
 
-    /// `a == b` for two arrays of the same length, in time that depends only on that length.
-    static func equalBytes(_ a: [UInt8], _ b: [UInt8]) -> Bool {
-        guard a.count == b.count else { return false }
-        var diff: UInt8 = 0
-        for i in a.indices { diff |= a[i] ^ b[i] }
-        return diff == 0
-    }
+    /// `a == b` for two arrays of the same length, in time that depends only on that length (libcrypto's
+    /// `CRYPTO_memcmp`).
+    static func equalBytes(_ a: [UInt8], _ b: [UInt8]) -> Bool { constantTimeEqual(a, b) }
 }
 
 /// RFC 4648 §5 base64url without padding.

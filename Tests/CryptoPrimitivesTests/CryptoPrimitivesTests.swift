@@ -52,7 +52,8 @@ import Testing
         let iv = [UInt8](repeating: 9, count: 16)
         for n in [0, 1, 15, 16, 17, 47] {
             let clear = (0..<n).map { UInt8(truncatingIfNeeded: $0 &* 13) }
-            let sealed = try AES.cbcEncryptPadded(clear, key: Self.key128, iv: iv)
+            var sealed = clear
+            try AES.cbcEncryptPadded(&sealed, key: Self.key128, iv: iv)
             #expect(sealed.count == (n / 16 + 1) * 16)
             #expect(try AES.cbcDecryptPadded(sealed, key: Self.key128, iv: iv) == clear)
             // Decrypted without padding, the last block ends in k bytes of value k.
@@ -61,7 +62,8 @@ import Testing
             let k = 16 - n % 16
             #expect(raw.suffix(k).allSatisfy { Int($0) == k })
         }
-        let sealed = try AES.cbcEncryptPadded(Array("sixteen bytes!!!".utf8), key: Self.key128, iv: iv)
+        var sealed = Array("sixteen bytes!!!".utf8)
+        try AES.cbcEncryptPadded(&sealed, key: Self.key128, iv: iv)
         var wrongKey = Self.key128
         wrongKey[0] ^= 1
         #expect(throws: CryptoError.self) { try AES.cbcDecryptPadded(sealed, key: wrongKey, iv: iv) }
@@ -73,6 +75,9 @@ import Testing
         #expect(throws: CryptoError.self) { try AES.transform(&partial, mode: .ctr, key: [1, 2, 3], iv: iv) }
         #expect(throws: CryptoError.self) { try AES.transform(&partial, mode: .ctr, key: Self.key128, iv: [0]) }
         #expect(throws: CryptoError.self) { try AES.cbcDecryptPadded([], key: Self.key128, iv: iv) }
+        var kept = Array("unchanged".utf8)
+        #expect(throws: CryptoError.self) { try AES.cbcEncryptPadded(&kept, key: [1], iv: iv) }
+        #expect(kept == Array("unchanged".utf8))
     }
 
     /// FIPS 180-4 examples ("abc"), and the empty message.
