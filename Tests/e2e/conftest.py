@@ -61,8 +61,10 @@ BROWSER_SOLO_MODULES = HEAVY_MODULES - {"test_dash", "test_deploy", "test_ladder
 # or browsers on the 2 cores push that tail over the bound (68 ms measured with a ladder being packaged beside it), as
 # they would a browser's frame drops; its attacks are paced, so it holds the machine about 45 s.
 # test_hostile_http bounds the same p99 on the plain port, and beside the heavy worker it missed it in two of three CI
-# runs on 2026-11-28 (149 ms under 100-KB URIs, 199 ms under path traversal): solo too, about 140 s.
-SOLO_MODULES = {"test_multistream", "test_edge", "test_h2_attacks", "test_hostile_http"}
+# runs on 2026-11-28 (149 ms under 100-KB URIs, 199 ms under path traversal): its tests with an honest client
+# (`Honest(`) are solo too; the four that bound no latency (13 items: methods, preflights, parser errors, the listing)
+# run beside the rest.
+SOLO_MODULES = {"test_multistream", "test_edge", "test_h2_attacks"}
 # Heavy modules that run as a group of their own (on whichever worker is free) rather than on the heavy worker, to
 # balance the two: test_ingest's live publishers are small (360p, x264 veryfast) and most of its 150 s is waiting for
 # restarts and reconnects. With it on the heavy worker that worker was busy 584 s and the other 390 s of a 588-s phase
@@ -70,6 +72,8 @@ SOLO_MODULES = {"test_multistream", "test_edge", "test_h2_attacks", "test_hostil
 OWN_GROUP_MODULES = {"test_ingest"}
 BROWSER_CALLS = ("chromium.chromium_play", "chromium.chromium_abr", "chromium.chromium_native_play",
                  "chromium.Browser(", "glass_to_glass(")
+# Modules in which a test is solo when its source (or a function of its module that it calls) uses one of the calls.
+SOLO_CALLS = {**{m: BROWSER_CALLS for m in BROWSER_SOLO_MODULES}, "test_hostile_http": ("Honest(",)}
 
 
 def pytest_configure(config):
@@ -82,35 +86,36 @@ def _module_kind(module):
     return "solo" if name in SOLO_MODULES else "heavy" if name in HEAVY_MODULES else "light"
 
 
-_browser_helpers = {}
+_solo_helpers = {}
 
 
-def _plays_in_browser(item):
-    """Whether a test of a BROWSER_SOLO_MODULES module drives Chromium: its own source, or a function of its module
-    that it calls, uses one of BROWSER_CALLS."""
+def _calls_solo(item):
+    """Whether a test of a SOLO_CALLS module needs the machine: its own source, or a function of its module that it
+    calls, uses one of that module's calls."""
     module = item.module
-    if module.__name__.rsplit(".", 1)[-1] not in BROWSER_SOLO_MODULES:
+    calls = SOLO_CALLS.get(module.__name__.rsplit(".", 1)[-1])
+    if not calls:
         return False
-    if module not in _browser_helpers:
+    if module not in _solo_helpers:
         helpers = set()
         for name, f in vars(module).items():
             if inspect.isfunction(f) and not name.startswith("test_") and getattr(f, "__module__", "") == module.__name__:
                 try:
-                    if any(c in inspect.getsource(f) for c in BROWSER_CALLS):
+                    if any(c in inspect.getsource(f) for c in calls):
                         helpers.add(name)
                 except (OSError, TypeError):
                     pass
-        _browser_helpers[module] = helpers
+        _solo_helpers[module] = helpers
     try:
         src = inspect.getsource(item.function)
     except (OSError, TypeError):
         return True
-    return any(c in src for c in BROWSER_CALLS) or any(f"{h}(" in src for h in _browser_helpers[module])
+    return any(c in src for c in calls) or any(f"{h}(" in src for h in _solo_helpers[module])
 
 
 def _is_solo(item):
     return (_module_kind(item.module) == "solo" or item.get_closest_marker("solo") is not None
-            or _plays_in_browser(item))
+            or _calls_solo(item))
 
 
 @contextlib.contextmanager
