@@ -18,7 +18,7 @@ import urllib.request
 import pytest
 
 from hlsharness import chromium, staticserver
-from hlsharness.m3u8 import parse_media
+from hlsharness.m3u8 import parse_media, parse_multivariant
 from hlsharness.procs import package
 from hlsharness.testenv import need_chromium
 
@@ -78,24 +78,21 @@ def post(url, body):
         return r.status, json.loads(r.read())
 
 
+def fetch_text(s, path):
+    with urllib.request.urlopen(s.url("/" + path.lstrip("/")), timeout=5) as r:
+        return r.read().decode()
+
+
 def window_seconds(s):
     """The seconds of media the first rung's playlist lists now."""
-    with urllib.request.urlopen(s.url("/360p.m3u8"), timeout=5) as r:
-        return sum(seg.duration for seg in parse_media(r.read().decode()).segments)
+    return parse_media(fetch_text(s, "/360p.m3u8")).total_duration
 
 
 def playlists(s):
     """The multivariant playlist's media playlists, fetched now: {uri: text}."""
-    with urllib.request.urlopen(s.url("/index.m3u8"), timeout=5) as r:
-        top = r.read().decode()
-    uris = [line for line in top.splitlines() if line and not line.startswith("#")]
-    uris += [part.split('"')[1] for line in top.splitlines() if line.startswith("#EXT-X-MEDIA")
-             for part in line.split(",") if part.startswith("URI=")]
-    out = {}
-    for uri in uris:
-        with urllib.request.urlopen(s.url("/" + uri.lstrip("/")), timeout=5) as r:
-            out[uri] = r.read().decode()
-    return out
+    top = parse_multivariant(fetch_text(s, "/index.m3u8"))
+    uris = [v.uri for v in top.variants] + [m["URI"] for m in top.media if m.get("URI")]
+    return {uri: fetch_text(s, uri) for uri in uris}
 
 
 @pytest.fixture(scope="module")
